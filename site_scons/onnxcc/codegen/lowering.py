@@ -1,0 +1,79 @@
+"""The graph as a list of steps: which kernel each node runs, with which C names.
+
+Kernels are shared: every node with the same template and parameters calls one function,
+named after what it computes (``kws_conv2d_f32_dw_3x3_s1x1_p1x1_64x25x5_m64_relu``).
+"""
+
+import hashlib
+import json
+from dataclasses import dataclass
+
+from .. import ops
+from ..cgen import c_ident, c_type
+from ..errors import OnnxccError
+
+
+@dataclass
+class Kernel:
+    name: str
+    call: object  # the first KernelCall that needed it (all share template and params)
+
+    def signature(self, graph):
+        args = [f"const {c_type(graph.info(t).dtype)} *restrict {role}"
+                for role, t in self.call.inputs]
+        args += [f"{c_type(graph.info(t).dtype)} *restrict {role}" for role, t in self.call.outputs]
+        return f"void {self.name}({', '.join(args)})"
+
+
+@dataclass
+class Step:
+    node: object
+    kernel: Kernel = None  # None: a view (no code) or a copy into a graph output
+    call: object = None  # this node's KernelCall: its own tensors for the shared kernel
+
+
+MAX_NAME = 72
+
+
+def _kernel_name(prefix, call):
+    name = c_ident(f"{prefix}_{call.template}_{call.tag}")
+    if len(name) > MAX_NAME:  # keep symbols readable: the start, then a digest of the rest
+        digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+        name = f"{name[:MAX_NAME - 9]}_{digest}"
+    return name
+
+
+def lower_graph(graph, prefix, where):
+    """(steps, kernels): one step per node, one kernel per distinct (template, params)."""
+    kernels, steps, names = {}, [], set()
+    for node in graph.nodes:
+        if node.op in ops.ALIASES or node.op == "Identity":
+            steps.append(Step(node))
+            continue
+        try:
+            call = ops.lower(node, graph)
+        except OnnxccError as e:
+            raise OnnxccError(e.message, where=where, hint=e.hint) from None
+        key = (call.template, json.dumps(call.params, sort_keys=True),
+               tuple(graph.info(t).dtype for _, t in call.inputs + call.outputs))
+        if key not in kernels:
+            name, k = _kernel_name(prefix, call), 2
+            while name in names:
+                name, k = f"{_kernel_name(prefix, call)}_{k}", k + 1
+            names.add(name)
+            kernels[key] = Kernel(name, call)
+        steps.append(Step(node, kernels[key], call))
+    return steps, list(kernels.values())
+
+
+def weight_symbols(graph, prefix):
+    """constant tensor -> the C array that holds it, in the graph's order."""
+    symbols, taken = {}, set()
+    for name in graph.constants:
+        base = c_ident(f"{prefix}_w_{name}")[:60]
+        symbol, k = base, 2
+        while symbol in taken:
+            symbol, k = f"{base}_{k}", k + 1
+        taken.add(symbol)
+        symbols[name] = symbol
+    return symbols

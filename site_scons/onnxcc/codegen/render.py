@@ -1,0 +1,17 @@
+"""Mako rendering of the templates under ``templates/``."""
+
+from mako.lookup import TemplateLookup
+
+from ..cgen import c_float, c_type
+from ..ops.unary import epilogue_code
+from ..paths import TEMPLATES_DIR
+
+_lookup = TemplateLookup(directories=[TEMPLATES_DIR], strict_undefined=True,
+                         input_encoding="utf-8")
+
+
+def render(template, **values):
+    """Render ``templates/<template>`` with the C spelling helpers in scope."""
+    text = _lookup.get_template(template).render(
+        c_float=c_float, c_type=c_type, epilogue=epilogue_code, **values)
+    return text.rstrip() + "\n"

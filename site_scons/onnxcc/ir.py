@@ -1,0 +1,98 @@
+"""The compiler's graph: a list of nodes over named tensors, small enough to print.
+
+Every tensor carries (dtype, shape, quantization) from import on, so later stages (the
+memory planner, the code generator, the size report) always count real bytes. Constant
+tensors (weights) keep their values in ``Graph.constants``; a graph loaded for structure
+only (the planner's view) has their ``TensorInfo`` but no values.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    name: str
+    dtype: str  # numpy dtype name: 'float32', 'int64', ...
+    shape: tuple
+    quant: dict = None  # reserved for int8: {'scale': ..., 'zero_point': ..., 'axis': ...}
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self):
+        return self.size * np.dtype(self.dtype).itemsize
+
+
+@dataclass
+class Node:
+    name: str
+    op: str
+    inputs: list  # tensor names; '' marks an omitted optional input
+    outputs: list
+    attrs: dict = field(default_factory=dict)
+
+    def __str__(self):
+        args = ", ".join(i or "_" for i in self.inputs)
+        attrs = "".join(f", {k}={v!r}" for k, v in sorted(self.attrs.items()))
+        return f"{', '.join(self.outputs)} = {self.op}({args}{attrs})  # {self.name}"
+
+
+@dataclass
+class Graph:
+    name: str
+    inputs: list  # graph input tensor names, in ONNX order
+    outputs: list
+    nodes: list
+    tensors: dict  # name -> TensorInfo, for every tensor (activations and constants)
+    constants: dict  # name -> np.ndarray (empty values when loaded for structure only)
+    opset: int = 17
+
+    def info(self, name):
+        return self.tensors[name]
+
+    def is_constant(self, name):
+        return name in self.constants
+
+    def producers(self):
+        return {out: node for node in self.nodes for out in node.outputs}
+
+    def consumers(self):
+        users = {}
+        for node in self.nodes:
+            for name in node.inputs:
+                if name:
+                    users.setdefault(name, []).append(node)
+        return users
+
+    def add_constant(self, name, value):
+        value = np.ascontiguousarray(value)
+        self.constants[name] = value
+        self.tensors[name] = TensorInfo(name, value.dtype.name, tuple(value.shape))
+
+    def unique_name(self, base):
+        taken = set(self.tensors) | {n.name for n in self.nodes}
+        name, k = base, 1
+        while name in taken:
+            name, k = f"{base}_{k}", k + 1
+        return name
+
+    def replace_uses(self, old, new):
+        """Point every reader of tensor ``old`` at ``new`` (graph outputs included)."""
+        for node in self.nodes:
+            node.inputs = [new if i == old else i for i in node.inputs]
+        self.outputs = [new if o == old else o for o in self.outputs]
+
+    def drop_unused_constants(self):
+        used = {i for n in self.nodes for i in n.inputs} | set(self.outputs)
+        for name in [c for c in self.constants if c not in used]:
+            del self.constants[name]
+            del self.tensors[name]
+
+    def __str__(self):
+        lines = [f"graph {self.name}({', '.join(self.inputs)}) -> {', '.join(self.outputs)}"]
+        lines += [f"  {n}" for n in self.nodes]
+        return "\n".join(lines)

@@ -1,0 +1,156 @@
+"""Reading and writing ``Graph`` as ONNX files.
+
+Each stage's graph is saved as an ``.onnx`` file a user can open in Netron, with all
+constant values in a separate ``.bin`` file (ONNX external data). The ``.onnx`` file
+therefore changes only when the graph structure changes: a weights-only edit leaves it
+byte-identical, so SCons does not re-plan memory or regenerate kernels.
+"""
+
+import json
+import os
+
+import numpy as np
+import onnx
+from onnx import external_data_helper, helper, numpy_helper
+
+from .errors import OnnxccError
+from .files import staged_outputs
+from .ir import Graph, Node, TensorInfo
+
+#: attributes the optimizer adds (JSON-encoded, so any ONNX viewer shows them)
+INTERNAL_ATTR_PREFIX = "onnxcc_"
+
+
+def np_dtype(elem_type):
+    return np.dtype(helper.tensor_dtype_to_np_dtype(elem_type)).name
+
+
+def _attr_value(attr, where):
+    value = helper.get_attribute_value(attr)
+    if attr.name.startswith(INTERNAL_ATTR_PREFIX):
+        return json.loads(value.decode())
+    if isinstance(value, bytes):
+        return value.decode()
+    if isinstance(value, onnx.TensorProto):
+        return numpy_helper.to_array(value)
+    if isinstance(value, list):
+        return [v.decode() if isinstance(v, bytes) else v for v in value]
+    if isinstance(value, (int, float)):
+        return value
+    raise OnnxccError(f"attribute '{attr.name}' holds a subgraph or a type onnxcc does not support",
+                      where=where)
+
+
+def _value_info(vi, where):
+    t = vi.type.tensor_type
+    if not vi.type.HasField("tensor_type"):
+        raise OnnxccError(f"tensor '{vi.name}' is not a plain tensor (sequence/map/optional)",
+                          where=where, hint="onnxcc compiles tensor graphs only")
+    dims = []
+    for d in t.shape.dim:
+        if not d.HasField("dim_value"):
+            return TensorInfo(vi.name, np_dtype(t.elem_type), None)
+        dims.append(d.dim_value)
+    shape = tuple(dims) if t.HasField("shape") else None
+    return TensorInfo(vi.name, np_dtype(t.elem_type), shape)
+
+
+def graph_from_model(model, where, with_values=True):
+    """``Graph`` of a shape-inferred ``ModelProto``; tensors of unknown shape have shape None."""
+    g = model.graph
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
+    tensors, constants = {}, {}
+    for init in g.initializer:
+        shape = tuple(init.dims)
+        tensors[init.name] = TensorInfo(init.name, np_dtype(init.data_type), shape)
+        if with_values:
+            try:
+                constants[init.name] = np.ascontiguousarray(numpy_helper.to_array(init))
+            except Exception as e:  # a broken or missing external data file
+                raise OnnxccError(f"cannot read weights of '{init.name}': {e}", where=where) from None
+        else:
+            constants[init.name] = None
+    for vi in list(g.input) + list(g.value_info) + list(g.output):
+        if vi.name not in tensors:
+            tensors[vi.name] = _value_info(vi, where)
+    nodes = []
+    for k, n in enumerate(g.node):
+        name = n.name or f"{n.op_type}_{k}"
+        if n.domain not in ("", "ai.onnx"):
+            raise OnnxccError(f"node '{name}' uses op {n.op_type} of domain '{n.domain}'",
+                              where=where, hint="onnxcc supports the default ONNX domain only")
+        attrs = {a.name: _attr_value(a, f"{where}: node '{name}' ({n.op_type})") for a in n.attribute}
+        nodes.append(Node(name, n.op_type, list(n.input), list(n.output), attrs))
+    inputs = [i.name for i in g.input if i.name not in constants]
+    return Graph(g.name or "main", inputs, [o.name for o in g.output], nodes, tensors,
+                 constants, opset)
+
+
+def _make_attr(key, value):
+    if key.startswith(INTERNAL_ATTR_PREFIX):
+        return helper.make_attribute(key, json.dumps(value, sort_keys=True))
+    if isinstance(value, np.ndarray):
+        return helper.make_attribute(key, numpy_helper.from_array(value))
+    return helper.make_attribute(key, value)
+
+
+def _tensor_proto_info(info):
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(info.dtype))
+    return helper.make_tensor_value_info(info.name, elem, info.shape)
+
+
+def model_from_graph(graph):
+    nodes = []
+    for n in graph.nodes:
+        node = helper.make_node(n.op, n.inputs, n.outputs, name=n.name)
+        node.attribute.extend(_make_attr(k, v) for k, v in sorted(n.attrs.items()))
+        nodes.append(node)
+    inits = [numpy_helper.from_array(np.ascontiguousarray(v), name)
+             for name, v in graph.constants.items()]
+    io = set(graph.inputs) | set(graph.outputs)
+    value_info = [_tensor_proto_info(t) for name, t in graph.tensors.items()
+                  if name not in io and name not in graph.constants]
+    g = helper.make_graph(nodes, graph.name,
+                          [_tensor_proto_info(graph.tensors[i]) for i in graph.inputs],
+                          [_tensor_proto_info(graph.tensors[o]) for o in graph.outputs],
+                          initializer=inits, value_info=value_info)
+    model = helper.make_model(g, producer_name="onnxcc",
+                              opset_imports=[helper.make_opsetid("", graph.opset)])
+    model.ir_version = 8
+    return model
+
+
+def save_graph(graph, onnx_path, weights_path):
+    """Write the structure to ``onnx_path`` and every constant to ``weights_path``."""
+    model = model_from_graph(graph)
+    location = os.path.basename(weights_path)
+    if os.path.dirname(os.path.abspath(weights_path)) != os.path.dirname(os.path.abspath(onnx_path)):
+        raise ValueError("the weights file must sit next to the graph file")
+    external_data_helper.convert_model_to_external_data(
+        model, all_tensors_to_one_file=True, location=location, size_threshold=0,
+        convert_attribute=False)
+    with staged_outputs([onnx_path, weights_path]) as (tmp_onnx, tmp_weights):
+        onnx.save_model(model, tmp_onnx)
+        if not os.path.exists(tmp_weights):  # a graph without constants still gets its file
+            open(tmp_weights, "wb").close()
+
+
+def load_graph(onnx_path, with_values=True):
+    """The graph a stage wrote; ``with_values=False`` reads the structure only."""
+    model = onnx.load(onnx_path, load_external_data=False)
+    if with_values:
+        external_data_helper.load_external_data_for_model(model, os.path.dirname(onnx_path))
+    return graph_from_model(model, onnx_path, with_values)
+
+
+def infer_shapes(graph, where):
+    """Re-run ONNX shape inference on ``graph`` (after folding made more shapes static)."""
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model_from_graph(graph), strict_mode=True,
+                                                     data_prop=True)
+    except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError) as e:
+        raise OnnxccError(f"shape inference failed: {str(e).strip().splitlines()[0]}",
+                          where=where) from None
+    for name, info in graph_from_model(inferred, where, with_values=False).tensors.items():
+        if name in graph.tensors and graph.tensors[name].shape is None:
+            graph.tensors[name] = info

@@ -1,0 +1,56 @@
+"""Add, Sub, Mul, Div with numpy broadcasting.
+
+The broadcast is resolved at compile time into per-operand element strides over the
+output's dimensions (0 where an operand repeats), with contiguous dimensions merged, so
+the common cases (equal shapes, a scalar, a per-channel vector) become one or two loops.
+"""
+
+from . import KernelCall
+from .unary import epilogue_of, epilogue_tag
+
+C_OPERATORS = {"Add": "+", "Sub": "-", "Mul": "*", "Div": "/"}
+
+
+def broadcast_strides(shape, out_shape):
+    """Element strides of a row-major tensor of ``shape`` read over ``out_shape``."""
+    shape = (1,) * (len(out_shape) - len(shape)) + tuple(shape)
+    strides, step = [], 1
+    for d in reversed(shape):
+        strides.append(0 if d == 1 else step)
+        step *= d
+    return list(reversed(strides))
+
+
+def merge_dims(out_shape, *stride_lists):
+    """Drop size-1 dimensions and merge neighbours that every operand walks contiguously."""
+    dims = [(d, [s[i] for s in stride_lists]) for i, d in enumerate(out_shape) if d != 1]
+    merged = []
+    for d, strides in dims:
+        if merged:
+            pd, pstrides = merged[-1]
+            if all(ps == s * d for ps, s in zip(pstrides, strides)):
+                merged[-1] = (pd * d, strides)
+                continue
+        merged.append((d, strides))
+    if not merged:
+        merged = [(1, [0] * len(stride_lists))]
+    shape = [d for d, _ in merged]
+    return shape, [[s[k] for _, s in merged] for k in range(len(stride_lists))]
+
+
+def lower_binary(node, graph):
+    a, b = node.inputs
+    y = node.outputs[0]
+    out_shape = graph.info(y).shape
+    shape, (sa, sb) = merge_dims(out_shape, broadcast_strides(graph.info(a).shape, out_shape),
+                                 broadcast_strides(graph.info(b).shape, out_shape))
+    chain = epilogue_of(node)
+    dims = "x".join(map(str, shape))
+    tag = (f"{node.op.lower()}_f32_{dims}_a{'x'.join(map(str, sa))}_b{'x'.join(map(str, sb))}"
+           f"{epilogue_tag(chain)}")
+    params = {"op": C_OPERATORS[node.op], "shape": shape, "a_strides": sa, "b_strides": sb,
+              "out_strides": broadcast_strides(shape, shape), "epilogue": chain}
+    return KernelCall("binary", tag, params, [("a", a), ("b", b)], [("y", y)])
+
+
+LOWERINGS = {op: lower_binary for op in C_OPERATORS}

@@ -1,0 +1,11 @@
+"""Optimize stage: imported graph -> optimized graph (constants folded, BN folded,
+activations fused, no-ops gone). The passes live in ``passes/``, one per module."""
+
+from .onnx_io import load_graph, save_graph
+from .passes import optimize
+
+
+def run(graph_path, graph_out, weights_out, fuse=True):
+    graph = optimize(load_graph(graph_path), graph_path, fuse=fuse)
+    save_graph(graph, graph_out, weights_out)
+    return graph

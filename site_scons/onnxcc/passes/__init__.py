@@ -1,0 +1,23 @@
+"""Optimization passes: each module holds one function Graph -> Graph (in place).
+
+``optimize`` runs them in the order that lets each see the previous one's result.
+"""
+
+from .fold_batchnorm import fold_batchnorm
+from .fold_constants import fold_constants
+from .fuse_activations import fuse_activations
+from .fuse_matmul_add import fuse_matmul_add
+from .params_to_attrs import params_to_attrs
+from .remove_noops import remove_noops
+
+
+def optimize(graph, where, fuse=True):
+    remove_noops(graph)
+    fold_constants(graph, where)
+    params_to_attrs(graph, where)
+    fuse_matmul_add(graph)
+    fold_batchnorm(graph)
+    if fuse:
+        fuse_activations(graph)
+    graph.drop_unused_constants()
+    return graph

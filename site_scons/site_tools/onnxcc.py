@@ -1,0 +1,225 @@
+"""SCons tool ``onnxcc``: one build rule per compiler stage.
+
+    env = Environment(tools=['default', 'onnxcc'])
+    model = env.OnnxModel('models/kws.onnx', target='x86_64')
+    # model.lib (lib<name>.a), model.include (folder of <name>.h), model.verify (alias)
+
+Every stage's outputs are files that SCons signs by content, so a stage runs again only
+when what it reads changed: a weights-only edit re-generates the weights file and re-links,
+without re-planning memory or re-generating kernels. The compiler itself is the ``onnxcc``
+package beside this folder; this module only declares builders over it.
+"""
+
+import glob
+import importlib.util
+import os
+import sys
+import traceback
+from types import SimpleNamespace
+
+import SCons.Action
+import SCons.Builder
+import SCons.Errors
+import SCons.Scanner
+
+_SITE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if _SITE not in sys.path:  # the tool may be loaded with toolpath= from another tree
+    sys.path.insert(0, _SITE)
+# SCons registers a tool module as sys.modules[<tool name>] while loading it (with
+# site_tools/ first on sys.path), and this tool shares its name with the compiler package:
+# load the package under its own name from its own folder.
+if getattr(sys.modules.get("onnxcc"), "__path__", None) is None:
+    _spec = importlib.util.spec_from_file_location(
+        "onnxcc", os.path.join(_SITE, "onnxcc", "__init__.py"))
+    sys.modules["onnxcc"] = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(sys.modules["onnxcc"])
+
+from onnxcc import importer, optimizer, planner, verify  # noqa: E402
+from onnxcc.cgen import c_ident  # noqa: E402
+from onnxcc.codegen import sources as codegen  # noqa: E402
+from onnxcc.errors import OnnxccError  # noqa: E402
+from onnxcc.paths import REPO_ROOT, RUNTIME_DIR, TEMPLATES_DIR  # noqa: E402
+from onnxcc.report import kib  # noqa: E402
+from onnxcc.targets import load_target  # noqa: E402
+
+_PACKAGE_FILES = sorted(glob.glob(os.path.join(_SITE, "onnxcc", "**", "*.py"), recursive=True))
+
+
+def _stage(label, fn, varlist=()):
+    """A Python action: ``fn(targets, sources, env)`` returns the line to print.
+
+    A user error becomes one line (``scons: *** [target] what, where, what to do``);
+    anything else is a bug in onnxcc, reported as such (the traceback with verbose=1).
+    """
+    def action(target, source, env):
+        try:
+            line = fn([str(t) for t in target], [str(s) for s in source], env)
+        except OnnxccError as e:
+            raise SCons.Errors.BuildError(errstr=str(e), exitstatus=2) from None
+        except Exception as e:
+            if env.get("ONNXCC_VERBOSE"):
+                traceback.print_exc()
+            raise SCons.Errors.BuildError(
+                errstr=f"internal error in onnxcc's {label} stage: {type(e).__name__}: {e} "
+                       "(please report it; verbose=1 shows where)", exitstatus=3) from None
+        if line:
+            print(line)
+        return 0
+
+    def show(target, source, env):
+        if env.get("ONNXCC_VERBOSE"):
+            return (f"[{label}] {fn.__name__}({', '.join(map(str, source))}) -> "
+                    f"{', '.join(map(str, target))}")
+        return None
+
+    return SCons.Action.Action(action, strfunction=show, varlist=list(varlist))
+
+
+# --- the stages ---------------------------------------------------------------------------
+
+def _import(targets, sources, env):
+    graph = importer.run(sources[0], targets[0], targets[1],
+                         importer.parse_input_shapes(env["ONNXCC_INPUT_SHAPE"]))
+    return f"[import] {env['ONNXCC_NAME']}: {len(graph.nodes)} nodes from {sources[0]}"
+
+
+def _optimize(targets, sources, env):
+    graph = optimizer.run(sources[0], targets[0], targets[1], fuse=env["ONNXCC_FUSE"])
+    return f"[optimize] {env['ONNXCC_NAME']}: {len(graph.nodes)} nodes"
+
+
+def _plan(targets, sources, env):
+    p = planner.run(sources[0], targets[0])
+    return (f"[plan] {env['ONNXCC_NAME']}: arena {kib(p['arena_bytes'])}, "
+            f"lower bound {kib(p['lower_bound_bytes'])}")
+
+
+def _generate_model(targets, sources, env):
+    codegen.run_model(sources[0], sources[1], targets[0], targets[1], env["ONNXCC_NAME"],
+                      env["ONNXCC_SOURCE"])
+    return f"[generate] {env['ONNXCC_NAME']}: {os.path.basename(targets[1])}"
+
+
+def _generate_kernels(targets, sources, env):
+    n = codegen.run_kernels(sources[0], targets[0], targets[1], env["ONNXCC_NAME"],
+                            env["ONNXCC_SOURCE"])
+    return f"[generate] {env['ONNXCC_NAME']}: {os.path.basename(targets[0])} ({n} kernels)"
+
+
+def _generate_weights(targets, sources, env):
+    n = codegen.run_weights(sources[0], targets[0], env["ONNXCC_NAME"], env["ONNXCC_SOURCE"])
+    return f"[generate] {env['ONNXCC_NAME']}: {os.path.basename(targets[0])} ({kib(n)})"
+
+
+def _verify_case(targets, sources, env):
+    verify.make_case(sources[0], env["ONNXCC_NAME"], targets[0], targets[1], targets[2],
+                     importer.parse_input_shapes(env["ONNXCC_INPUT_SHAPE"]),
+                     int(env["ONNXCC_SEED"]), env["ONNXCC_TESTDATA"] or None)
+    return None
+
+
+def _verify_run(targets, sources, env):
+    return verify.run(env["ONNXCC_TARGET"], sources[0], sources[1], targets[0],
+                      env["ONNXCC_NAME"])
+
+
+def _scan_kernel_templates(node, env, path):
+    """The kernel templates a model uses: found by lowering its (built) optimized graph."""
+    if not os.path.exists(str(node)):
+        return []
+    try:
+        return env.File(codegen.used_kernel_templates(str(node), env["ONNXCC_NAME"]))
+    except OnnxccError:
+        return []  # the generate stage itself reports it
+
+
+def _python_builder(label, fn, varlist=(), **kw):
+    return SCons.Builder.Builder(action=_stage(label, fn, varlist), **kw)
+
+
+BUILDERS = {
+    "OnnxccImport": _python_builder("import", _import, ["ONNXCC_INPUT_SHAPE"]),
+    "OnnxccOptimize": _python_builder("optimize", _optimize, ["ONNXCC_FUSE"]),
+    "OnnxccPlan": _python_builder("plan", _plan),
+    "OnnxccGenerateModel": _python_builder("generate", _generate_model, ["ONNXCC_NAME", "ONNXCC_SOURCE"]),
+    "OnnxccGenerateKernels": _python_builder(
+        "generate", _generate_kernels, ["ONNXCC_NAME", "ONNXCC_SOURCE"],
+        source_scanner=SCons.Scanner.Scanner(_scan_kernel_templates, name="onnxcc_kernels")),
+    "OnnxccGenerateWeights": _python_builder("generate", _generate_weights, ["ONNXCC_NAME", "ONNXCC_SOURCE"]),
+    "OnnxccVerifyCase": _python_builder("verify", _verify_case,
+                                        ["ONNXCC_NAME", "ONNXCC_SEED", "ONNXCC_TESTDATA", "ONNXCC_INPUT_SHAPE"]),
+    "OnnxccVerifyRun": _python_builder("verify", _verify_run),
+}
+
+
+# --- the pseudo-builder --------------------------------------------------------------------
+
+def _target_env(env, target, verbose):
+    """A clone of ``env`` that compiles for ``target`` with its toolchain."""
+    tc = target.toolchain
+    e = env.Clone()
+    e.Replace(CC=tc.tool("gcc"), LINK=tc.tool("gcc"), AR=tc.tool("ar"), RANLIB=tc.tool("ranlib"))
+    e.Replace(CCFLAGS=tc.cflags + target.cflags + ["-Wall", "-Wextra"], CFLAGS=["-std=c99"],
+              LINKFLAGS=tc.cflags + target.cflags + tc.linkflags + target.linkflags)
+    if not verbose:
+        e.Replace(CCCOMSTR="[compile] $SOURCE", ARCOMSTR="[archive] $TARGET", RANLIBCOMSTR="",
+                  LINKCOMSTR="[link] $TARGET")
+    return e
+
+
+def OnnxModel(env, model, target="x86_64", name=None, build_dir="build", input_shape="",
+              fuse=True, seed=0, testdata=None, verbose=False, need_runner=False):
+    """Declare every stage for one model; returns (lib, include, verify, name, dir)."""
+    tgt = load_target(target)
+    tgt.check_tools(need_runner)
+    name = c_ident(name or os.path.splitext(os.path.basename(str(model)))[0])
+    out = os.path.join(str(build_dir), tgt.name, name)
+    e = _target_env(env, tgt, verbose)
+    e.Replace(ONNXCC_NAME=name, ONNXCC_SOURCE=os.path.basename(str(model)),
+              ONNXCC_INPUT_SHAPE=input_shape or "", ONNXCC_FUSE=bool(fuse),
+              ONNXCC_SEED=int(seed), ONNXCC_TESTDATA=testdata or "", ONNXCC_VERBOSE=bool(verbose),
+              ONNXCC_TARGET=tgt)
+    e.Append(BUILDERS=BUILDERS, CPPPATH=[out, RUNTIME_DIR])
+
+    def at(*parts):
+        return os.path.join(out, *parts)
+
+    imported = e.OnnxccImport([at("imported.onnx"), at("imported.bin")], model)
+    optimized = e.OnnxccOptimize([at("optimized.onnx"), at("optimized.bin")], imported)
+    plan = e.OnnxccPlan(at("plan.json"), optimized[0])
+    header_c = e.OnnxccGenerateModel([at(f"{name}.h"), at(f"{name}.c")], [optimized[0], plan])
+    kernels = e.OnnxccGenerateKernels([at(f"{name}_kernels.c"), at(f"{name}_kernels.h")], optimized[0])
+    weights = e.OnnxccGenerateWeights(at(f"{name}_weights.c"), optimized)
+    stages = imported + optimized + plan + header_c + kernels + weights
+    e.Depends(stages, _PACKAGE_FILES)
+    e.Depends(header_c, [os.path.join(TEMPLATES_DIR, t) for t in ("model.h.mako", "model.c.mako")])
+    e.Depends(kernels, [os.path.join(TEMPLATES_DIR, t)
+                        for t in ("model_kernels.c.mako", "model_kernels.h.mako")])
+    e.Depends(weights, os.path.join(TEMPLATES_DIR, "model_weights.c.mako"))
+
+    runtime_obj = e.Object(at("onnxcc_runtime.o"), os.path.join(RUNTIME_DIR, "onnxcc_runtime.c"))
+    objects = [e.Object(src) for src in (header_c[1], kernels[0], weights[0])]
+    lib = e.StaticLibrary(at(f"lib{name}"), objects + [runtime_obj])
+
+    case_sources = [model] + (sorted(glob.glob(os.path.join(testdata, "*.pb"))) if testdata else [])
+    case = e.OnnxccVerifyCase([at("verify", "harness.c"), at("verify", "verify_data.c"),
+                               at("verify", "expected.npz")], case_sources)
+    e.Depends(case, _PACKAGE_FILES + [os.path.join(TEMPLATES_DIR, t)
+                                      for t in ("harness.c.mako", "verify_data.c.mako")])
+    harness = e.Program(at("verify", f"{name}_harness"),
+                        case[:2] + [e.Object(at("verify", os.path.splitext(os.path.basename(s))[0] + ".o"), s)
+                                    for s in tgt.harness_sources],
+                        LIBS=[lib] + tgt.toolchain.libs)
+    report = e.OnnxccVerifyRun(at("verify", "report.json"), [harness[0], case[2]])
+    e.AlwaysBuild(report)
+    return SimpleNamespace(lib=lib, include=e.Dir(out), verify=report, name=name, dir=out,
+                           target=tgt)
+
+
+def generate(env):
+    env.AddMethod(OnnxModel, "OnnxModel")
+    env.SetDefault(ONNXCC_REPO=REPO_ROOT)
+
+
+def exists(env):
+    return True

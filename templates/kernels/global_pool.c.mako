@@ -1,0 +1,17 @@
+${signature}
+{
+    for (size_t o = 0; o < ${p['outer']}u; ++o) {
+        const float *xo = x + o * ${p['inner']}u;
+% if p['kind'] == 'max':
+        float acc = xo[0];
+        for (size_t i = 1; i < ${p['inner']}u; ++i)
+            acc = xo[i] > acc ? xo[i] : acc;
+        y[o] = acc;
+% else:
+        float acc = 0.0f;
+        for (size_t i = 0; i < ${p['inner']}u; ++i)
+            acc += xo[i];
+        y[o] = acc / ${c_float(p['inner'])};
+% endif
+    }
+}

@@ -1,0 +1,55 @@
+<%doc>
+  Max or average pooling over NCHW. Padded positions never win a max; an average divides
+  by the number of real inputs unless count_include_pad (then by the padded window
+  clipped to the padded input, as ONNX specifies).
+</%doc>\
+<%
+    n, c, h, w, oh, ow = p['n'], p['c'], p['h'], p['w'], p['oh'], p['ow']
+    kh, kw, sh, sw, dh, dw, pt, pl = p['kh'], p['kw'], p['sh'], p['sw'], p['dh'], p['dw'], p['pt'], p['pl']
+    is_max = p['kind'] == 'max'
+%>\
+${signature}
+{
+    for (int nc = 0; nc < ${n * c}; ++nc) {
+        const float *xc = x + (size_t)nc * ${h * w}u;
+        float *yc = y + (size_t)nc * ${oh * ow}u;
+        for (int oy = 0; oy < ${oh}; ++oy) {
+            const int iy0 = oy * ${sh} - ${pt};
+            for (int ox = 0; ox < ${ow}; ++ox) {
+                const int ix0 = ox * ${sw} - ${pl};
+                float acc = ${'-INFINITY' if is_max else '0.0f'};
+% if not is_max:
+                int count = 0;
+% endif
+                for (int ky = 0; ky < ${kh}; ++ky) {
+                    const int iy = iy0 + ky * ${dh};
+                    if (iy < 0 || iy >= ${h}) continue;
+                    for (int kx = 0; kx < ${kw}; ++kx) {
+                        const int ix = ix0 + kx * ${dw};
+                        if (ix < 0 || ix >= ${w}) continue;
+                        const float v = xc[iy * ${w} + ix];
+% if is_max:
+                        acc = v > acc ? v : acc;
+% else:
+                        acc += v;
+                        ++count;
+% endif
+                    }
+                }
+% if is_max:
+                yc[oy * ${ow} + ox] = acc;
+% elif p['count_include_pad']:
+<%doc> the window clipped to the padded input: pads end where the input plus pads end </%doc>\
+                {
+                    const int y1 = iy0 + ${(kh - 1) * dh + 1} < ${h + pt + p['pb']} ? iy0 + ${(kh - 1) * dh + 1} : ${h + pt + p['pb']};
+                    const int x1 = ix0 + ${(kw - 1) * dw + 1} < ${w + pl + p['pr']} ? ix0 + ${(kw - 1) * dw + 1} : ${w + pl + p['pr']};
+                    (void)count;
+                    yc[oy * ${ow} + ox] = acc / (float)((y1 - iy0) * (x1 - ix0));
+                }
+% else:
+                yc[oy * ${ow} + ox] = count ? acc / (float)count : 0.0f;
+% endif
+            }
+        }
+    }
+}
