@@ -58,8 +58,8 @@ def _fix_input_shapes(model, shapes, path):
         dims = vi.type.tensor_type.shape.dim
         if name in shapes:
             if len(shapes[name]) != len(dims):
-                raise OnnxccError(f"input_shape gives '{name}' {len(shapes[name])} dimensions, "
-                                  f"the model {len(dims)}", where=path)
+                raise OnnxccError(f"input_shape gives '{name}' {len(shapes[name])} dimension(s); "
+                                  f"the model's input has {len(dims)}", where=path)
             for d, v in zip(dims, shapes[name]):
                 d.Clear()
                 d.dim_value = v

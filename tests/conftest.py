@@ -1,0 +1,45 @@
+"""Shared fixtures: the compiler package on sys.path, and a way to run scons like a user."""
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "site_scons"))
+MODELS = os.path.join(REPO, "models")
+SCONS = [sys.executable, "-m", "SCons"]
+
+
+def run_scons(*args, cwd=REPO, timeout=900):
+    """Run scons with ``args`` (``key=value`` options and targets); CompletedProcess."""
+    return subprocess.run(SCONS + ["-Q", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture
+def scons(tmp_path):
+    """scons in the repository, building under a fresh folder of this test."""
+    build = tmp_path / "build"
+
+    def call(*args, **kw):
+        return run_scons(f"build_dir={build}", *args, **kw)
+    call.build_dir = build
+    return call
+
+
+@pytest.fixture
+def repo_copy(tmp_path):
+    """A private copy of the compiler (for tests that edit templates or models)."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    for item in ("SConstruct", "site_scons", "templates", "runtime", "targets", "toolchains"):
+        src = os.path.join(REPO, item)
+        if os.path.isdir(src):
+            shutil.copytree(src, root / item, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy(src, root / item)
+    (root / "models").mkdir()
+    return root

@@ -1,0 +1,105 @@
+"""Bad input gets one clear line, a non-zero exit, no traceback and nothing half-written."""
+
+import os
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from conftest import run_scons
+
+
+def save(path, nodes, inputs, outputs, inits=()):
+    graph = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(inits))
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return str(path)
+
+
+def files_under(folder):
+    return [os.path.join(d, f) for d, _, fs in os.walk(folder) for f in fs
+            if not f.startswith(".sconsign")]
+
+
+def assert_one_clear_line(r, *needles):
+    assert r.returncode != 0
+    text = r.stdout + r.stderr
+    assert "Traceback" not in text
+    errors = [l for l in text.splitlines() if l.startswith(("onnxcc: error:", "scons: ***"))]
+    assert len(errors) == 1, text
+    for needle in needles:
+        assert needle in errors[0], errors[0]
+    return errors[0]
+
+
+def test_missing_model(scons):
+    r = scons("model=no/such.onnx")
+    assert_one_clear_line(r, "no/such.onnx", "no such model file")
+
+
+def test_not_onnx(scons, tmp_path):
+    bad = tmp_path / "junk.onnx"
+    bad.write_bytes(b"this is not a protobuf \xff\xfe")
+    r = scons(f"model={bad}")
+    assert_one_clear_line(r, "junk.onnx", "not an ONNX model")
+    assert files_under(scons.build_dir) == []
+
+
+def test_unsupported_op_names_node_and_supported_ops(scons, tmp_path):
+    model = save(tmp_path / "net.onnx",
+                 [helper.make_node("Relu", ["x"], ["r"], name="first"),
+                  helper.make_node("Det", ["r"], ["y"], name="the_det")],
+                 [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 3])],
+                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])])
+    r = scons(f"model={model}")
+    line = assert_one_clear_line(r, "net.onnx", "'the_det'", "Det", "supported ops:", "Conv")
+    assert "Relu" in line
+    assert files_under(scons.build_dir) == []
+
+
+def test_symbolic_dimension_needs_input_shape(scons, tmp_path):
+    model = save(tmp_path / "dyn.onnx", [helper.make_node("Relu", ["x"], ["y"])],
+                 [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])],
+                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4])])
+    r = scons(f"model={model}")
+    assert_one_clear_line(r, "input 'x'", "batch", "input_shape=x:")
+    assert files_under(scons.build_dir) == []
+    r = scons(f"model={model}", "input_shape=x:2x4", "verify")
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("shape, needle", [("x:2", "input has 2"), ("q:2x4", "'q'"),
+                                           ("x:2by4", "NAME:DxDx")])
+def test_bad_input_shape(scons, tmp_path, shape, needle):
+    model = save(tmp_path / "dyn.onnx", [helper.make_node("Relu", ["x"], ["y"])],
+                 [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])],
+                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4])])
+    assert_one_clear_line(scons(f"model={model}", f"input_shape={shape}"), needle)
+
+
+def test_unknown_target_lists_known_ones(scons):
+    assert_one_clear_line(scons("target=pdp11"), "unknown target 'pdp11'", "armv7", "x86_64")
+
+
+def test_unknown_option(scons):
+    assert_one_clear_line(scons("colour=red"), "unknown option", "colour")
+
+
+def test_verify_reports_mismatch(scons, tmp_path):
+    """A harness whose numbers differ from onnxruntime fails verify with the error sizes."""
+    w = numpy_helper.from_array(np.ones((4, 4), np.float32), "w")
+    model = save(tmp_path / "mm.onnx", [helper.make_node("MatMul", ["x", "w"], ["y"])],
+                 [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])], [w])
+    data = tmp_path / "test_data_set_0"
+    data.mkdir()
+    x = np.arange(4, dtype=np.float32).reshape(1, 4)
+    (data / "input_0.pb").write_bytes(numpy_helper.from_array(x).SerializeToString())
+    (data / "output_0.pb").write_bytes(numpy_helper.from_array(x @ np.ones((4, 4), np.float32) + 1).SerializeToString())
+    assert_one_clear_line(scons(f"model={model}", f"testdata={data}", "verify"),
+                          "MISMATCH", "max abs error 1")
+    (data / "output_0.pb").write_bytes(numpy_helper.from_array(x @ np.ones((4, 4), np.float32)).SerializeToString())
+    r = scons(f"model={model}", f"testdata={data}", "verify")
+    assert r.returncode == 0, r.stdout + r.stderr

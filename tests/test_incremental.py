@@ -1,0 +1,58 @@
+"""Incremental builds, proved with SCons' own --debug=explain: a stage runs again only
+when what it reads changed."""
+
+import re
+import shutil
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from conftest import MODELS, run_scons
+
+EXPLAIN = re.compile(r"^scons: (?:re)?building `([^']+)' because", re.M)
+
+
+def rebuilt(repo, *args):
+    r = run_scons("--debug=explain", "model=models/kws.onnx", *args, cwd=repo)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return {p.split("/kws/", 1)[-1] for p in EXPLAIN.findall(r.stdout)}
+
+
+def scale_weights(path, factor):
+    """The same graph with every float weight tensor scaled: a weights-only edit."""
+    model = onnx.load(path)
+    for init in model.graph.initializer:
+        a = numpy_helper.to_array(init)
+        if a.dtype == np.float32 and a.ndim > 1:
+            init.CopyFrom(numpy_helper.from_array(a * factor, init.name))
+    onnx.save(model, path)
+
+
+def test_second_build_rebuilds_nothing(repo_copy):
+    shutil.copy(f"{MODELS}/kws.onnx", repo_copy / "models")
+    assert "libkws.a" in rebuilt(repo_copy)
+    assert rebuilt(repo_copy) == set()
+
+
+def test_weights_only_edit_skips_plan_and_kernels(repo_copy):
+    shutil.copy(f"{MODELS}/kws.onnx", repo_copy / "models")
+    rebuilt(repo_copy)
+    scale_weights(repo_copy / "models" / "kws.onnx", 1.5)
+    again = rebuilt(repo_copy)
+    assert {"imported.onnx", "optimized.onnx", "kws_weights.c", "kws_weights.o", "libkws.a"} <= again
+    assert not again & {"plan.json", "kws_kernels.c", "kws.c", "kws.o", "kws_kernels.o"}
+
+
+def test_template_edit_regenerates_only_its_users(repo_copy):
+    shutil.copy(f"{MODELS}/kws.onnx", repo_copy / "models")
+    rebuilt(repo_copy)
+    unused = repo_copy / "templates" / "kernels" / "transpose.c.mako"  # kws has no Transpose
+    unused.write_text(unused.read_text() + "/* edited */\n")
+    assert rebuilt(repo_copy) == set()
+    used = repo_copy / "templates" / "kernels" / "softmax.c.mako"
+    used.write_text(used.read_text() + "/* edited */\n")
+    again = rebuilt(repo_copy)
+    # (a comment leaves the object file's bytes as they were, so nothing is re-archived)
+    assert {"kws_kernels.c", "kws_kernels.o"} <= again
+    assert not again & {"plan.json", "kws.c", "kws_weights.c", "imported.onnx", "optimized.onnx"}
