@@ -16,6 +16,7 @@ from onnx.reference import ReferenceEvaluator
 from . import ops
 from .errors import OnnxccError
 from .onnx_io import graph_from_model, save_graph
+from .passes.fold_constants import compile_time_nodes
 
 
 def parse_input_shapes(text):
@@ -84,9 +85,11 @@ def _lift_constant_nodes(model):
 
 
 def check_supported(graph, path):
-    supported = set(ops.supported_ops()) | {"Constant"}
+    """Every node needs a kernel, unless folding computes it at compile time."""
+    supported = set(ops.supported_ops())
+    folded = compile_time_nodes(graph)
     for node in graph.nodes:
-        if node.op not in supported:
+        if node.op not in supported and node.name not in folded:
             raise OnnxccError(f"node '{node.name}' uses op {node.op}, which onnxcc does not support",
                               where=path, hint=f"supported ops: {', '.join(ops.supported_ops())}")
 
@@ -99,8 +102,6 @@ def import_model(path, input_shapes=None):
     except onnx.checker.ValidationError as e:
         first = str(e).strip().splitlines()[0]
         raise OnnxccError(f"invalid ONNX model: {first}", where=path) from None
-    graph = graph_from_model(model, path)  # only to name unsupported ops before inference
-    check_supported(graph, path)
     _fix_input_shapes(model, input_shapes or {}, path)
     _lift_constant_nodes(model)
     try:
@@ -109,7 +110,9 @@ def import_model(path, input_shapes=None):
     except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError) as e:
         first = str(e).strip().splitlines()[0]
         raise OnnxccError(f"shape inference failed: {first}", where=path) from None
-    return graph_from_model(model, path)
+    graph = graph_from_model(model, path)
+    check_supported(graph, path)
+    return graph
 
 
 def run(model_path, graph_path, weights_path, input_shapes=None):

@@ -69,7 +69,7 @@ class Graph:
         return users
 
     def add_constant(self, name, value):
-        value = np.ascontiguousarray(value)
+        value = np.array(value, order="C")  # (ascontiguousarray would make a scalar 1-D)
         self.constants[name] = value
         self.tensors[name] = TensorInfo(name, value.dtype.name, tuple(value.shape))
 

@@ -65,7 +65,7 @@ def graph_from_model(model, where, with_values=True):
         tensors[init.name] = TensorInfo(init.name, np_dtype(init.data_type), shape)
         if with_values:
             try:
-                constants[init.name] = np.ascontiguousarray(numpy_helper.to_array(init))
+                constants[init.name] = numpy_helper.to_array(init).copy(order="C")
             except Exception as e:  # a broken or missing external data file
                 raise OnnxccError(f"cannot read weights of '{init.name}': {e}", where=where) from None
         else:
@@ -105,7 +105,7 @@ def model_from_graph(graph):
         node = helper.make_node(n.op, n.inputs, n.outputs, name=n.name)
         node.attribute.extend(_make_attr(k, v) for k, v in sorted(n.attrs.items()))
         nodes.append(node)
-    inits = [numpy_helper.from_array(np.ascontiguousarray(v), name)
+    inits = [numpy_helper.from_array(np.array(v, order="C"), name)
              for name, v in graph.constants.items()]
     io = set(graph.inputs) | set(graph.outputs)
     value_info = [_tensor_proto_info(t) for name, t in graph.tensors.items()

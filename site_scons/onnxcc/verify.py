@@ -94,7 +94,7 @@ def make_case(model_path, name, harness_c, data_c, expected_npz, input_shapes, s
     else:
         inputs = random_inputs(model, input_shapes, seed)
         expected = reference_outputs(model_path, inputs)
-    inputs = [np.ascontiguousarray(x) for x in inputs]
+    inputs = [np.array(x, order="C") for x in inputs]
     data = render("verify_data.c.mako", name=name, inputs=[
         {"symbol": f"verify_input{k}", "ctype": c_type(x.dtype), "size": max(1, x.size),
          "body": c_array_body(x if x.size else np.zeros(1, x.dtype))} for k, x in enumerate(inputs)])

@@ -31,10 +31,24 @@ def _evaluate(graph, node, where):
                           where=where) from None
 
 
-def foldable(graph, node):
+def foldable(graph, node, known=None):
+    """Whether ``node`` can be computed now; ``known``: tensors taken as computed."""
+    def computed(name):
+        return not name or graph.is_constant(name) or (known is not None and name in known)
     if node.op in SHAPE_OPS:
         return graph.info(node.inputs[0]).shape is not None
-    return all(not i or graph.is_constant(i) for i in node.inputs)
+    return all(computed(i) for i in node.inputs)
+
+
+def compile_time_nodes(graph):
+    """Names of the nodes folding will compute (whose inputs are constants or shapes,
+    directly or through other such nodes): they need no kernel."""
+    known, names = set(), set()
+    for node in graph.nodes:  # topological order: a node's producers come first
+        if foldable(graph, node, known):
+            known.update(node.outputs)
+            names.add(node.name)
+    return names
 
 
 def fold_constants(graph, where="graph"):

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs what onnxcc needs on a fresh Debian machine and does nothing when it is there:
+# the cross toolchains and qemu (Debian packages) and the Python packages (into .venv/).
+set -euo pipefail
+cd "$(dirname "$0")"
+
+DEBIAN_PACKAGES=(
+    gcc libc6-dev binutils
+    gcc-arm-none-eabi libnewlib-arm-none-eabi
+    gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf
+    gcc-arm-linux-gnueabihf libc6-dev-armhf-cross
+    gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+    qemu-user qemu-system-arm qemu-system-misc
+)
+missing=()
+for p in "${DEBIAN_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "setup: installing Debian packages: ${missing[*]}"
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -q
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# the venv is (re)filled only when requirements.txt changed since the last install
+stamp=.venv/.requirements.sha256
+want=$(sha256sum requirements.txt | cut -d' ' -f1)
+if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    echo "setup: installing Python packages into .venv/"
+    python3 -m venv .venv
+    .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.txt
+    echo "$want" > "$stamp"
+fi

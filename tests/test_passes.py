@@ -1,0 +1,128 @@
+"""Each optimization pass on a small graph: the graph it leaves, and the numbers it keeps
+(checked with ONNX's reference evaluator before and after, where the result is plain ONNX)."""
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
+
+from onnxcc.importer import import_model
+from onnxcc.onnx_io import model_from_graph
+from onnxcc.passes import (fold_batchnorm, fold_constants, fuse_activations, fuse_matmul_add,
+                           params_to_attrs, remove_noops)
+
+RNG = np.random.default_rng(0)
+F = TensorProto.FLOAT
+
+
+def make(tmp_path, nodes, inputs, outputs, inits):
+    graph = helper.make_graph(nodes, "g", inputs, outputs,
+                              initializer=[numpy_helper.from_array(v, k) for k, v in inits.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    path = tmp_path / "m.onnx"
+    path.write_bytes(model.SerializeToString())
+    return model, import_model(str(path))
+
+
+def run(model_or_graph, feeds):
+    model = model_or_graph if hasattr(model_or_graph, "graph") and not hasattr(model_or_graph, "nodes") \
+        else model_from_graph(model_or_graph)
+    return ReferenceEvaluator(model).run(None, feeds)
+
+
+def ops(graph):
+    return [n.op for n in graph.nodes]
+
+
+def test_remove_noops_keeps_outputs(tmp_path):
+    model, g = make(tmp_path, [helper.make_node("Identity", ["x"], ["a"]),
+                               helper.make_node("Dropout", ["a"], ["b"]),
+                               helper.make_node("Relu", ["b"], ["y"]),
+                               helper.make_node("Identity", ["y"], ["z"])],
+                    [helper.make_tensor_value_info("x", F, [2, 3])],
+                    [helper.make_tensor_value_info("z", F, [2, 3])], {})
+    remove_noops(g)
+    # inner no-ops vanish; the one writing a graph output stays as a copy
+    assert ops(g) == ["Relu", "Identity"] and g.nodes[0].inputs == ["x"] and g.outputs == ["z"]
+
+
+def test_fold_constants_folds_shape_chains(tmp_path):
+    shape = np.array([0], np.int64)
+    model, g = make(tmp_path, [helper.make_node("Shape", ["x"], ["s"]),
+                               helper.make_node("Gather", ["s", "i"], ["d"], axis=0),
+                               helper.make_node("Unsqueeze", ["d", "ax"], ["du"]),
+                               helper.make_node("Concat", ["m1", "du"], ["shape"], axis=0),
+                               helper.make_node("Reshape", ["x", "shape"], ["y"])],
+                    [helper.make_tensor_value_info("x", F, [2, 3, 4])],
+                    [helper.make_tensor_value_info("y", F, [None, None])],
+                    {"i": np.array(2, np.int64), "ax": shape, "m1": np.array([-1], np.int64)})
+    fold_constants(g)
+    assert ops(g) == ["Reshape"] and g.info("y").shape == (6, 4)
+    x = RNG.standard_normal((2, 3, 4)).astype(np.float32)
+    np.testing.assert_array_equal(run(g, {"x": x})[0], run(model, {"x": x})[0])
+
+
+def test_params_to_attrs_moves_clip_bounds(tmp_path):
+    model, g = make(tmp_path, [helper.make_node("Clip", ["x", "lo", "hi"], ["y"])],
+                    [helper.make_tensor_value_info("x", F, [4])],
+                    [helper.make_tensor_value_info("y", F, [4])],
+                    {"lo": np.array(0, np.float32), "hi": np.array(6, np.float32)})
+    params_to_attrs(g)
+    assert g.nodes[0].inputs == ["x"] and g.nodes[0].attrs == {"min": 0.0, "max": 6.0}
+    assert g.constants == {}
+
+
+def test_fold_batchnorm_into_conv_and_standalone(tmp_path):
+    c = 3
+    inits = {f"{p}{k}": v.astype(np.float32) for k in ("1", "2") for p, v in
+             (("s", RNG.uniform(0.5, 2, c)), ("b", RNG.standard_normal(c)),
+              ("m", RNG.standard_normal(c)), ("v", RNG.uniform(0.5, 2, c)))}
+    inits["w"] = RNG.standard_normal((c, c, 3, 3)).astype(np.float32)
+    model, g = make(tmp_path, [helper.make_node("BatchNormalization", ["x", "s1", "b1", "m1", "v1"], ["n"]),
+                               helper.make_node("Conv", ["n", "w"], ["c"], pads=[1, 1, 1, 1]),
+                               helper.make_node("BatchNormalization", ["c", "s2", "b2", "m2", "v2"], ["y"])],
+                    [helper.make_tensor_value_info("x", F, [1, c, 5, 5])],
+                    [helper.make_tensor_value_info("y", F, [1, c, 5, 5])], inits)
+    x = RNG.standard_normal((1, c, 5, 5)).astype(np.float32)
+    expected = run(model, {"x": x})[0]
+    fold_batchnorm(g)
+    # the BN after the Conv folds into it; the one on the graph input becomes x * s + t
+    assert ops(g) == ["Mul", "Add", "Conv"]
+    np.testing.assert_allclose(run(g, {"x": x})[0], expected, rtol=1e-5, atol=1e-5)
+
+
+def test_fuse_matmul_add_then_batchnorm_into_gemm(tmp_path):
+    inits = {"w": RNG.standard_normal((4, 5)).astype(np.float32),
+             "bias": RNG.standard_normal(5).astype(np.float32),
+             "s": RNG.uniform(0.5, 2, 5).astype(np.float32), "b": RNG.standard_normal(5).astype(np.float32),
+             "m": RNG.standard_normal(5).astype(np.float32), "v": RNG.uniform(0.5, 2, 5).astype(np.float32)}
+    model, g = make(tmp_path, [helper.make_node("MatMul", ["x", "w"], ["mm"]),
+                               helper.make_node("Add", ["mm", "bias"], ["a"]),
+                               helper.make_node("BatchNormalization", ["a", "s", "b", "m", "v"], ["y"])],
+                    [helper.make_tensor_value_info("x", F, [2, 4])],
+                    [helper.make_tensor_value_info("y", F, [2, 5])], inits)
+    x = RNG.standard_normal((2, 4)).astype(np.float32)
+    expected = run(model, {"x": x})[0]
+    fuse_matmul_add(g)
+    fold_batchnorm(g)
+    assert ops(g) == ["Gemm"]
+    np.testing.assert_allclose(run(g, {"x": x})[0], expected, rtol=1e-5, atol=1e-5)
+
+
+def test_fuse_activations_chains_into_producer(tmp_path):
+    model, g = make(tmp_path, [helper.make_node("Add", ["x", "x"], ["a"]),
+                               helper.make_node("Relu", ["a"], ["r"]),
+                               helper.make_node("Clip", ["r", "", "one"], ["y"]),
+                               helper.make_node("Mul", ["x", "x"], ["a2"]),
+                               helper.make_node("Sigmoid", ["a2"], ["z"])],
+                    [helper.make_tensor_value_info("x", F, [4])],
+                    [helper.make_tensor_value_info("y", F, [4]),
+                     helper.make_tensor_value_info("a2", F, [4]),
+                     helper.make_tensor_value_info("z", F, [4])], {"one": np.array(1, np.float32)})
+    params_to_attrs(g)
+    fuse_activations(g)
+    add = g.nodes[0]
+    assert add.op == "Add" and add.outputs == ["y"]
+    assert add.attrs["onnxcc_epilogue"] == [["Relu", {}], ["Clip", {"max": 1.0}]]
+    # a graph output (a2) is never fused away
+    assert "Sigmoid" in ops(g)
