@@ -191,7 +191,7 @@ def test_stack_of_a_real_model(model_elf):
             frames[where.rsplit(":", 1)[1]] = int(size)
     sizes = footprint.measure(str(elf), "m", sus)
     callees = max(frames["m_kconv_f32"], frames["m_kexp_f32"], frames["onnxcc_check"])
-    assert callees >= 400   # the 100-float scratch of the conv kernel
+    assert callees == frames["m_kconv_f32"] >= 256   # its 100-float scratch (less x86 red zone)
     assert sizes["ram"]["stack"] == frames["m_run"] + callees
     assert sizes["ram"]["stack_exact"] is True
 
