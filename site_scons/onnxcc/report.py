@@ -1,10 +1,6 @@
 """Numbers as people read them."""
 
 
-def kib(n):
-    return f"{n / 1024:.1f} KiB" if n >= 1024 else f"{n} B"
-
-
 def human_bytes(n):
     """``n`` bytes with a binary unit, one decimal: ``512 B``, ``5.0 KiB``, ``4.3 MiB``."""
     n = int(n)

@@ -90,6 +90,26 @@ def load_target(name):
                   bool(t.get("fma", False)), t.get("runner", []), t.get("runner_package", ""))
 
 
+def parse_bytes(text, option):
+    """``'256K'``, ``'1M'``, ``'4096'`` -> bytes (K and M are 1024 and 1024*1024)."""
+    units = {"K": 1024, "M": 1024 * 1024}
+    t = str(text).strip().upper().removesuffix("B")
+    scale = units.get(t[-1:], 1)
+    digits = t[:-1] if t[-1:] in units else t
+    if not digits.isdigit():
+        raise OnnxccError(f"{option}={text} is not a size", hint=f"for example {option}=256K")
+    return int(digits) * scale
+
+
+def with_memory(target, flash=None, ram=None):
+    """``target`` with its flash and RAM limits replaced (to model the chip a user ships on)."""
+    if flash:
+        target.flash_bytes = parse_bytes(flash, "flash")
+    if ram:
+        target.ram_bytes = parse_bytes(ram, "ram")
+    return target
+
+
 def _repo_path(arg):
     """Link flags name files relative to the repository (a linker script)."""
     candidate = os.path.join(REPO_ROOT, arg)

@@ -12,6 +12,7 @@ package beside this folder; this module only declares builders over it.
 
 import glob
 import importlib.util
+import json
 import os
 import sys
 import traceback
@@ -38,9 +39,11 @@ from onnxcc import importer, optimizer, planner, verify  # noqa: E402
 from onnxcc.cgen import c_ident  # noqa: E402
 from onnxcc.codegen import sources as codegen  # noqa: E402
 from onnxcc.errors import OnnxccError  # noqa: E402
+from onnxcc.files import write_text  # noqa: E402
 from onnxcc.paths import REPO_ROOT, RUNTIME_DIR, TEMPLATES_DIR  # noqa: E402
-from onnxcc.report import kib  # noqa: E402
-from onnxcc.targets import load_target  # noqa: E402
+from onnxcc import footprint  # noqa: E402
+from onnxcc.report import human_bytes  # noqa: E402
+from onnxcc.targets import load_target, with_memory  # noqa: E402
 
 _PACKAGE_FILES = sorted(glob.glob(os.path.join(_SITE, "onnxcc", "**", "*.py"), recursive=True))
 
@@ -90,8 +93,8 @@ def _optimize(targets, sources, env):
 
 def _plan(targets, sources, env):
     p = planner.run(sources[0], targets[0])
-    return (f"[plan] {env['ONNXCC_NAME']}: arena {kib(p['arena_bytes'])}, "
-            f"lower bound {kib(p['lower_bound_bytes'])}")
+    return (f"[plan] {env['ONNXCC_NAME']}: arena {human_bytes(p['arena_bytes'])}, "
+            f"lower bound {human_bytes(p['lower_bound_bytes'])}")
 
 
 def _generate_model(targets, sources, env):
@@ -108,7 +111,48 @@ def _generate_kernels(targets, sources, env):
 
 def _generate_weights(targets, sources, env):
     n = codegen.run_weights(sources[0], targets[0], env["ONNXCC_NAME"], env["ONNXCC_SOURCE"])
-    return f"[generate] {env['ONNXCC_NAME']}: {os.path.basename(targets[0])} ({kib(n)})"
+    return f"[generate] {env['ONNXCC_NAME']}: {os.path.basename(targets[0])} ({human_bytes(n)})"
+
+
+def _footprint_main(targets, sources, env):
+    codegen.run_footprint_main(sources[0], targets[0], env["ONNXCC_NAME"])
+    return None
+
+
+def _report(targets, sources, env):
+    """size.json from the footprint ELF (sources[0]) and the .su files; fails a model
+    that does not fit the target."""
+    target = env["ONNXCC_TARGET"]
+    sizes = footprint.measure(sources[0], env["ONNXCC_NAME"], sources[1:])
+    footprint.check_fits(sizes, target.flash_bytes, target.ram_bytes, target.name)
+    write_text(targets[0], json.dumps(sizes, indent=1) + "\n")
+    return None
+
+
+def _print_report(targets, sources, env):
+    with open(sources[0]) as f:
+        sizes = json.load(f)
+    return (f"[report] {env['ONNXCC_NAME']} on {env['ONNXCC_TARGET'].name}: "
+            f"flash {human_bytes(sizes['flash']['total'])}, ram {human_bytes(sizes['ram']['total'])}\n"
+            + footprint.format_table(sizes))
+
+
+def _size_baseline(targets, sources, env):
+    with open(sources[0]) as f:
+        footprint.write_baseline(env["ONNXCC_BASELINE"], json.load(f))
+    return f"[size] baseline written to {env['ONNXCC_BASELINE']}"
+
+
+def _size_check(targets, sources, env):
+    with open(sources[0]) as f:
+        current = json.load(f)
+    ok, lines = footprint.compare(footprint.read_baseline(env["ONNXCC_BASELINE"]), current,
+                                  float(env["ONNXCC_TOLERANCE"]))
+    text = "\n".join(lines)
+    if not ok:
+        raise OnnxccError(f"{env['ONNXCC_NAME']} grew beyond {env['ONNXCC_TOLERANCE']}% of "
+                          f"{env['ONNXCC_BASELINE']}:\n{text}")
+    return f"[size] {env['ONNXCC_NAME']} within {env['ONNXCC_TOLERANCE']}% of {env['ONNXCC_BASELINE']}\n{text}"
 
 
 def _verify_case(targets, sources, env):
@@ -149,6 +193,8 @@ BUILDERS = {
     "OnnxccVerifyCase": _python_builder("verify", _verify_case,
                                         ["ONNXCC_NAME", "ONNXCC_SEED", "ONNXCC_TESTDATA", "ONNXCC_INPUT_SHAPE"]),
     "OnnxccVerifyRun": _python_builder("verify", _verify_run),
+    "OnnxccFootprintMain": _python_builder("report", _footprint_main, ["ONNXCC_NAME"]),
+    "OnnxccReport": _python_builder("report", _report, ["ONNXCC_NAME", "ONNXCC_FLASH", "ONNXCC_RAM"]),
 }
 
 
@@ -168,14 +214,15 @@ def _target_env(env, target, verbose):
 
 
 def OnnxModel(env, model, target="x86_64", name=None, build_dir="build", input_shape="",
-              fuse=True, seed=0, testdata=None, verbose=False, need_runner=False):
-    """Declare every stage for one model; returns (lib, include, verify, name, dir)."""
-    tgt = load_target(target)
+              fuse=True, seed=0, testdata=None, verbose=False, need_runner=False, flash=None,
+              ram=None):
+    """Declare every stage for one model; returns (lib, include, verify, size, ...)."""
+    tgt = with_memory(load_target(target), flash, ram)
     tgt.check_tools(need_runner)
     name = c_ident(name or os.path.splitext(os.path.basename(str(model)))[0])
     out = os.path.join(str(build_dir), tgt.name, name)
     e = _target_env(env, tgt, verbose)
-    e.Replace(ONNXCC_NAME=name, ONNXCC_SOURCE=os.path.basename(str(model)),
+    e.Replace(ONNXCC_FLASH=tgt.flash_bytes, ONNXCC_RAM=tgt.ram_bytes, ONNXCC_NAME=name, ONNXCC_SOURCE=os.path.basename(str(model)),
               ONNXCC_INPUT_SHAPE=input_shape or "", ONNXCC_FUSE=bool(fuse),
               ONNXCC_SEED=int(seed), ONNXCC_TESTDATA=testdata or "", ONNXCC_VERBOSE=bool(verbose),
               ONNXCC_TARGET=tgt)
@@ -197,27 +244,56 @@ def OnnxModel(env, model, target="x86_64", name=None, build_dir="build", input_s
                         for t in ("model_kernels.c.mako", "model_kernels.h.mako")])
     e.Depends(weights, os.path.join(TEMPLATES_DIR, "model_weights.c.mako"))
 
-    runtime_obj = e.Object(at("onnxcc_runtime.o"), os.path.join(RUNTIME_DIR, "onnxcc_runtime.c"))
-    objects = [e.Object(src) for src in (header_c[1], kernels[0], weights[0])]
-    lib = e.StaticLibrary(at(f"lib{name}"), objects + [runtime_obj])
+    # the library's objects, each with gcc's stack usage (.su) for the size report
+    lib_sources = [header_c[1], kernels[0], weights[0], os.path.join(RUNTIME_DIR, "onnxcc_runtime.c")]
+    objects, stack_usage = [], []
+    for src in lib_sources:
+        stem = at(os.path.splitext(os.path.basename(str(src)))[0])
+        obj, su = e.Object([stem + ".o", stem + ".su"], src,
+                           CCFLAGS=e["CCFLAGS"] + ["-fstack-usage"])
+        objects.append(obj)
+        stack_usage.append(su)
+    lib = e.StaticLibrary(at(f"lib{name}"), objects)
+    startup = [e.Object(at("startup", os.path.splitext(os.path.basename(s))[0] + ".o"), s)
+               for s in tgt.harness_sources]
+
+    footprint_c = e.OnnxccFootprintMain(at("footprint", f"{name}_footprint.c"), optimized[0])
+    e.Depends(footprint_c, _PACKAGE_FILES + [os.path.join(TEMPLATES_DIR, "footprint_main.c.mako")])
+    footprint_elf = e.Program(at("footprint", f"{name}_footprint"), footprint_c + startup,
+                              LIBS=[lib] + tgt.toolchain.libs)
+    size = e.OnnxccReport(at("size.json"), footprint_elf + stack_usage)
+    e.Depends(size, _PACKAGE_FILES)
+    # the table is printed at the end of every build, also when nothing changed
+    show_size = e.Alias(f"size-table-{tgt.name}-{name}", size, _stage("report", _print_report))
+    e.AlwaysBuild(show_size)
 
     case_sources = [model] + (sorted(glob.glob(os.path.join(testdata, "*.pb"))) if testdata else [])
     case = e.OnnxccVerifyCase([at("verify", "harness.c"), at("verify", "verify_data.c"),
                                at("verify", "expected.npz")], case_sources)
     e.Depends(case, _PACKAGE_FILES + [os.path.join(TEMPLATES_DIR, t)
                                       for t in ("harness.c.mako", "verify_data.c.mako")])
-    harness = e.Program(at("verify", f"{name}_harness"),
-                        case[:2] + [e.Object(at("verify", os.path.splitext(os.path.basename(s))[0] + ".o"), s)
-                                    for s in tgt.harness_sources],
+    harness = e.Program(at("verify", f"{name}_harness"), case[:2] + startup,
                         LIBS=[lib] + tgt.toolchain.libs)
     report = e.OnnxccVerifyRun(at("verify", "report.json"), [harness[0], case[2]])
     e.AlwaysBuild(report)
-    return SimpleNamespace(lib=lib, include=e.Dir(out), verify=report, name=name, dir=out,
-                           target=tgt)
+    return SimpleNamespace(lib=lib, include=e.Dir(out), verify=report, size=size,
+                           show_size=show_size, name=name, dir=out, target=tgt, env=e)
+
+
+def OnnxSizeGate(env, model, baseline, tolerance=0.0, write=False):
+    """size-baseline (``write``) or size-check of ``model`` (from OnnxModel) against
+    the JSON file ``baseline``; runs every time it is asked for."""
+    e = model.env.Clone(ONNXCC_BASELINE=str(baseline), ONNXCC_TOLERANCE=float(tolerance))
+    kind = "baseline" if write else "check"
+    action = _stage("size", _size_baseline if write else _size_check)
+    node = e.Alias(f"size-{kind}-{model.target.name}-{model.name}", model.size, action)
+    e.AlwaysBuild(node)
+    return node
 
 
 def generate(env):
     env.AddMethod(OnnxModel, "OnnxModel")
+    env.AddMethod(OnnxSizeGate, "OnnxSizeGate")
     env.SetDefault(ONNXCC_REPO=REPO_ROOT)
 
 

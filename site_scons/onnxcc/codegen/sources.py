@@ -112,3 +112,10 @@ def run_weights(graph_path, c_path, name, source):
         raise OnnxccError("weights are missing", where=graph_path)
     write_texts({c_path: weights_source(graph, name, source)})
     return sum(v.nbytes for v in graph.constants.values())
+
+
+def run_footprint_main(graph_path, c_path, name):
+    """The smallest program that runs the model, linked to measure its footprint."""
+    graph = load_graph(graph_path, with_values=False)
+    write_texts({c_path: render("footprint_main.c.mako", name=name, NAME=name.upper(),
+                                num_inputs=len(graph.inputs), num_outputs=len(graph.outputs))})
