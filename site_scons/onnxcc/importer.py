@@ -14,6 +14,7 @@ from onnx import numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 from . import ops
+from .cgen import c_type
 from .errors import OnnxccError
 from .onnx_io import graph_from_model, save_graph
 from .passes.fold_constants import compile_time_nodes
@@ -94,6 +95,15 @@ def check_supported(graph, path):
                               where=path, hint=f"supported ops: {', '.join(ops.supported_ops())}")
 
 
+def check_element_types(graph, path):
+    """Every tensor must have an element type C can hold (no float16, strings, ...)."""
+    for info in graph.tensors.values():
+        try:
+            c_type(info.dtype)
+        except OnnxccError as e:
+            raise OnnxccError(f"tensor '{info.name}': {e.message}", where=path, hint=e.hint) from None
+
+
 def import_model(path, input_shapes=None):
     """The validated, shape-inferred ``Graph`` of the model file at ``path``."""
     model = read_model(path)
@@ -111,6 +121,7 @@ def import_model(path, input_shapes=None):
         first = str(e).strip().splitlines()[0]
         raise OnnxccError(f"shape inference failed: {first}", where=path) from None
     graph = graph_from_model(model, path)
+    check_element_types(graph, path)
     check_supported(graph, path)
     return graph
 

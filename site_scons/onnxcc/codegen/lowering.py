@@ -47,7 +47,8 @@ def lower_graph(graph, prefix, where):
     """(steps, kernels): one step per node, one kernel per distinct (template, params)."""
     kernels, steps, names = {}, [], set()
     for node in graph.nodes:
-        if node.op in ops.ALIASES or node.op == "Identity":
+        if node.op in ops.ALIASES or node.op == "Identity" \
+                or all(graph.info(o).size == 0 for o in node.outputs if o):  # nothing to compute
             steps.append(Step(node))
             continue
         try:

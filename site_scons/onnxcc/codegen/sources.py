@@ -48,7 +48,8 @@ def model_sources(graph, plan, name, source):
                                                   f"{pointer(node.inputs[0], True)}, {n}u);"})
     for k, out in enumerate(graph.outputs):  # outputs that are constants or graph inputs
         if out in weights or out in graph.inputs:
-            calls.append({"node": None, "code": f"memcpy(outputs[{k}], {pointer(out, True)}, "
+            source = weights.get(out) or pointer(out, True)
+            calls.append({"node": None, "code": f"memcpy(outputs[{k}], {source}, "
                                                  f"{graph.info(out).nbytes}u);"})
     used_weights = [(weights[t], c_type(graph.info(t).dtype), graph.info(t).size, t)
                     for t in graph.constants]

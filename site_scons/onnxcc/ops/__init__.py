@@ -3,6 +3,8 @@
 Each module here covers one family of ONNX operators. It exports
 ``LOWERINGS`` (op type -> function(node, graph) -> KernelCall) for ops that run a kernel,
 and ``ALIASES`` (op types whose output is its first input, re-viewed: no code, no memory).
+Kernels are float32 unless the module lists the op in ``TYPED_OPS`` (its lowering then
+handles, or rejects, each element type itself).
 A kernel call names the Mako template under ``templates/kernels/`` that implements it
 and the compile-time parameters the template specializes on.
 """
@@ -39,6 +41,11 @@ def lower(node, graph):
     except KeyError:
         raise OnnxccError(f"node '{node.name}' (op {node.op}) has no kernel",
                           hint=f"supported ops: {', '.join(supported_ops())}") from None
+    if node.op not in TYPED_OPS:
+        for name in node.inputs + node.outputs:
+            if name and graph.info(name).dtype != "float32":
+                raise unsupported(node, f"element type {graph.info(name).dtype} of '{name}'",
+                                  hint=f"onnxcc compiles {node.op} for float32")
     return fn(node, graph)
 
 
@@ -49,7 +56,9 @@ def unsupported(node, what, hint=None):
 # the registry: filled from the modules of this folder (they import the names above)
 LOWERINGS = {}
 ALIASES = set()
+TYPED_OPS = set()
 for _mod in pkgutil.iter_modules(__path__):
     _m = importlib.import_module(f"{__name__}.{_mod.name}")
     LOWERINGS.update(getattr(_m, "LOWERINGS", {}))
     ALIASES.update(getattr(_m, "ALIASES", ()))
+    TYPED_OPS.update(getattr(_m, "TYPED_OPS", ()))

@@ -41,6 +41,9 @@ def merge_dims(out_shape, *stride_lists):
 def lower_binary(node, graph):
     a, b = node.inputs
     y = node.outputs[0]
+    if graph.info(y).dtype != "float32":
+        from .elementwise import lower_elementwise  # any element type, no epilogue
+        return lower_elementwise(node, graph)
     out_shape = graph.info(y).shape
     shape, (sa, sb) = merge_dims(out_shape, broadcast_strides(graph.info(a).shape, out_shape),
                                  broadcast_strides(graph.info(b).shape, out_shape))
@@ -54,3 +57,4 @@ def lower_binary(node, graph):
 
 
 LOWERINGS = {op: lower_binary for op in C_OPERATORS}
+TYPED_OPS = set(C_OPERATORS)

@@ -56,7 +56,7 @@ def fold_constants(graph, where="graph"):
     while changed:
         changed = False
         for node in list(graph.nodes):
-            if not foldable(graph, node) or any(o in graph.outputs for o in node.outputs):
+            if not foldable(graph, node):
                 continue
             for name, value in zip(node.outputs, _evaluate(graph, node, where)):
                 if name:
@@ -68,6 +68,10 @@ def fold_constants(graph, where="graph"):
     unknown = [n for n in graph.nodes for o in n.outputs if o and graph.info(o).shape is None]
     if unknown:
         n = unknown[0]
+        if all(graph.info(i).shape is not None for i in n.inputs if i):
+            raise OnnxccError(f"the output shape of node '{n.name}' (op {n.op}) depends on the "
+                              "values of its inputs", where=where,
+                              hint="onnxcc compiles static shapes: make those inputs constants")
         raise OnnxccError(f"the output shape of node '{n.name}' (op {n.op}) is not static",
                           where=where, hint="fix the input shapes with input_shape=NAME:DxD...")
     graph.drop_unused_constants()
