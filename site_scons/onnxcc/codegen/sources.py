@@ -25,6 +25,8 @@ def model_sources(graph, plan, name, source):
 
     def pointer(tensor, const):
         tensor = views.get(tensor, tensor)
+        if graph.info(tensor).size == 0:
+            return "NULL"  # an empty tensor: never read, and no memory of its own
         ctype = c_type(graph.info(tensor).dtype)
         q = "const " if const else ""
         if tensor in graph.inputs:
@@ -42,14 +44,15 @@ def model_sources(graph, plan, name, source):
             args = [pointer(t, True) for _, t in step.call.inputs]
             args += [pointer(t, False) for _, t in step.call.outputs]
             calls.append({"node": node, "code": f"{step.kernel.name}({', '.join(args)});"})
-        elif node.outputs[0] in graph.outputs:  # a view that must land in the caller's buffer
+        elif node.outputs[0] in graph.outputs and graph.info(node.outputs[0]).size:
+            # a view that must land in the caller's buffer
             n = graph.info(node.outputs[0]).nbytes
             calls.append({"node": node, "code": f"memcpy({pointer(node.outputs[0], False)}, "
                                                   f"{pointer(node.inputs[0], True)}, {n}u);"})
     for k, out in enumerate(graph.outputs):  # outputs that are constants or graph inputs
-        if out in weights or out in graph.inputs:
-            source = weights.get(out) or pointer(out, True)
-            calls.append({"node": None, "code": f"memcpy(outputs[{k}], {source}, "
+        if (out in weights or out in graph.inputs) and graph.info(out).size:
+            src = weights.get(out) or pointer(out, True)
+            calls.append({"node": None, "code": f"memcpy(outputs[{k}], {src}, "
                                                  f"{graph.info(out).nbytes}u);"})
     used_weights = [(weights[t], c_type(graph.info(t).dtype), graph.info(t).size, t)
                     for t in graph.constants]
