@@ -31,7 +31,7 @@ PARAMETER_INPUTS = {
     "Reshape": {1}, "Expand": {1}, "Tile": {1}, "Slice": {1, 2, 3, 4}, "Pad": {1, 3},
     "Squeeze": {1}, "Unsqueeze": {1}, "Split": {1}, "TopK": {1}, "Resize": {1, 2, 3},
     "Upsample": {1}, "ConstantOfShape": {0}, "Range": {0, 1, 2}, "OneHot": {1},
-    "CumSum": {1}, "Clip": {1, 2}, "Trilu": {1}, "CenterCropPad": {1},
+    "CumSum": {1}, "CumProd": {1}, "Clip": {1, 2}, "Trilu": {1}, "CenterCropPad": {1},
     "ReduceSum": {1}, "ReduceMean": {1}, "ReduceMax": {1}, "ReduceMin": {1},
     "ReduceProd": {1}, "ReduceL1": {1}, "ReduceL2": {1}, "ReduceLogSum": {1},
     "ReduceLogSumExp": {1}, "ReduceSumSquare": {1},

@@ -25,6 +25,7 @@ PARAMETERS = {
     "Tile": {1: "repeats"},
     "OneHot": {1: "depth"},
     "CumSum": {1: "axis"},
+    "CumProd": {1: "axis"},
     "Trilu": {1: "k"},
     "Reshape": {1: "shape"},
     "Expand": {1: "shape"},
