@@ -45,6 +45,7 @@ class Case:
     folder: str  # holds model.onnx and test_data_set_N/
     op: str = ""  # what the report groups it under
     bound: list = field(default_factory=list)  # graph inputs made constants
+    input_shape: str = ""  # input_shape= of inputs with symbolic dimensions, from the data
 
     @property
     def model(self):
@@ -102,10 +103,24 @@ def _read_tensor(path):
     return t
 
 
+def _symbolic_input_shapes(inputs, data):
+    """input_shape= text fixing the inputs whose shape is symbolic to the test data's."""
+    fixed = []
+    for k, vi in enumerate(inputs):
+        dims = vi.type.tensor_type.shape.dim
+        path = os.path.join(data, f"input_{k}.pb")
+        if vi.type.HasField("tensor_type") and any(not d.HasField("dim_value") for d in dims) \
+                and os.path.exists(path):
+            shape = _read_tensor(path).dims
+            fixed.append(f"{vi.name}:{'x'.join(map(str, shape))}")
+    return ",".join(fixed)
+
+
 def bind_parameters(src, dst):
     """Copy the case in ``src`` to ``dst``, with graph inputs that feed parameter positions
     (``PARAMETER_INPUTS``) made initializers of the test's values; their input_K.pb files
-    go and the others are renumbered. Returns the names of the bound inputs."""
+    go and the others are renumbered. Returns the names of the bound inputs and the
+    input_shape= text of the remaining inputs with symbolic dimensions."""
     model = onnx.load(os.path.join(src, "model.onnx"))
     graph = model.graph
     inits = {i.name for i in graph.initializer}
@@ -143,7 +158,9 @@ def bind_parameters(src, dst):
         del graph.input[:]
         graph.input.extend(keep)
     onnx.save(model, os.path.join(dst, "model.onnx"))
-    return bound
+    runtime_inputs = [i for i in graph.input if i.name not in inits]
+    shapes = _symbolic_input_shapes(runtime_inputs, os.path.join(dst, "test_data_set_0"))
+    return bound, shapes
 
 
 def _ops_of(model_path):
@@ -178,6 +195,6 @@ def prepare(work, suites, select=None):
             if select is not None and not select(case.key):
                 continue
             case.op = case_op(suite, name, source)
-            case.bound = bind_parameters(os.path.join(source, name), case.folder)
+            case.bound, case.input_shape = bind_parameters(os.path.join(source, name), case.folder)
             cases.append(case)
     return cases

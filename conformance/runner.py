@@ -87,7 +87,7 @@ def run_batch(cases, target, build_dir, sconsign, jobs=1):
             if os.path.exists(report):
                 os.remove(report)  # a stale pass must not count
             batch["cases"].append({"name": name, "model": case.model, "build_dir": case_build,
-                                   "testdata": data})
+                                   "testdata": data, "input_shape": case.input_shape})
     with tempfile.NamedTemporaryFile("w", suffix=".json", dir=build_dir, delete=False) as f:
         json.dump(batch, f)
     timeout = BATCH_TIMEOUT + CASE_TIMEOUT * len(cases)

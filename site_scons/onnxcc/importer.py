@@ -10,7 +10,7 @@ import os
 import numpy as np
 import onnx
 from google.protobuf.message import DecodeError
-from onnx import numpy_helper
+from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 from . import ops
@@ -29,7 +29,7 @@ def parse_input_shapes(text):
             if not sep or not name:
                 raise ValueError
             shapes[name] = [int(d) for d in dims.lower().split("x")]
-            if any(d <= 0 for d in shapes[name]):
+            if any(d < 0 for d in shapes[name]):  # 0: an empty tensor
                 raise ValueError
         except ValueError:
             raise OnnxccError(f"input_shape: '{item}' is not NAME:DxDx...",
@@ -57,6 +57,9 @@ def _fix_input_shapes(model, shapes, path):
             raise OnnxccError(f"input_shape names '{name}', which is not a graph input",
                               where=path, hint=f"graph inputs: {', '.join(inputs)}")
     for name, vi in inputs.items():
+        if not vi.type.HasField("tensor_type"):
+            raise OnnxccError(f"input '{name}' is not a plain tensor (sequence/map/optional)",
+                              where=path, hint="onnxcc compiles tensor graphs only")
         dims = vi.type.tensor_type.shape.dim
         if name in shapes:
             if len(shapes[name]) != len(dims):
@@ -77,8 +80,11 @@ def _lift_constant_nodes(model):
     keep = []
     for node in model.graph.node:
         if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
-            value = ReferenceEvaluator(node).run(None, {})[0]
-            model.graph.initializer.append(numpy_helper.from_array(np.asarray(value), node.output[0]))
+            value = np.asarray(ReferenceEvaluator(node).run(None, {})[0])
+            model.graph.initializer.append(numpy_helper.from_array(value, node.output[0]))
+            if model.ir_version < 4:  # before IR 4 every initializer is also a graph input
+                model.graph.input.append(helper.make_tensor_value_info(
+                    node.output[0], helper.np_dtype_to_tensor_dtype(value.dtype), value.shape))
         else:
             keep.append(node)
     del model.graph.node[:]

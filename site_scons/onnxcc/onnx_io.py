@@ -37,8 +37,8 @@ def _attr_value(attr, where):
         return [v.decode() if isinstance(v, bytes) else v for v in value]
     if isinstance(value, (int, float)):
         return value
-    raise OnnxccError(f"attribute '{attr.name}' holds a subgraph or a type onnxcc does not support",
-                      where=where)
+    raise OnnxccError(f"attribute '{attr.name}' holds a subgraph (control flow), which is not supported",
+                      where=where, hint="onnxcc compiles graphs without If, Loop and Scan")
 
 
 def _value_info(vi, where):

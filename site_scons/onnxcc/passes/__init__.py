@@ -7,11 +7,13 @@ from .fold_batchnorm import fold_batchnorm
 from .fold_constants import fold_constants
 from .fuse_activations import fuse_activations
 from .fuse_matmul_add import fuse_matmul_add
+from .legacy_broadcast import legacy_broadcast
 from .params_to_attrs import params_to_attrs
 from .remove_noops import remove_noops
 
 
 def optimize(graph, where, fuse=True):
+    legacy_broadcast(graph)
     remove_noops(graph)
     fold_constants(graph, where)
     params_to_attrs(graph, where)
