@@ -32,6 +32,7 @@ PARAMETER_INPUTS = {
     "Squeeze": {1}, "Unsqueeze": {1}, "Split": {1}, "TopK": {1}, "Resize": {1, 2, 3},
     "Upsample": {1}, "ConstantOfShape": {0}, "Range": {0, 1, 2}, "OneHot": {1},
     "CumSum": {1}, "CumProd": {1}, "Clip": {1, 2}, "Trilu": {1}, "CenterCropPad": {1},
+    "HannWindow": {0}, "HammingWindow": {0}, "BlackmanWindow": {0},
     "ReduceSum": {1}, "ReduceMean": {1}, "ReduceMax": {1}, "ReduceMin": {1},
     "ReduceProd": {1}, "ReduceL1": {1}, "ReduceL2": {1}, "ReduceLogSum": {1},
     "ReduceLogSumExp": {1}, "ReduceSumSquare": {1},
@@ -116,15 +117,9 @@ def _symbolic_input_shapes(inputs, data):
     return ",".join(fixed)
 
 
-def bind_parameters(src, dst):
-    """Copy the case in ``src`` to ``dst``, with graph inputs that feed parameter positions
-    (``PARAMETER_INPUTS``) made initializers of the test's values; their input_K.pb files
-    go and the others are renumbered. Returns the names of the bound inputs and the
-    input_shape= text of the remaining inputs with symbolic dimensions."""
-    model = onnx.load(os.path.join(src, "model.onnx"))
+def parameter_inputs(model):
+    """Graph inputs that feed parameter positions (``PARAMETER_INPUTS``) and nothing else."""
     graph = model.graph
-    inits = {i.name for i in graph.initializer}
-    inputs = [i.name for i in graph.input if i.name not in inits]
     params, data_uses = set(), set()
     for node in graph.node:
         for pos, name in enumerate(node.input):
@@ -132,7 +127,20 @@ def bind_parameters(src, dst):
                 params.add(name)
             else:
                 data_uses.add(name)
-    bound = [n for n in inputs if n in params and n not in data_uses]
+    return {i.name for i in graph.input} & (params - data_uses)
+
+
+def bind_parameters(src, dst, also=()):
+    """Copy the case in ``src`` to ``dst``, with graph inputs that feed parameter positions
+    (``PARAMETER_INPUTS``) made initializers of the test's values; their input_K.pb files
+    go and the others are renumbered; ``also``: more inputs to bind (an expanded function
+    test binds those of the op's own test). Returns the names of the bound inputs and the
+    input_shape= text of the remaining inputs with symbolic dimensions."""
+    model = onnx.load(os.path.join(src, "model.onnx"))
+    graph = model.graph
+    inits = {i.name for i in graph.initializer}
+    inputs = [i.name for i in graph.input if i.name not in inits]
+    bound = [n for n in inputs if n in parameter_inputs(model) | set(also)]
     data_sets = sorted(glob.glob(os.path.join(src, "test_data_set_*")))
     if bound and len(data_sets) != 1:
         bound = []  # values differ per data set: nothing to bind
@@ -195,6 +203,9 @@ def prepare(work, suites, select=None):
             if select is not None and not select(case.key):
                 continue
             case.op = case_op(suite, name, source)
-            case.bound, case.input_shape = bind_parameters(os.path.join(source, name), case.folder)
+            base = os.path.join(source, name.split("_expanded")[0], "model.onnx")
+            also = parameter_inputs(onnx.load(base)) if "_expanded" in name and os.path.exists(base) else ()
+            case.bound, case.input_shape = bind_parameters(os.path.join(source, name), case.folder,
+                                                           also)
             cases.append(case)
     return cases

@@ -16,8 +16,9 @@ from onnx.reference import ReferenceEvaluator
 from . import ops
 from .cgen import c_type
 from .errors import OnnxccError
+from .functions import expand_functions
 from .onnx_io import graph_from_model, save_graph
-from .passes.fold_constants import compile_time_nodes
+from .passes.fold_constants import SHAPE_OPS, compile_time_nodes
 
 
 def parse_input_shapes(text):
@@ -92,8 +93,9 @@ def _lift_constant_nodes(model):
 
 
 def check_supported(graph, path):
-    """Every node needs a kernel, unless folding computes it at compile time."""
-    supported = set(ops.supported_ops())
+    """Every node needs a kernel, unless folding computes it at compile time (a shape op
+    folds once its input's shape is static: the optimizer says so when it never is)."""
+    supported = set(ops.supported_ops()) | SHAPE_OPS
     folded = compile_time_nodes(graph)
     for node in graph.nodes:
         if node.op not in supported and node.name not in folded:
@@ -110,6 +112,15 @@ def check_element_types(graph, path):
             raise OnnxccError(f"tensor '{info.name}': {e.message}", where=path, hint=e.hint) from None
 
 
+def _infer_shapes(model, path):
+    try:
+        return onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True,
+                                                 data_prop=True)
+    except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError) as e:
+        first = str(e).strip().splitlines()[0]
+        raise OnnxccError(f"shape inference failed: {first}", where=path) from None
+
+
 def import_model(path, input_shapes=None):
     """The validated, shape-inferred ``Graph`` of the model file at ``path``."""
     model = read_model(path)
@@ -120,12 +131,13 @@ def import_model(path, input_shapes=None):
         raise OnnxccError(f"invalid ONNX model: {first}", where=path) from None
     _fix_input_shapes(model, input_shapes or {}, path)
     _lift_constant_nodes(model)
-    try:
-        model = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True,
-                                                  data_prop=True)
-    except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError) as e:
-        first = str(e).strip().splitlines()[0]
-        raise OnnxccError(f"shape inference failed: {first}", where=path) from None
+    model = _infer_shapes(model, path)
+    expanded = True
+    while expanded:  # a function's body may use other functions
+        model, expanded = expand_functions(model, keep=set(ops.supported_ops()))
+        if expanded:
+            _lift_constant_nodes(model)
+            model = _infer_shapes(model, path)
     graph = graph_from_model(model, path)
     check_element_types(graph, path)
     check_supported(graph, path)

@@ -3,6 +3,7 @@ RMSNormalization, InstanceNormalization, GroupNormalization, BatchNormalization 
 statistics known only at run time), LpNormalization and LRN."""
 
 from . import KernelCall, unsupported
+from .unary import dtype_tag
 
 
 def _split(shape, axis):
@@ -27,8 +28,11 @@ def lower_softmax(node, graph):
         _, outer, rest = _split(shape, axis)
         n = shape[axis]
         inner = rest // n
-    p = {"kind": node.op, "outer": outer, "n": n, "inner": inner}
-    tag = f"{node.op.lower()}_f32_{outer}x{n}x{inner}"
+    dtype = graph.info(x).dtype
+    if dtype not in ("float32", "float64"):
+        raise unsupported(node, f"element type {dtype}")
+    p = {"kind": node.op, "outer": outer, "n": n, "inner": inner, "dtype": dtype}
+    tag = f"{node.op.lower()}_{dtype_tag(dtype)}_{outer}x{n}x{inner}"
     return KernelCall("softmax", tag, p, [("x", x)], [("y", y)])
 
 
@@ -132,3 +136,4 @@ LOWERINGS = {"Softmax": lower_softmax, "LogSoftmax": lower_softmax, "Hardmax": l
              "InstanceNormalization": lower_instance_norm,
              "GroupNormalization": lower_group_norm, "BatchNormalization": lower_batch_norm,
              "LpNormalization": lower_lp_norm, "LRN": lower_lrn}
+TYPED_OPS = {"Softmax", "LogSoftmax", "Hardmax"}  # float32 and float64
