@@ -44,7 +44,9 @@ def expand_functions(model, keep):
     """``model`` with every node whose op is not in ``keep`` and has a function body
     replaced by it; ``model`` must be shape-inferred (context-dependent bodies depend on
     the input types). Returns (model, number of nodes expanded)."""
-    opset = next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
+    original, model = model, onnx.ModelProto()
+    model.CopyFrom(original)
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
     types = {vi.name: vi.type for vi in list(model.graph.input) + list(model.graph.value_info)
              + list(model.graph.output)}
     types.update({i.name: helper.make_tensor_type_proto(i.data_type, i.dims)
@@ -64,8 +66,12 @@ def expand_functions(model, keep):
         node.domain, node.op_type = DOMAIN, body.name
         model.functions.append(body)
         expanded += 1
-    if expanded:
-        model.opset_import.append(helper.make_opsetid(DOMAIN, 1))
-        model = onnx.inliner.inline_local_functions(model)
-        del model.opset_import[[o.domain for o in model.opset_import].index(DOMAIN)]
+    if not expanded:
+        return original, 0
+    model.opset_import.append(helper.make_opsetid(DOMAIN, 1))
+    try:  # bodies written for an older opset are converted to the model's
+        model = onnx.inliner.inline_local_functions(model, convert_version=True)
+    except Exception:  # noqa: BLE001 (onnx raises several types): keep the ops as they are
+        return original, 0
+    del model.opset_import[[o.domain for o in model.opset_import].index(DOMAIN)]
     return model, expanded

@@ -92,12 +92,21 @@ def _lift_constant_nodes(model):
     model.graph.node.extend(keep)
 
 
+#: ops whose output shape depends on their input values: compiled only when folded
+VALUE_DEPENDENT = {"NonZero", "Unique", "NonMaxSuppression", "Compress"}
+
+
 def check_supported(graph, path):
     """Every node needs a kernel, unless folding computes it at compile time (a shape op
     folds once its input's shape is static: the optimizer says so when it never is)."""
     supported = set(ops.supported_ops()) | SHAPE_OPS
     folded = compile_time_nodes(graph)
     for node in graph.nodes:
+        if node.op in VALUE_DEPENDENT and node.name not in folded:
+            raise OnnxccError(f"node '{node.name}' (op {node.op}): its output shape depends on the "
+                              "values of its inputs", where=path,
+                              hint="onnxcc compiles static shapes: with constant inputs it is "
+                                   "computed at compile time")
         if node.op not in supported and node.name not in folded:
             raise OnnxccError(f"node '{node.name}' uses op {node.op}, which onnxcc does not support",
                               where=path, hint=f"supported ops: {', '.join(ops.supported_ops())}")

@@ -3,7 +3,7 @@
 The reshape family are free views. Transpose, Slice, Expand, Tile, DepthToSpace and
 SpaceToDepth are each one strided walk over the input (``strided_copy``): which element
 every output element reads is an affine function of its index, resolved here. Concat and
-Split copy whole rows; Trilu copies a triangle of each matrix.
+Split copy whole rows; Trilu copies a triangle of each matrix; BitCast copies the bytes.
 """
 
 from . import KernelCall, unsupported
@@ -153,7 +153,16 @@ def lower_trilu(node, graph):
     return KernelCall("trilu", tag, p, [("x", x)], [("y", y)])
 
 
-LOWERINGS = {"Transpose": lower_transpose, "Trilu": lower_trilu, "Slice": lower_slice, "Expand": lower_expand,
+def lower_bit_cast(node, graph):
+    x, y = node.inputs[0], node.outputs[0]
+    n = graph.info(y).nbytes
+    if graph.info(x).nbytes != n:
+        raise unsupported(node, "a cast between element types of different sizes")
+    tag = f"{dtype_tag(graph.info(x).dtype)}_to_{dtype_tag(graph.info(y).dtype)}_{n}"
+    return KernelCall("copy_bytes", tag, {"bytes": n}, [("x", x)], [("y", y)])
+
+
+LOWERINGS = {"Transpose": lower_transpose, "Trilu": lower_trilu, "BitCast": lower_bit_cast, "Slice": lower_slice, "Expand": lower_expand,
              "Tile": lower_tile, "DepthToSpace": lower_depth_to_space,
              "SpaceToDepth": lower_space_to_depth, "Concat": lower_concat, "Split": lower_split}
 TYPED_OPS = set(LOWERINGS)
