@@ -79,13 +79,15 @@ def used_kernel_templates(graph_path, name):
     return sorted({kernel_template(k.call.template) for k in kernels})
 
 
-def weights_source(graph, name, source):
-    """``<name>_weights.c``: every constant as a const array (placed in flash)."""
+def weights_source(graph, name, source, section=""):
+    """``<name>_weights.c``: every constant as a const array (placed in flash), in the
+    linker section ``section`` when one is named (e.g. one a firmware maps to external flash)."""
     symbols = weight_symbols(graph, name)
     arrays = [{"symbol": symbols[t], "ctype": c_type(v.dtype), "size": v.size, "tensor": t,
                "shape": list(v.shape), "body": c_array_body(v)}
               for t, v in graph.constants.items()]
-    return render("model_weights.c.mako", name=name, source=source, arrays=arrays)
+    return render("model_weights.c.mako", name=name, source=source, arrays=arrays,
+                  section=section)
 
 
 def _load_plan(path):
@@ -106,11 +108,11 @@ def run_kernels(graph_path, c_path, h_path, name, source):
     return len(lower_graph(graph, name, source)[1])
 
 
-def run_weights(graph_path, c_path, name, source):
+def run_weights(graph_path, c_path, name, source, section=""):
     graph = load_graph(graph_path)
     if any(v is None for v in graph.constants.values()):
         raise OnnxccError("weights are missing", where=graph_path)
-    write_texts({c_path: weights_source(graph, name, source)})
+    write_texts({c_path: weights_source(graph, name, source, section)})
     return sum(v.nbytes for v in graph.constants.values())
 
 
