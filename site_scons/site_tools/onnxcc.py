@@ -14,6 +14,7 @@ without re-planning memory or re-generating kernels. The compiler itself is the 
 package beside this folder; this module only declares builders over it.
 """
 
+import functools
 import glob
 import importlib.util
 import json
@@ -224,6 +225,23 @@ BUILDERS = {
 
 # --- the pseudo-builders -------------------------------------------------------------------
 
+class OnnxccDeclarationError(OnnxccError, SCons.Errors.UserError):
+    """Bad arguments of a pseudo-builder: SCons stops with one line (``scons: *** ...``) in
+    any SConstruct, and onnxcc's own SConstruct still catches it as an OnnxccError."""
+
+
+def _declaration(pseudo_builder):
+    @functools.wraps(pseudo_builder)
+    def declare(*args, **kwargs):
+        try:
+            return pseudo_builder(*args, **kwargs)
+        except OnnxccDeclarationError:
+            raise
+        except OnnxccError as e:
+            raise OnnxccDeclarationError(e.message, where=e.where, hint=e.hint) from None
+    return declare
+
+
 #: ``toolchain=`` of OnnxModel: the target's toolchain file, or the calling environment's
 #: own compiler and flags (a firmware that builds everything with its own)
 TOOLCHAINS = ("target", "env")
@@ -291,6 +309,7 @@ def _model_env(env, target, toolchain, verbose):
     return e
 
 
+@_declaration
 def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain="target",
               weights_section="", input_shape="", fuse=True, seed=0, testdata=None,
               verbose=False, need_runner=False, flash=None, ram=None):
@@ -376,6 +395,7 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
                           target=tgt, env=e)
 
 
+@_declaration
 def OnnxSharedArena(env, name, models):
     """One arena for ``models`` (from OnnxModel, one target), which never run at the same
     time: ``<name>.h`` (``<NAME>_BYTES``, ``<NAME>_ALIGN``, ``extern uint8_t <name>[]``) and
