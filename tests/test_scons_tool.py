@@ -17,19 +17,21 @@ TOOLS = os.path.join(REPO, "site_scons", "site_tools")
 
 SCONSTRUCT = f"""
 import os
-env = Environment(ENV=os.environ, tools=["default"], CCFLAGS=["-O2", "-Wall", "-Werror"])
+env = Environment(ENV=os.environ, tools=["default"],
+                  CCFLAGS=["-O2", "-Wall", "-Werror", "-frecord-gcc-switches"])
 env.SConsignFile(Dir("state").abspath + "/sconsign")
 env.Tool("onnxcc", toolpath=[{TOOLS!r}])
-SConscript("app/SConscript", exports="env")
+other = env.Clone(tools=["onnxcc"], toolpath=[{TOOLS!r}])   # the tool loaded a second time
+SConscript("app/SConscript", exports="env other")
 """
 
 # in app/: model files and build folder relative to it
 SCONSCRIPT = """
-Import("env")
+Import("env", "other")
 kws = env.OnnxModel("kws", "models/kws.onnx", target="x86_64", build_dir="out")
 lib, include = kws
-autoencoder = env.OnnxModel("autoencoder", "models/fc_autoencoder.onnx", target="x86_64",
-                            build_dir="out", toolchain="env")
+autoencoder = other.OnnxModel("autoencoder", "models/fc_autoencoder.onnx", target="x86_64",
+                              build_dir="out", toolchain="env")
 arena_lib, arena_include = env.OnnxSharedArena("shared_arena", [kws, autoencoder])
 program = env.Program("out/two_models", ["main.c"],
                       CPPPATH=[include, autoencoder.include, arena_include],
@@ -132,6 +134,17 @@ def test_each_library_exports_only_its_run_function(project):
         assert syms["onnxcc_check_args"][0] == "STB_LOCAL"
         assert any(s.startswith(f"{name}_w_") for s in syms)
     assert not exported["kws"] & exported["autoencoder"]
+
+
+def test_toolchain_env_compiles_with_the_projects_flags(project):
+    out = project / "app" / "out" / "x86_64"
+
+    def recorded_switches(name):   # what -frecord-gcc-switches keeps in the object
+        r = subprocess.run(["readelf", "-p", ".GCC.command.line", str(out / name / f"lib{name}.o")],
+                           capture_output=True, text=True)
+        return r.stdout
+    assert "GNU C" in recorded_switches("autoencoder")   # toolchain="env": the project's flags
+    assert "GNU C" not in recorded_switches("kws")       # the target's flags
 
 
 def test_two_models_in_one_elf_share_the_larger_arena(project):

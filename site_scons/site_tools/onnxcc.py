@@ -28,12 +28,13 @@ import SCons.Builder
 import SCons.Errors
 import SCons.Scanner
 
+# SCons runs a tool module as sys.modules[<tool name>], and this tool is named like the
+# compiler package beside it: whether it is loaded by onnxcc's own SConstruct or, with
+# toolpath=, by another project's, sys.modules["onnxcc"] is this module at this point (again
+# each time the tool is loaded). Put the package back under its name, from its own folder;
+# its submodules are then found through the package's path, whatever sys.path holds (SCons
+# restores sys.path after loading a tool).
 _SITE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if _SITE not in sys.path:  # the tool may be loaded with toolpath= from another tree
-    sys.path.insert(0, _SITE)
-# SCons registers a tool module as sys.modules[<tool name>] while loading it (with
-# site_tools/ first on sys.path), and this tool shares its name with the compiler package:
-# load the package under its own name from its own folder.
 if getattr(sys.modules.get("onnxcc"), "__path__", None) is None:
     _spec = importlib.util.spec_from_file_location(
         "onnxcc", os.path.join(_SITE, "onnxcc", "__init__.py"))
