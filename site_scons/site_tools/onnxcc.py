@@ -295,13 +295,12 @@ def _model_env(env, target, toolchain, verbose):
                   RANLIB=tc.tool("ranlib"), OBJCOPY=tc.tool("objcopy"))
         e.Replace(CCFLAGS=tc.cflags + target.cflags + ["-Wall", "-Wextra"], CFLAGS=["-std=c99"],
                   LINKFLAGS=tc.cflags + target.cflags + tc.linkflags + target.linkflags)
-        cpu_flags = list(target.cflags)
     else:
         e.Replace(OBJCOPY=_objcopy_beside(e), LINK="$CC",
                   LINKFLAGS=["$CCFLAGS"] + tc.linkflags + target.linkflags)
-        cpu_flags = [str(f) for f in e.subst_list("$CCFLAGS")[0]]
     compile_flags = [str(f) for f in e.subst_list("$CCFLAGS")[0]]
-    e.Replace(ONNXCC_TARGET_CFLAGS=cpu_flags,
+    # (recorded in the fragments: the flags a firmware must be compatible with)
+    e.Replace(ONNXCC_TARGET_CFLAGS=list(target.cflags) if toolchain == "target" else compile_flags,
               ONNXCC_RELOCATABLE_FLAGS=[f for f in compile_flags if not f.startswith("--specs")])
     if not verbose:
         e.Replace(CCCOMSTR="[compile] $SOURCE", ARCOMSTR="[archive] $TARGET", RANLIBCOMSTR="",
