@@ -37,6 +37,8 @@ if getattr(sys.modules.get("onnxcc"), "__path__", None) is None:
 
 from onnxcc import importer, optimizer, planner, verify  # noqa: E402
 from onnxcc.cgen import c_ident  # noqa: E402
+from onnxcc.memory.pools import parse_pools  # noqa: E402
+from onnxcc.planner import check_options as check_plan_options  # noqa: E402
 from onnxcc.codegen import sources as codegen  # noqa: E402
 from onnxcc.errors import OnnxccError  # noqa: E402
 from onnxcc.files import write_text  # noqa: E402
@@ -92,9 +94,9 @@ def _optimize(targets, sources, env):
 
 
 def _plan(targets, sources, env):
-    p = planner.run(sources[0], targets[0])
-    return (f"[plan] {env['ONNXCC_NAME']}: arena {human_bytes(p['arena_bytes'])}, "
-            f"lower bound {human_bytes(p['lower_bound_bytes'])}")
+    p = planner.run(sources[0], targets[0], planner=env["ONNXCC_PLANNER"],
+                    schedule=env["ONNXCC_SCHEDULE"], pools=env["ONNXCC_POOLS"], io=env["ONNXCC_IO"])
+    return f"[plan] {env['ONNXCC_NAME']}: {planner.summary(p)}"
 
 
 def _generate_model(targets, sources, env):
@@ -104,7 +106,7 @@ def _generate_model(targets, sources, env):
 
 
 def _generate_kernels(targets, sources, env):
-    n = codegen.run_kernels(sources[0], targets[0], targets[1], env["ONNXCC_NAME"],
+    n = codegen.run_kernels(sources[0], sources[1], targets[0], targets[1], env["ONNXCC_NAME"],
                             env["ONNXCC_SOURCE"])
     return f"[generate] {env['ONNXCC_NAME']}: {os.path.basename(targets[0])} ({n} kernels)"
 
@@ -115,7 +117,8 @@ def _generate_weights(targets, sources, env):
 
 
 def _footprint_main(targets, sources, env):
-    codegen.run_footprint_main(sources[0], targets[0], env["ONNXCC_NAME"])
+    codegen.run_footprint_main(sources[0], targets[0], env["ONNXCC_NAME"], _pool_names(env),
+                               env["ONNXCC_IO"] == "arena")
     return None
 
 
@@ -158,7 +161,8 @@ def _size_check(targets, sources, env):
 def _verify_case(targets, sources, env):
     verify.make_case(sources[0], env["ONNXCC_NAME"], targets[0], targets[1], targets[2],
                      importer.parse_input_shapes(env["ONNXCC_INPUT_SHAPE"]),
-                     int(env["ONNXCC_SEED"]), env["ONNXCC_TESTDATA"] or None)
+                     int(env["ONNXCC_SEED"]), env["ONNXCC_TESTDATA"] or None, _pool_names(env),
+                     env["ONNXCC_IO"] == "arena")
     return None
 
 
@@ -167,12 +171,16 @@ def _verify_run(targets, sources, env):
                       env["ONNXCC_NAME"])
 
 
+def _pool_names(env):
+    return [p.name for p in parse_pools(env["ONNXCC_POOLS"])]
+
+
 def _scan_kernel_templates(node, env, path):
     """The kernel templates a model uses: found by lowering its (built) optimized graph."""
-    if not os.path.exists(str(node)):
+    if not str(node).endswith(".onnx") or not os.path.exists(str(node)):
         return []
     try:
-        return env.File(codegen.used_kernel_templates(str(node), env["ONNXCC_NAME"]))
+        return env.File(codegen.used_kernel_templates(str(node)))
     except OnnxccError:
         return []  # the generate stage itself reports it
 
@@ -184,16 +192,19 @@ def _python_builder(label, fn, varlist=(), **kw):
 BUILDERS = {
     "OnnxccImport": _python_builder("import", _import, ["ONNXCC_INPUT_SHAPE"]),
     "OnnxccOptimize": _python_builder("optimize", _optimize, ["ONNXCC_FUSE"]),
-    "OnnxccPlan": _python_builder("plan", _plan),
+    "OnnxccPlan": _python_builder("plan", _plan, ["ONNXCC_PLANNER", "ONNXCC_SCHEDULE",
+                                                  "ONNXCC_POOLS", "ONNXCC_IO"]),
     "OnnxccGenerateModel": _python_builder("generate", _generate_model, ["ONNXCC_NAME", "ONNXCC_SOURCE"]),
     "OnnxccGenerateKernels": _python_builder(
         "generate", _generate_kernels, ["ONNXCC_NAME", "ONNXCC_SOURCE"],
         source_scanner=SCons.Scanner.Scanner(_scan_kernel_templates, name="onnxcc_kernels")),
     "OnnxccGenerateWeights": _python_builder("generate", _generate_weights, ["ONNXCC_NAME", "ONNXCC_SOURCE"]),
     "OnnxccVerifyCase": _python_builder("verify", _verify_case,
-                                        ["ONNXCC_NAME", "ONNXCC_SEED", "ONNXCC_TESTDATA", "ONNXCC_INPUT_SHAPE"]),
+                                        ["ONNXCC_NAME", "ONNXCC_SEED", "ONNXCC_TESTDATA", "ONNXCC_INPUT_SHAPE",
+                                         "ONNXCC_POOLS", "ONNXCC_IO"]),
     "OnnxccVerifyRun": _python_builder("verify", _verify_run),
-    "OnnxccFootprintMain": _python_builder("report", _footprint_main, ["ONNXCC_NAME"]),
+    "OnnxccFootprintMain": _python_builder("report", _footprint_main,
+                                           ["ONNXCC_NAME", "ONNXCC_POOLS", "ONNXCC_IO"]),
     "OnnxccReport": _python_builder("report", _report, ["ONNXCC_NAME", "ONNXCC_FLASH", "ONNXCC_RAM"]),
 }
 
@@ -215,8 +226,10 @@ def _target_env(env, target, verbose):
 
 def OnnxModel(env, model, target="x86_64", name=None, build_dir="build", input_shape="",
               fuse=True, seed=0, testdata=None, verbose=False, need_runner=False, flash=None,
-              ram=None):
+              ram=None, planner="auto", schedule="memory", pools="", io="caller"):
     """Declare every stage for one model; returns (lib, include, verify, size, ...)."""
+    check_plan_options(planner, schedule, io)
+    parse_pools(pools)
     tgt = with_memory(load_target(target), flash, ram)
     tgt.check_tools(need_runner)
     name = c_ident(name or os.path.splitext(os.path.basename(str(model)))[0])
@@ -225,7 +238,8 @@ def OnnxModel(env, model, target="x86_64", name=None, build_dir="build", input_s
     e.Replace(ONNXCC_FLASH=tgt.flash_bytes, ONNXCC_RAM=tgt.ram_bytes, ONNXCC_NAME=name, ONNXCC_SOURCE=os.path.basename(str(model)),
               ONNXCC_INPUT_SHAPE=input_shape or "", ONNXCC_FUSE=bool(fuse),
               ONNXCC_SEED=int(seed), ONNXCC_TESTDATA=testdata or "", ONNXCC_VERBOSE=bool(verbose),
-              ONNXCC_TARGET=tgt)
+              ONNXCC_TARGET=tgt, ONNXCC_PLANNER=planner, ONNXCC_SCHEDULE=schedule,
+              ONNXCC_POOLS=pools or "", ONNXCC_IO=io)
     e.Append(BUILDERS=BUILDERS, CPPPATH=[out, RUNTIME_DIR])
 
     def at(*parts):
@@ -235,7 +249,8 @@ def OnnxModel(env, model, target="x86_64", name=None, build_dir="build", input_s
     optimized = e.OnnxccOptimize([at("optimized.onnx"), at("optimized.bin")], imported)
     plan = e.OnnxccPlan(at("plan.json"), optimized[0])
     header_c = e.OnnxccGenerateModel([at(f"{name}.h"), at(f"{name}.c")], [optimized[0], plan])
-    kernels = e.OnnxccGenerateKernels([at(f"{name}_kernels.c"), at(f"{name}_kernels.h")], optimized[0])
+    kernels = e.OnnxccGenerateKernels([at(f"{name}_kernels.c"), at(f"{name}_kernels.h")],
+                                      [optimized[0], plan])
     weights = e.OnnxccGenerateWeights(at(f"{name}_weights.c"), optimized)
     stages = imported + optimized + plan + header_c + kernels + weights
     e.Depends(stages, _PACKAGE_FILES)

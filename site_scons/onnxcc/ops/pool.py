@@ -1,6 +1,8 @@
 """MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool (1-D and 2-D, NCHW)."""
 
-from . import KernelCall, unsupported
+from dataclasses import replace
+
+from . import KernelCall, in_place, unsupported
 from .spatial import window_2d, window_tag
 
 
@@ -30,5 +32,23 @@ def lower_global_pool(node, graph):
                       {"kind": kind, "outer": outer, "inner": inner}, [("x", x)], [("y", y)])
 
 
+def pool_in_place(node, graph, tensor):
+    """Each channel is pooled into scratch, then copied over y's channel: that lands on
+    channels of x already read, as long as a channel does not grow."""
+    call = lower_pool(node, graph)
+    p = call.params
+    if p["oh"] * p["ow"] > p["h"] * p["w"]:
+        return None
+    return in_place(replace(call, params=dict(p, in_place=True)), tensor, ("x",),
+                    scratch_bytes=4 * p["oh"] * p["ow"])
+
+
+def global_pool_in_place(node, graph, tensor):
+    """y[o] is written after row o of x is read, and lies at or before that row."""
+    return in_place(lower_global_pool(node, graph), tensor, ("x",))
+
+
 LOWERINGS = {"MaxPool": lower_pool, "AveragePool": lower_pool,
              "GlobalAveragePool": lower_global_pool, "GlobalMaxPool": lower_global_pool}
+INPLACE = {"MaxPool": pool_in_place, "AveragePool": pool_in_place,
+           "GlobalAveragePool": global_pool_in_place, "GlobalMaxPool": global_pool_in_place}
