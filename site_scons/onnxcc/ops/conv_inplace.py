@@ -1,5 +1,6 @@
-"""Conv kernels that write their output over their input (MCUNet's TinyEngine idea):
-depthwise with one channel of scratch, 1x1 with one pixel of scratch.
+"""Conv kernels that write their output over an input: over a fused residual, or over x
+(MCUNet's TinyEngine idea): depthwise with one channel of scratch, 1x1 with one pixel
+of scratch.
 
 The kernel computes a piece of y into scratch from the part of x it needs, then copies
 the piece over y: the proofs that the copy lands only on x already read are in each
@@ -8,6 +9,7 @@ function's docstring. The memory planner uses them when x dies at the conv.
 
 from . import in_place
 from .conv import lower_conv
+from .spatial import overwrites_only_read_input
 
 
 def _depthwise(g):
@@ -20,7 +22,11 @@ def _pointwise(g):
 
 
 def conv_in_place(node, graph, tensor):
-    """Depthwise: channel k of y goes to [k*OH*OW, (k+1)*OH*OW), which lies within
+    """A fused residual r: every kernel reads r's element right before it writes the same
+    element of y.
+
+    Depthwise, straight over x where that overwrites only x already read (see
+    spatial.overwrites_only_read_input: strided ones), else with scratch: channel k of y goes to [k*OH*OW, (k+1)*OH*OW), which lies within
     channels 0..k of x when a channel does not grow (OH*OW <= H*W): all read already.
 
     1x1, stride 1, no pads: the C inputs of pixel p are copied to scratch, then y[k][p]
@@ -29,6 +35,10 @@ def conv_in_place(node, graph, tensor):
     batch b of x, so again only pixels already read are hit."""
     call = lower_conv(node, graph)
     g = call.params
+    if g["residual"] and tensor == node.inputs[3]:
+        return in_place(call, tensor, ("r",))
+    if _depthwise(g) and overwrites_only_read_input(g):
+        return in_place(call, tensor, ("x",))
     if _depthwise(g) and g["oh"] * g["ow"] <= g["h"] * g["w"]:
         return in_place(call, tensor, ("x",), template="conv2d_dw_inplace", tag=call.tag,
                         scratch_bytes=4 * g["oh"] * g["ow"])

@@ -3,7 +3,7 @@
 from dataclasses import replace
 
 from . import KernelCall, in_place, unsupported
-from .spatial import window_2d, window_tag
+from .spatial import overwrites_only_read_input, window_2d, window_tag
 
 
 def lower_pool(node, graph):
@@ -33,10 +33,13 @@ def lower_global_pool(node, graph):
 
 
 def pool_in_place(node, graph, tensor):
-    """Each channel is pooled into scratch, then copied over y's channel: that lands on
+    """Straight over x where that only overwrites x already read (strided pools); else
+    each channel is pooled into scratch, then copied over y's channel: that lands on
     channels of x already read, as long as a channel does not grow."""
     call = lower_pool(node, graph)
     p = call.params
+    if overwrites_only_read_input(p):
+        return in_place(call, tensor, ("x",))
     if p["oh"] * p["ow"] > p["h"] * p["w"]:
         return None
     return in_place(replace(call, params=dict(p, in_place=True)), tensor, ("x",),

@@ -34,9 +34,14 @@ EXPRESSIONS = {
 }
 
 
-def epilogue_code(var, chain):
-    """C statements applying ``chain`` ([[op, attrs], ...]) to ``var`` in place."""
-    return " ".join(f"{var} = {EXPRESSIONS[op](var, attrs)};" for op, attrs in chain)
+def epilogue_code(var, chain, residual=None):
+    """C statements applying ``chain`` ([[op, attrs], ...]) to ``var`` in place. An
+    ``Add`` entry is a fused residual Add: ``residual`` is the C expression of the
+    residual's element at the index being computed."""
+    if residual is None and any(op == "Add" for op, _ in chain):
+        raise ValueError("this kernel template does not support a fused residual Add")
+    return " ".join(f"{var} += {residual};" if op == "Add" else
+                    f"{var} = {EXPRESSIONS[op](var, attrs)};" for op, attrs in chain)
 
 
 def epilogue_tag(chain):
