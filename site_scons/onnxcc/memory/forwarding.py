@@ -13,7 +13,8 @@ in this order, each on what the previous ones left:
    are 1), each input's memory is moved into its slice of the output: the producers
    write straight into it and the concat needs no code;
 3. in place: a kernel that can write its output over an input (``ops.INPLACE``) does so
-   when that input's memory is read by no later step, following the schedule.
+   when nothing in that input's buffer is read by a later step (nor must outlive the
+   run), following the schedule; the output is placed where the input is.
 """
 
 from dataclasses import dataclass, field
@@ -131,15 +132,15 @@ def _kernels(graph, order, nodes, f, in_place):
         y = node.outputs[0]
         inputs = [t for t in dict.fromkeys(node.inputs) if t]
         for x in inputs:
-            root = f.root(x)
+            root, offset = f.place[x]
             group = f.members(root)
-            if (not f.owns_memory(x) or set(group) & f.persistent
+            if (root in f.fixed or set(group) & f.persistent
                     or max(last_read.get(t, -1) for t in group) > step
                     or any(f.root(t) == root for t in inputs if t != x)):
                 continue
             call = ops.can_overwrite(node, graph, x)
             if call is not None:
-                f.move(y, root, 0)
+                f.move(y, root, offset)
                 f.overwrites[k] = x
                 f.calls[k] = call
                 break

@@ -14,8 +14,12 @@ from .problem import Problem
 
 #: the single pool of the default API (``<NAME>_ARENA_BYTES``, ``<name>_run(..., arena)``)
 DEFAULT = "arena"
-#: names the generated C already uses
-RESERVED = {"inputs", "outputs", "a", "k", "scratch"}
+#: names the generated C already uses, and C keywords (a pool name is a C parameter)
+RESERVED = {"inputs", "outputs", "auto", "break", "case", "char", "const", "continue",
+            "default", "do", "double", "else", "enum", "extern", "float", "for", "goto", "if",
+            "inline", "int", "long", "register", "restrict", "return", "short", "signed",
+            "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void",
+            "volatile", "while"}
 
 
 @dataclass

@@ -52,7 +52,7 @@ class _Costs:
         inputs = [t for t in dict.fromkeys(node.inputs) if t]
         for x in inputs:
             others = {f.root(t) for t in inputs if t != x}
-            if not f.owns_memory(x) or f.root(x) in others or f.root(x) in self.persistent:
+            if f.root(x) in f.fixed | others | self.persistent:
                 continue
             call = ops.can_overwrite(node, self.graph, x)
             if call is not None:
