@@ -150,11 +150,13 @@ def summary(plan):
             f"{human_bytes(plan['graph_lower_bound_bytes'])}")
 
 
-def run(graph_path, plan_path, **options):
+def run(graph_path, plan_path, source=None, **options):
+    """Plan the graph at ``graph_path`` into ``plan_path``; errors name ``source`` (the
+    user's model file)."""
     graph = load_graph(graph_path, with_values=False)
     try:
         result = plan(graph, **options)
     except OnnxccError as e:
-        raise OnnxccError(e.message, where=e.where or graph_path, hint=e.hint) from None
+        raise OnnxccError(e.message, where=e.where or source or graph_path, hint=e.hint) from None
     write_text(plan_path, json.dumps(result, indent=1) + "\n")
     return result

@@ -94,7 +94,7 @@ def _optimize(targets, sources, env):
 
 
 def _plan(targets, sources, env):
-    p = planner.run(sources[0], targets[0], planner=env["ONNXCC_PLANNER"],
+    p = planner.run(sources[0], targets[0], env["ONNXCC_SOURCE"], planner=env["ONNXCC_PLANNER"],
                     schedule=env["ONNXCC_SCHEDULE"], pools=env["ONNXCC_POOLS"], io=env["ONNXCC_IO"])
     return f"[plan] {env['ONNXCC_NAME']}: {planner.summary(p)}"
 
@@ -192,8 +192,8 @@ def _python_builder(label, fn, varlist=(), **kw):
 BUILDERS = {
     "OnnxccImport": _python_builder("import", _import, ["ONNXCC_INPUT_SHAPE"]),
     "OnnxccOptimize": _python_builder("optimize", _optimize, ["ONNXCC_FUSE"]),
-    "OnnxccPlan": _python_builder("plan", _plan, ["ONNXCC_PLANNER", "ONNXCC_SCHEDULE",
-                                                  "ONNXCC_POOLS", "ONNXCC_IO"]),
+    "OnnxccPlan": _python_builder("plan", _plan, ["ONNXCC_SOURCE", "ONNXCC_PLANNER",
+                                                  "ONNXCC_SCHEDULE", "ONNXCC_POOLS", "ONNXCC_IO"]),
     "OnnxccGenerateModel": _python_builder("generate", _generate_model, ["ONNXCC_NAME", "ONNXCC_SOURCE"]),
     "OnnxccGenerateKernels": _python_builder(
         "generate", _generate_kernels, ["ONNXCC_NAME", "ONNXCC_SOURCE"],

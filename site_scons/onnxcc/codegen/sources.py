@@ -64,6 +64,10 @@ def model_sources(graph, plan, name, source):
             n = graph.info(node.outputs[0]).nbytes
             calls.append({"node": node, "code": f"memcpy({pointer(node.outputs[0], False)}, "
                                                   f"{pointer(node.inputs[0], True)}, {n}u);"})
+        else:
+            why = ("its inputs were written into their slices" if node.op == "Concat"
+                   else "a view of its input")
+            calls.append({"node": node, "code": f"/* no code: {why} */"})
     if not io_in_arena:
         for k, out in enumerate(graph.outputs):  # outputs that are constants or graph inputs
             if out in weights or out in graph.inputs:

@@ -13,8 +13,10 @@ from dataclasses import dataclass
 
 from .problem import Buffer, Problem, align_up
 
-#: orders simulated annealing tries (each one a first-fit placement)
+#: orders simulated annealing tries (each one a first-fit placement), and how many in a
+#: row may fail to improve on the best before it stops
 ANNEALING_STEPS = 3000
+ANNEALING_PATIENCE = 1000
 #: nodes exact search visits before it gives up proving its best placement optimal
 EXACT_NODES = 20000
 #: auto tries exact search only on problems this small
@@ -62,7 +64,10 @@ def annealing(problem, start=None, steps=ANNEALING_STEPS, seed=0):
     rng = random.Random(seed)
     order, placed, current = list(start.order), start.offsets, start.bytes
     temperature = max(1.0, 0.02 * current)
+    improved = 0
     for step in range(steps):
+        if step - improved > ANNEALING_PATIENCE:
+            break
         i, j = rng.randrange(n), rng.randrange(n)
         candidate = list(order)
         candidate.insert(j, candidate.pop(i))
@@ -72,6 +77,7 @@ def annealing(problem, start=None, steps=ANNEALING_STEPS, seed=0):
         if size <= current or (heat > 0 and rng.random() < math.exp((current - size) / heat)):
             order, placed, current = candidate, offsets, size
         if size < best.bytes:
+            improved = step
             best = Placement(offsets, size, "annealing", size == problem.lower_bound, candidate)
             if best.optimal:
                 break
