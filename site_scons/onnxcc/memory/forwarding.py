@@ -62,8 +62,9 @@ def forward(graph, order, io_in_arena, in_place=True, concat=True):
     fixed = set(graph.constants)
     if not io_in_arena:
         fixed |= set(graph.inputs) | set(graph.outputs)
-    f = Forwarding({t: (t, 0) for t in graph.tensors}, fixed,
-                   {t: graph.info(t).nbytes for t in graph.tensors},
+    used = dict.fromkeys(graph.inputs + graph.outputs
+                         + [t for node in graph.nodes for t in node.inputs + node.outputs if t])
+    f = Forwarding({t: (t, 0) for t in used}, fixed, {t: graph.info(t).nbytes for t in used},
                    persistent=set(graph.outputs))
     nodes = [graph.nodes[k] for k in order]
     _views(graph, order, nodes, f)
