@@ -13,7 +13,8 @@ from onnxcc import ops, planner
 from onnxcc.importer import import_model
 from onnxcc.memory import liveness
 from onnxcc.memory.forwarding import forward
-from onnxcc.memory.problem import collisions
+from onnxcc.memory.algorithms import auto
+from onnxcc.memory.problem import Problem, collisions
 from onnxcc.passes import optimize
 
 RNG = np.random.default_rng(11)
@@ -48,27 +49,34 @@ def conv(x, y, wname, cin, cout, k, stride=1, group=1, inits=None):
 
 
 def memory_mix(path):
-    """Every kind of forwarding in one model: depthwise with scratch and strided (straight
-    over x), 1x1 growing channels, pooling, a Concat whose producers write their slices,
-    a residual Add fused into a Conv, Softmax in place, a Flatten into the caller's output
-    and a Concat written straight into the caller's output."""
-    i = {}
+    """Every kind of forwarding in one model. Most layers work on one map size (16x12x12),
+    so every kernel that writes over its input keeps the peak down and the planner keeps
+    it: depthwise and pooling with a channel of scratch, 1x1 with a pixel of it,
+    elementwise ops, Softmax and LayerNormalization, then a strided depthwise straight
+    over its input; smaller: a Concat whose producers write their slices, a residual Add
+    fused into a Conv, a Flatten into the caller's output and a Concat written straight
+    into the caller's output."""
+    i = {"scale": w(1, 16, 1, 1), "ln_s": w(12), "ln_b": w(12)}
     nodes = [
-        conv("x", "c0", "w_c0", 8, 8, 3, inits=i),  # 8x12x12
-        conv("c0", "dw1", "w_dw1", 8, 8, 3, group=8, inits=i),  # over c0, with scratch
-        node("Relu", ["dw1"], "dw1r"),
-        conv("dw1r", "pw1", "w_pw1", 8, 16, 1, inits=i),  # 1x1 growing 8 -> 16
-        node("MaxPool", ["pw1"], "mp", kernel_shape=[2, 2], strides=[2, 2]),  # 6x6
-        conv("mp", "dw2", "w_dw2", 16, 16, 3, stride=2, group=16, inits=i),  # 3x3, straight
-        conv("dw2", "a", "w_a", 16, 8, 1, inits=i),
-        conv("dw2", "b", "w_b", 16, 8, 3, inits=i),
+        conv("x", "c0", "w_c0", 8, 16, 3, inits=i),  # 16x12x12 (x is the caller's)
+        conv("c0", "dw1", "w_dw1", 16, 16, 3, group=16, inits=i),  # over c0, with scratch
+        node("Relu", ["dw1"], "dw1r"),  # (fused into dw1)
+        conv("dw1r", "pw1", "w_pw1", 16, 16, 1, inits=i),  # with a pixel of scratch
+        node("MaxPool", ["pw1"], "mp1", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),  # scratch
+        node("Sigmoid", ["mp1"], "sg"),
+        node("Mul", ["sg", "scale"], "mul"),
+        node("Softmax", ["mul"], "sm", axis=1),
+        node("LayerNormalization", ["sm", "ln_s", "ln_b"], "ln", axis=-1),
+        conv("ln", "dw2", "w_dw2", 16, 16, 3, stride=2, group=16, inits=i),  # 6x6, straight
+        conv("dw2", "pw2", "w_pw2", 16, 32, 1, inits=i),  # 1x1 growing 16 -> 32
+        node("MaxPool", ["pw2"], "mp2", kernel_shape=[2, 2], strides=[2, 2]),  # 32x3x3
+        conv("mp2", "a", "w_a", 32, 8, 1, inits=i),
+        conv("mp2", "b", "w_b", 32, 8, 3, inits=i),
         node("Concat", ["a", "b"], "cat", axis=1),  # slices, 16x3x3
         conv("cat", "c1", "w_c1", 16, 16, 3, inits=i),
         conv("c1", "c", "w_c", 16, 16, 3, inits=i),
-        node("Add", ["c", "cat"], "res"),  # fused into conv c, over cat
-        node("Sigmoid", ["res"], "sg"),
-        node("Softmax", ["sg"], "sm", axis=1),
-        node("GlobalAveragePool", ["sm"], "gap"),
+        node("Add", ["c", "cat"], "res"),  # fused into conv c, which may write over cat
+        node("GlobalAveragePool", ["res"], "gap"),
         node("Flatten", ["gap"], "out0", axis=1),  # into the caller's output
     ]
     i["g1"], i["g2"] = w(16, 5), w(16, 3)
@@ -93,7 +101,10 @@ def check_plan(graph, plan):
     share a byte at a step where both are live, offsets are aligned, no pool below its
     lower bound."""
     order = [s["index"] for s in plan["schedule"]]
-    f = forward(graph, order, plan["io"] == "arena")
+    f = forward(graph, order, plan["io"] == "arena",
+                in_place={s["index"] for s in plan["schedule"] if "overwrites" in s})
+    assert {graph.nodes[k].name: x for k, x in f.overwrites.items()} == \
+        {s["node"]: s["overwrites"] for s in plan["schedule"] if "overwrites" in s}
     buffers = {p.buffer.name: p.buffer for p in liveness.buffers(graph, order, f, plan["alignment"])}
     for pool in plan["pools"]:
         names = [b["name"] for b in pool["buffers"]]
@@ -106,29 +117,63 @@ def test_forwarding_decisions(tmp_path):
     graph, plan = planned(memory_mix(tmp_path / "m.onnx"))
     check_plan(graph, plan)
     t = plan["tensors"]
-    # depthwise stride 1 writes over its input with a channel of scratch; the strided one
-    # straight over it; the 1x1 that grows channels with a pixel of scratch
-    assert "overwrites" not in step(plan, "c0")  # (x is the caller's)
-    assert step(plan, "dw1")["overwrites"] == "c0"
-    assert step(plan, "dw1")["scratch"]["bytes"] == 12 * 12 * 4
-    assert step(plan, "pw1")["overwrites"] == "dw1r" and step(plan, "pw1")["scratch"]["bytes"] == 32
-    assert step(plan, "dw2")["overwrites"] == "mp" and "scratch" not in step(plan, "dw2")
-    assert step(plan, "mp")["overwrites"] == "pw1"
+    map_bytes = 16 * 12 * 12 * 4
+    # every layer on the big map writes over its input, as long as the caller's is not it
+    assert "overwrites" not in step(plan, "c0")
+    for name, over, scratch in (("dw1", "c0", map_bytes // 16), ("pw1", "dw1r", 16 * 4),
+                                ("mp1", "pw1", map_bytes // 16), ("sg", "mp1", None),
+                                ("mul", "sg", None), ("sm", "mul", None), ("ln", "sm", None),
+                                ("dw2", "ln", None)):
+        assert step(plan, name)["overwrites"] == over, name
+        assert step(plan, name).get("scratch", {}).get("bytes") == scratch, name
+    # the peak: one map and one channel of scratch
+    assert plan["arena_bytes"] == plan["lower_bound_bytes"] == map_bytes + map_bytes // 16
     # the Concat needs no code: its producers write into their slices
     assert step(plan, "cat")["code"] == "none"
     assert t["a"]["offset"] == t["cat"]["offset"] and t["b"]["offset"] == t["cat"]["offset"] + 8 * 9 * 4
-    # the residual Add is fused into conv c (which keeps the Add's output name), over cat
-    assert "Add" not in [s["op"] for s in plan["schedule"]]
-    assert step(plan, "c")["overwrites"] == "cat"
+    # the residual Add is fused into conv c (which takes the Add's output name)
+    assert "Add" not in [s["op"] for s in plan["schedule"]] and "res" in t
     # the Flatten to out0 moves gap into the caller's output; out1's slices are in the caller's too
     assert step(plan, "out0")["code"] == "none" and t["gap"] == {"output": 0, "offset": 0}
     assert t["h1"] == {"output": 1, "offset": 0} and t["h2"] == {"output": 1, "offset": 20}
-    # the graph input is the caller's: never written over
-    assert all(s.get("overwrites") != "x" for s in plan["schedule"])
     # every scratch buffer lives during its own step only
     scratch = [b for p in plan["pools"] for b in p["buffers"] if b["name"].endswith(".scratch")]
     assert scratch and all(b["first"] == b["last"] for b in scratch)
     assert plan["arena_bytes"] < plan["graph_lower_bound_bytes"]
+
+
+def test_writing_over_inputs_wherever_possible(tmp_path):
+    """What forwarding does with in-place kernels allowed everywhere, following the schedule."""
+    graph = optimize(import_model(memory_mix(tmp_path / "m.onnx")), "m")
+    order = list(range(len(graph.nodes)))
+    f = forward(graph, order, io_in_arena=False)
+    over = {graph.nodes[k].name: x for k, x in f.overwrites.items()}
+    assert over["pw2"] == "dw2" and over["mp2"] == "pw2"  # 1x1 growing, pool straight over
+    assert over["c"] == "cat"  # conv c, with the residual Add fused, over the residual
+    assert "c0" not in over and "a" not in over  # x is the caller's; mp2 is read by b later
+    assert all(x != "x" for x in over.values())
+
+
+def test_in_place_only_where_it_keeps_the_peak_down(tmp_path):
+    """A chain of Fire modules: writing each squeeze over the concat before it leaves the
+    small output at the bottom of a large buffer, and the next concat cannot fit beside it;
+    the planner keeps only in-place kernels that lower the peak, and reaches the bound."""
+    i, nodes, x, c = {}, [], "x", 16
+    for k in range(6):
+        nodes += [conv(x, f"s{k}", f"ws{k}", c, 8, 1, inits=i),
+                  conv(f"s{k}", f"e{k}", f"we{k}", 8, 16, 1, inits=i),
+                  conv(f"s{k}", f"f{k}", f"wf{k}", 8, 16, 3, inits=i),
+                  node("Concat", [f"e{k}", f"f{k}"], f"cat{k}", axis=1)]
+        x, c = f"cat{k}", 32
+    path = save(tmp_path / "fire.onnx", nodes, [("x", [1, 16, 8, 8])], [(x, 4)], i)
+    graph = optimize(import_model(path), path)
+    plan = planner.plan(graph, schedule="graph")
+    check_plan(graph, plan)
+    assert plan["arena_bytes"] == plan["lower_bound_bytes"]
+    order = list(range(len(graph.nodes)))
+    f = forward(graph, order, io_in_arena=False)
+    everywhere = [p.buffer for p in liveness.buffers(graph, order, f, 16)]
+    assert auto(Problem(everywhere)).bytes > plan["arena_bytes"]
 
 
 def test_in_place_needs_the_input_to_die(tmp_path):
@@ -324,3 +369,30 @@ def test_bad_memory_options(scons, options, message):
     r = scons("model=models/tiny_cnn.onnx", options)
     assert r.returncode != 0
     assert message in r.stdout + r.stderr and "Traceback" not in r.stdout + r.stderr
+
+
+IN_PLACE_CASES = {
+    "global_average_pool": ([node("GlobalAveragePool", ["x"], "y")], [1, 4, 5, 5], 4, {}),
+    "max_pool_stride_1": ([node("MaxPool", ["x"], "y", kernel_shape=[3, 3], pads=[1, 1, 1, 1])],
+                          [1, 3, 6, 6], 4, {}),
+    "average_pool_strided": ([node("AveragePool", ["x"], "y", kernel_shape=[3, 3], strides=[2, 2])],
+                             [1, 3, 7, 7], 4, {}),
+    "softmax": ([node("Softmax", ["x"], "y", axis=1)], [2, 5, 3], 3, {}),
+    "layer_norm": ([node("LayerNormalization", ["x", "s"], "y", axis=-1)], [3, 8], 2, {"s": w(8)}),
+    "sub_broadcast": ([node("Sub", ["x", "b"], "y")], [2, 3, 4], 3, {"b": w(3, 1)}),
+    "tanh": ([node("Tanh", ["x"], "y")], [3, 7], 2, {}),
+    "depthwise_dilated": ([node("Conv", ["x", "wd"], "y", group=3, pads=[2, 2, 2, 2],
+                                dilations=[2, 2])], [1, 3, 6, 6], 4, {"wd": w(3, 1, 3, 3)}),
+    "pointwise_batches": ([node("Conv", ["x", "wp"], "y")], [2, 4, 3, 3], 4, {"wp": w(3, 4, 1, 1)}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(IN_PLACE_CASES))
+def test_single_op_writes_over_its_input_in_the_arena(scons, tmp_path, case):
+    nodes, shape, rank, inits = IN_PLACE_CASES[case]
+    path = save(tmp_path / f"{case}.onnx", nodes, [("x", shape)], [("y", rank)], inits)
+    r = scons(f"model={path}", "io=arena", "verify")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "[verify]" in r.stdout and "warning" not in r.stdout + r.stderr
+    plan = json.loads((scons.build_dir / "x86_64" / case / "plan.json").read_text())
+    assert plan["schedule"][0]["overwrites"] == "x"

@@ -10,13 +10,14 @@ caller's buffers unless ``io=arena``.
 
 import json
 
+from . import ops
 from .errors import OnnxccError
 from .files import write_text
 from .memory import liveness, schedule as scheduling
 from .memory.algorithms import ALGORITHMS
 from .memory.forwarding import forward
 from .memory.pools import parse_pools, place_in_pools
-from .memory.problem import lower_bound
+from .memory.problem import align_up, live_bytes, lower_bound
 from .onnx_io import load_graph
 from .report import human_bytes
 
@@ -59,6 +60,45 @@ def choose_order(graph, schedule, io_in_arena):
     return given
 
 
+def in_place_that_counts(graph, order, f, planned):
+    """The nodes whose writing over an input keeps the peak down: without it, the bytes
+    live at their step would exceed the lower bound. Elsewhere, writing over the input
+    only ties buffers together (a shrunk output left at the bottom of a large one), which
+    can keep the placement from reaching the lower bound."""
+    live = live_bytes([p.buffer for p in planned])
+    bound = max(live.values(), default=0)
+    needed = set()
+    for step, k in enumerate(order):
+        if k not in f.overwrites:
+            continue
+        node = graph.nodes[k]
+        x, y = f.sizes[f.overwrites[k]], f.sizes[node.outputs[0]]
+        scratch = f.calls[k].scratch_bytes - ops.lower(node, graph).scratch_bytes
+        if live[step] + align_up(min(x, y), ALIGNMENT) - scratch > bound:
+            needed.add(k)
+    return needed
+
+
+def _forward_and_place(graph, order, io_in_arena, pools, algorithm):
+    """(forwarding, buffers, pool plans): writing over inputs wherever kernels can, or only
+    where that keeps the peak down, whichever needs fewer bytes (the latter on a tie:
+    in-place kernels that need scratch are the slower ones)."""
+    best = None
+    in_place = True
+    while True:
+        f = forward(graph, order, io_in_arena, in_place=in_place)
+        planned = liveness.buffers(graph, order, f, ALIGNMENT)
+        plans = place_in_pools([p.buffer for p in planned], pools, algorithm)
+        size = sum(p.placement.bytes for p in plans)
+        if best is None or size <= best[0]:
+            best = (size, f, planned, plans)
+        if in_place is not True:
+            return best[1:]
+        in_place = in_place_that_counts(graph, order, f, planned)
+        if in_place == set(f.overwrites):
+            return best[1:]
+
+
 def plan(graph, planner="auto", schedule="memory", pools="", io="caller"):
     check_options(planner, schedule, io)
     io_in_arena = io == "arena"
@@ -68,10 +108,8 @@ def plan(graph, planner="auto", schedule="memory", pools="", io="caller"):
                 raise OnnxccError(f"output '{t}' is a constant, which io=arena cannot hold",
                                   hint="use io=caller")
     order = choose_order(graph, schedule, io_in_arena)
-    f = forward(graph, order, io_in_arena)
-    planned = liveness.buffers(graph, order, f, ALIGNMENT)
-    pool_plans = place_in_pools([p.buffer for p in planned], parse_pools(pools),
-                                ALGORITHMS[planner])
+    f, planned, pool_plans = _forward_and_place(graph, order, io_in_arena, parse_pools(pools),
+                                                ALGORITHMS[planner])
 
     where = {}  # buffer index -> (pool name, offset)
     pools_json = []

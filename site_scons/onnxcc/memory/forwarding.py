@@ -57,8 +57,9 @@ class Forwarding:
 
 
 def forward(graph, order, io_in_arena, in_place=True, concat=True):
-    """The ``Forwarding`` of ``graph`` run in ``order`` (node indices). ``in_place`` and
-    ``concat`` off leave only views (what a plain liveness planner does)."""
+    """The ``Forwarding`` of ``graph`` run in ``order`` (node indices). ``in_place``: True
+    (wherever a kernel can), False, or the node indices where it may; ``in_place`` and
+    ``concat`` False leave only views (what a plain liveness planner does)."""
     fixed = set(graph.constants)
     if not io_in_arena:
         fixed |= set(graph.inputs) | set(graph.outputs)
@@ -128,7 +129,8 @@ def _kernels(graph, order, nodes, f, in_place):
             continue
         f.code[k] = "kernel"
         f.calls[k] = ops.lower(node, graph)
-        if not in_place or len(node.outputs) != 1 or not f.owns_memory(node.outputs[0]):
+        allowed = in_place is True or (in_place and k in in_place)
+        if not allowed or len(node.outputs) != 1 or not f.owns_memory(node.outputs[0]):
             continue
         y = node.outputs[0]
         inputs = [t for t in dict.fromkeys(node.inputs) if t]

@@ -121,13 +121,18 @@ class Problem:
         return max((o + b.size for o, b in zip(offsets, self.buffers)), default=0)
 
 
-def lower_bound(buffers):
-    """The most bytes live at any one step: no placement of ``buffers`` needs less."""
+def live_bytes(buffers):
+    """step -> the bytes the buffers need at that step."""
     live = {}
     for b in buffers:
         for s, lo, hi in b.extent:
             live[s] = live.get(s, 0) + hi - lo
-    return max(live.values(), default=0)
+    return live
+
+
+def lower_bound(buffers):
+    """The most bytes live at any one step: no placement of ``buffers`` needs less."""
+    return max(live_bytes(buffers).values(), default=0)
 
 
 def collisions(buffers, offsets):
