@@ -53,7 +53,7 @@ def overwrites_only_read_input(g):
     if oh * ow > h * w:
         return False
     last_read = [-1] * (h * w)  # element of x -> the last element of y reading it
-    for oy in range(oh):
+    for oy in range(oh):  # (y in order: each element read is last read by the latest)
         for ky in range(g["kh"]):
             iy = oy * g["sh"] - g["pt"] + ky * g["dh"]
             if not 0 <= iy < h:
@@ -62,5 +62,5 @@ def overwrites_only_read_input(g):
                 for kx in range(g["kw"]):
                     ix = ox * g["sw"] - g["pl"] + kx * g["dw"]
                     if 0 <= ix < w:
-                        last_read[iy * w + ix] = max(last_read[iy * w + ix], oy * ow + ox)
+                        last_read[iy * w + ix] = oy * ow + ox
     return all(q >= t for q, t in enumerate(last_read))
