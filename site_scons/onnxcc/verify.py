@@ -86,8 +86,10 @@ def reference_outputs(model_path, inputs):
                           where=model_path) from None
 
 
-def make_case(model_path, name, harness_c, data_c, expected_npz, input_shapes, seed, testdata):
-    """Write the harness, its input data and the expected outputs."""
+def make_case(model_path, name, harness_c, data_c, expected_npz, input_shapes, seed, testdata,
+              pools=("arena",), io_in_arena=False):
+    """Write the harness (for the API that ``pools`` and ``io_in_arena`` give), its input
+    data and the expected outputs."""
     model = read_model(model_path)
     if testdata:
         inputs, expected = read_test_data(testdata)
@@ -100,7 +102,8 @@ def make_case(model_path, name, harness_c, data_c, expected_npz, input_shapes, s
          "body": c_array_body(x if x.size else np.zeros(1, x.dtype))} for k, x in enumerate(inputs)])
     harness = render("harness.c.mako", name=name, NAME=name.upper(), mark=MARK,
                      inputs=[c_type(x.dtype) for x in inputs],
-                     outputs=[c_type(np.asarray(y).dtype) for y in expected])
+                     outputs=[c_type(np.asarray(y).dtype) for y in expected],
+                     pools=list(pools), io_in_arena=io_in_arena)
     tmp = expected_npz + ".tmp.npz"
     np.savez(tmp, *[np.asarray(y) for y in expected])
     write_texts({harness_c: harness, data_c: data})

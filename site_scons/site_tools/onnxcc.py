@@ -43,6 +43,8 @@ if getattr(sys.modules.get("onnxcc"), "__path__", None) is None:
 
 from onnxcc import importer, integration, optimizer, planner, verify  # noqa: E402
 from onnxcc.cgen import c_ident  # noqa: E402
+from onnxcc.memory.pools import parse_pools  # noqa: E402
+from onnxcc.planner import check_options as check_plan_options  # noqa: E402
 from onnxcc.codegen import sources as codegen  # noqa: E402
 from onnxcc.errors import OnnxccError  # noqa: E402
 from onnxcc.files import write_text  # noqa: E402
@@ -98,9 +100,9 @@ def _optimize(targets, sources, env):
 
 
 def _plan(targets, sources, env):
-    p = planner.run(sources[0], targets[0])
-    return (f"[plan] {env['ONNXCC_NAME']}: arena {human_bytes(p['arena_bytes'])}, "
-            f"lower bound {human_bytes(p['lower_bound_bytes'])}")
+    p = planner.run(sources[0], targets[0], env["ONNXCC_SOURCE"], planner=env["ONNXCC_PLANNER"],
+                    schedule=env["ONNXCC_SCHEDULE"], pools=env["ONNXCC_POOLS"], io=env["ONNXCC_IO"])
+    return f"[plan] {env['ONNXCC_NAME']}: {planner.summary(p)}"
 
 
 def _generate_model(targets, sources, env):
@@ -110,7 +112,7 @@ def _generate_model(targets, sources, env):
 
 
 def _generate_kernels(targets, sources, env):
-    n = codegen.run_kernels(sources[0], targets[0], targets[1], env["ONNXCC_NAME"],
+    n = codegen.run_kernels(sources[0], sources[1], targets[0], targets[1], env["ONNXCC_NAME"],
                             env["ONNXCC_SOURCE"])
     return f"[generate] {env['ONNXCC_NAME']}: {os.path.basename(targets[0])} ({n} kernels)"
 
@@ -135,7 +137,8 @@ def _shared_arena(targets, sources, env):
 
 
 def _footprint_main(targets, sources, env):
-    codegen.run_footprint_main(sources[0], targets[0], env["ONNXCC_NAME"])
+    codegen.run_footprint_main(sources[0], targets[0], env["ONNXCC_NAME"], _pool_names(env),
+                               env["ONNXCC_IO"] == "arena")
     return None
 
 
@@ -178,7 +181,8 @@ def _size_check(targets, sources, env):
 def _verify_case(targets, sources, env):
     verify.make_case(sources[0], env["ONNXCC_NAME"], targets[0], targets[1], targets[2],
                      importer.parse_input_shapes(env["ONNXCC_INPUT_SHAPE"]),
-                     int(env["ONNXCC_SEED"]), env["ONNXCC_TESTDATA"] or None)
+                     int(env["ONNXCC_SEED"]), env["ONNXCC_TESTDATA"] or None, _pool_names(env),
+                     env["ONNXCC_IO"] == "arena")
     return None
 
 
@@ -187,12 +191,16 @@ def _verify_run(targets, sources, env):
                       env["ONNXCC_NAME"])
 
 
+def _pool_names(env):
+    return [p.name for p in parse_pools(env["ONNXCC_POOLS"])]
+
+
 def _scan_kernel_templates(node, env, path):
     """The kernel templates a model uses: found by lowering its (built) optimized graph."""
-    if not os.path.exists(str(node)):
+    if not str(node).endswith(".onnx") or not os.path.exists(str(node)):
         return []
     try:
-        return env.File(codegen.used_kernel_templates(str(node), env["ONNXCC_NAME"]))
+        return env.File(codegen.used_kernel_templates(str(node)))
     except OnnxccError:
         return []  # the generate stage itself reports it
 
@@ -204,7 +212,8 @@ def _python_builder(label, fn, varlist=(), **kw):
 BUILDERS = {
     "OnnxccImport": _python_builder("import", _import, ["ONNXCC_INPUT_SHAPE"]),
     "OnnxccOptimize": _python_builder("optimize", _optimize, ["ONNXCC_FUSE"]),
-    "OnnxccPlan": _python_builder("plan", _plan),
+    "OnnxccPlan": _python_builder("plan", _plan, ["ONNXCC_SOURCE", "ONNXCC_PLANNER",
+                                                  "ONNXCC_SCHEDULE", "ONNXCC_POOLS", "ONNXCC_IO"]),
     "OnnxccGenerateModel": _python_builder("generate", _generate_model, ["ONNXCC_NAME", "ONNXCC_SOURCE"]),
     "OnnxccGenerateKernels": _python_builder(
         "generate", _generate_kernels, ["ONNXCC_NAME", "ONNXCC_SOURCE"],
@@ -217,9 +226,11 @@ BUILDERS = {
     "OnnxccSharedArena": _python_builder("generate", _shared_arena,
                                          ["ONNXCC_ARENA", "ONNXCC_ARENA_MODELS"]),
     "OnnxccVerifyCase": _python_builder("verify", _verify_case,
-                                        ["ONNXCC_NAME", "ONNXCC_SEED", "ONNXCC_TESTDATA", "ONNXCC_INPUT_SHAPE"]),
+                                        ["ONNXCC_NAME", "ONNXCC_SEED", "ONNXCC_TESTDATA", "ONNXCC_INPUT_SHAPE",
+                                         "ONNXCC_POOLS", "ONNXCC_IO"]),
     "OnnxccVerifyRun": _python_builder("verify", _verify_run),
-    "OnnxccFootprintMain": _python_builder("report", _footprint_main, ["ONNXCC_NAME"]),
+    "OnnxccFootprintMain": _python_builder("report", _footprint_main,
+                                           ["ONNXCC_NAME", "ONNXCC_POOLS", "ONNXCC_IO"]),
     "OnnxccReport": _python_builder("report", _report, ["ONNXCC_NAME", "ONNXCC_FLASH", "ONNXCC_RAM"]),
 }
 
@@ -312,17 +323,21 @@ def _model_env(env, target, toolchain, verbose):
 @_declaration
 def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain="target",
               weights_section="", input_shape="", fuse=True, seed=0, testdata=None,
-              verbose=False, need_runner=False, flash=None, ram=None):
+              verbose=False, need_runner=False, flash=None, ram=None, planner="auto",
+              schedule="memory", pools="", io="caller"):
     """Declare every stage of the ONNX file ``model``, compiled as C prefix ``name`` (None:
     the file's stem) for ``target`` into ``<build_dir>/<target>/<name>/``; relative paths are
     relative to the calling SConscript. ``toolchain='env'`` compiles with this environment's
     compiler and flags instead of the target's; ``weights_section`` puts the weights into
-    that linker section. Returns an :class:`OnnxModelNodes` (unpacks as ``lib, include``)."""
+    that linker section; ``planner``, ``schedule``, ``pools`` and ``io`` steer the memory
+    plan (README.md). Returns an :class:`OnnxModelNodes` (unpacks as ``lib, include``)."""
     if toolchain not in TOOLCHAINS:
         raise OnnxccError(f"toolchain={toolchain!r} is not one of {', '.join(TOOLCHAINS)}",
                           hint="'target' compiles with the target's toolchain file, "
                                "'env' with the calling environment's CC and flags")
     weights_section = integration.check_section_name(weights_section)
+    check_plan_options(planner, schedule, io)
+    parse_pools(pools)
     tgt = with_memory(load_target(target), flash, ram)
     tgt.check_tools(need_runner, compiler=toolchain == "target")
     model = env.File(model)
@@ -334,7 +349,8 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
               ONNXCC_INPUT_SHAPE=input_shape or "", ONNXCC_FUSE=bool(fuse),
               ONNXCC_SEED=int(seed), ONNXCC_TESTDATA=testdata, ONNXCC_VERBOSE=bool(verbose),
               ONNXCC_TARGET=tgt, ONNXCC_WEIGHTS_SECTION=weights_section,
-              ONNXCC_SYSTEM_LIBS=list(tgt.toolchain.libs))
+              ONNXCC_SYSTEM_LIBS=list(tgt.toolchain.libs), ONNXCC_PLANNER=planner,
+              ONNXCC_SCHEDULE=schedule, ONNXCC_POOLS=pools or "", ONNXCC_IO=io)
     e.Append(BUILDERS=dict(BUILDERS, OnnxccLinkModel=_LINK_MODEL),
              CPPPATH=[out, e.Dir(RUNTIME_DIR)])
 
@@ -345,7 +361,8 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
     optimized = e.OnnxccOptimize([at("optimized.onnx"), at("optimized.bin")], imported)
     plan = e.OnnxccPlan(at("plan.json"), optimized[0])
     header_c = e.OnnxccGenerateModel([at(f"{name}.h"), at(f"{name}.c")], [optimized[0], plan])
-    kernels = e.OnnxccGenerateKernels([at(f"{name}_kernels.c"), at(f"{name}_kernels.h")], optimized[0])
+    kernels = e.OnnxccGenerateKernels([at(f"{name}_kernels.c"), at(f"{name}_kernels.h")],
+                                      [optimized[0], plan])
     weights = e.OnnxccGenerateWeights(at(f"{name}_weights.c"), optimized)
     fragments = e.OnnxccFragments([at(f"{name}.mk"), at(f"{name}.cmake"), at("CMakeLists.txt")],
                                   [plan[0], header_c[0]])

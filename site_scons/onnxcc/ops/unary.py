@@ -6,7 +6,7 @@ templates spell it with ``epilogue_code``.
 """
 
 from ..cgen import c_float
-from . import KernelCall
+from . import KernelCall, in_place
 
 
 def _clip(v, a):
@@ -34,9 +34,14 @@ EXPRESSIONS = {
 }
 
 
-def epilogue_code(var, chain):
-    """C statements applying ``chain`` ([[op, attrs], ...]) to ``var`` in place."""
-    return " ".join(f"{var} = {EXPRESSIONS[op](var, attrs)};" for op, attrs in chain)
+def epilogue_code(var, chain, residual=None):
+    """C statements applying ``chain`` ([[op, attrs], ...]) to ``var`` in place. An
+    ``Add`` entry is a fused residual Add: ``residual`` is the C expression of the
+    residual's element at the index being computed."""
+    if residual is None and any(op == "Add" for op, _ in chain):
+        raise ValueError("this kernel template does not support a fused residual Add")
+    return " ".join(f"{var} += {residual};" if op == "Add" else
+                    f"{var} = {EXPRESSIONS[op](var, attrs)};" for op, attrs in chain)
 
 
 def epilogue_tag(chain):
@@ -61,4 +66,10 @@ def lower_unary(node, graph):
                       [("x", x)], [("y", y)])
 
 
+def unary_in_place(node, graph, tensor):
+    """y[i] is written right after x[i] is read: y may be x."""
+    return in_place(lower_unary(node, graph), tensor, ("x",))
+
+
 LOWERINGS = {op: lower_unary for op in EXPRESSIONS}
+INPLACE = {op: unary_in_place for op in EXPRESSIONS}

@@ -7,6 +7,7 @@ from .fold_batchnorm import fold_batchnorm
 from .fold_constants import fold_constants
 from .fuse_activations import fuse_activations
 from .fuse_matmul_add import fuse_matmul_add
+from .fuse_residual_add import fuse_residual_add
 from .params_to_attrs import params_to_attrs
 from .remove_noops import remove_noops
 
@@ -19,5 +20,6 @@ def optimize(graph, where, fuse=True):
     fold_batchnorm(graph)
     if fuse:
         fuse_activations(graph)
+        fuse_residual_add(graph)
     graph.drop_unused_constants()
     return graph
