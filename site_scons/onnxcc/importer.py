@@ -17,6 +17,7 @@ from . import ops
 from .errors import OnnxccError
 from .onnx_io import graph_from_model, save_graph
 from .passes.fold_constants import compile_time_nodes
+from .qoperator import qoperator_to_qdq
 
 
 def parse_input_shapes(text):
@@ -104,6 +105,7 @@ def import_model(path, input_shapes=None):
         raise OnnxccError(f"invalid ONNX model: {first}", where=path) from None
     _fix_input_shapes(model, input_shapes or {}, path)
     _lift_constant_nodes(model)
+    qoperator_to_qdq(model, path)
     try:
         model = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True,
                                                   data_prop=True)

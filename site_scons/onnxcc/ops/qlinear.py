@@ -1,0 +1,236 @@
+"""Integer ops (int8 / uint8 activations), as the qdq_to_qlinear pass writes them.
+
+Each takes only its data inputs; scales and zero points are on the tensors
+(``TensorInfo.quant``). Every constant the kernel needs is computed here, at compile
+time, with the arithmetic onnxruntime's CPU kernels use (see ``quant`` and docs/int8.md):
+
+* QLinearConv, QGemm, QLinearGlobalAveragePool: exact int32 accumulation, then
+  requantization with a 24-bit fixed-point multiplier and a shift, integer-only and
+  rounded exactly as onnxruntime's float32 ``acc * scale`` is;
+* QLinearAdd, QLinearAveragePool, QLinearSoftmax, QuantizeLinear, DequantizeLinear:
+  float32 arithmetic in onnxruntime's order (its kernels compute these in float);
+* QLinearConcat: a 256-entry table per input whose quantization differs from the output's.
+"""
+
+import numpy as np
+
+from . import KernelCall, unsupported
+from ..quant import (F32, fixed_point, int_range, output_scale, qlinear_add_constants, scalar,
+                     softmax_exp_table)
+from .binary import broadcast_strides, merge_dims
+from .normalize import _split
+from .spatial import window_2d, window_tag
+
+SHORT = {"int8": "s8", "uint8": "u8"}
+
+
+def _quant(graph, node, name):
+    info = graph.info(name)
+    if not info.quant:
+        raise unsupported(node, f"tensor '{name}' without quantization parameters")
+    if info.dtype not in SHORT:
+        raise unsupported(node, f"{info.dtype} quantized tensors", "onnxcc runs int8 and uint8")
+    return info.quant
+
+
+def _per_tensor(graph, node, name):
+    q = _quant(graph, node, name)
+    return F32(scalar(q, "scale")), scalar(q, "zero_point")
+
+
+def _output(graph, node, y):
+    """(zero point, lo, hi): the output's clamp range (a fused Relu/Clip narrows it)."""
+    _, zp = _per_tensor(graph, node, y)
+    lo, hi = node.attrs.get("onnxcc_clamp", int_range(graph.info(y).dtype))
+    return zp, lo, hi
+
+
+def _requant(scales, where):
+    pairs = [fixed_point(s, where) for s in scales]
+    return [m for m, _ in pairs], [s for _, s in pairs]
+
+
+def _channels(values, n):
+    return list(values) * n if len(values) == 1 else list(values)
+
+
+def lower_qconv(node, graph):
+    x, w = node.inputs[0], node.inputs[1]
+    b = node.inputs[2] if len(node.inputs) > 2 else None
+    y = node.outputs[0]
+    w_shape = graph.info(w).shape
+    g = window_2d(node, graph.info(x).shape, graph.info(y).shape,
+                  node.attrs.get("kernel_shape", w_shape[2:]))
+    x_scale, x_zp = _per_tensor(graph, node, x)
+    y_scale, _ = _per_tensor(graph, node, y)
+    wq = _quant(graph, node, w)
+    m = w_shape[0]
+    scales = [output_scale(x_scale, s, y_scale) for s in _channels(wq["scale"], m)]
+    mult, shift = _requant(scales, node.name)
+    w_zp = _channels(wq["zero_point"], m)
+    y_zp, lo, hi = _output(graph, node, y)
+    g.update(m=m, group=node.attrs.get("group", 1), bias=b is not None, x_zp=x_zp,
+             w_zp=None if not any(w_zp) else w_zp, mult=mult, shift=shift, y_zp=y_zp, lo=lo, hi=hi)
+    kind = "dw" if g["group"] == g["c"] and g["m"] == g["c"] and g["c"] > 1 else f"g{g['group']}"
+    t = SHORT[graph.info(x).dtype]
+    tag = f"{t}_{kind}_{window_tag(g)}_m{m}"
+    return KernelCall("qconv2d", tag, g, [("x", x), ("w", w)] + ([("b", b)] if b else []),
+                      [("y", y)])
+
+
+def lower_qgemm(node, graph):
+    a, w = node.inputs[0], node.inputs[1]
+    b = node.inputs[2] if len(node.inputs) > 2 else None
+    y = node.outputs[0]
+    n, k = graph.info(w).shape
+    m = graph.info(a).size // k
+    a_scale, a_zp = _per_tensor(graph, node, a)
+    y_scale, _ = _per_tensor(graph, node, y)
+    wq = _quant(graph, node, w)
+    alpha = node.attrs.get("alpha", 1.0)
+    scales = [output_scale(a_scale, s, y_scale, alpha) for s in _channels(wq["scale"], n)]
+    mult, shift = _requant(scales, node.name)
+    w_zp = _channels(wq["zero_point"], n)
+    y_zp, lo, hi = _output(graph, node, y)
+    if b is not None and graph.info(b).size != n:
+        raise unsupported(node, "a bias that is not one value per output column")
+    p = {"m": m, "n": n, "k": k, "bias": b is not None, "a_zp": a_zp,
+         "w_zp": None if not any(w_zp) else w_zp, "mult": mult, "shift": shift, "y_zp": y_zp,
+         "lo": lo, "hi": hi}
+    tag = f"{SHORT[graph.info(a).dtype]}_{m}x{k}x{n}"
+    return KernelCall("qgemm", tag, p, [("a", a), ("w", w)] + ([("b", b)] if b else []),
+                      [("y", y)])
+
+
+def _global_pool(node, graph, x, y):
+    shape = graph.info(x).shape
+    size = int(np.prod(shape[2:]))
+    x_scale, x_zp = _per_tensor(graph, node, x)
+    y_scale, _ = _per_tensor(graph, node, y)
+    scale = F32(x_scale / F32(y_scale * F32(size)))  # onnxruntime's order of operations
+    (mult,), (shift,) = _requant([scale], node.name)
+    y_zp, lo, hi = _output(graph, node, y)
+    p = {"outer": shape[0] * shape[1], "inner": size, "bias": -x_zp * size, "mult": mult,
+         "shift": shift, "y_zp": y_zp, "lo": lo, "hi": hi}
+    tag = f"{SHORT[graph.info(x).dtype]}_{p['outer']}x{size}"
+    return KernelCall("qglobal_avgpool", tag, p, [("x", x)], [("y", y)])
+
+
+def lower_qglobal_avgpool(node, graph):
+    return _global_pool(node, graph, node.inputs[0], node.outputs[0])
+
+
+def lower_qavgpool(node, graph):
+    x, y = node.inputs[0], node.outputs[0]
+    g = window_2d(node, graph.info(x).shape, graph.info(y).shape, node.attrs["kernel_shape"])
+    spatial = list(graph.info(x).shape[2:])
+    if list(node.attrs["kernel_shape"]) == spatial and not any(g[k] for k in ("pt", "pl", "pb", "pr")):
+        return _global_pool(node, graph, x, y)  # onnxruntime takes the global path here too
+    if (g["dh"], g["dw"]) != (1, 1) or node.attrs.get("ceil_mode", 0):
+        raise unsupported(node, "dilations or ceil_mode on a quantized AveragePool")
+    x_scale, x_zp = _per_tensor(graph, node, x)
+    y_scale, _ = _per_tensor(graph, node, y)
+    y_zp, lo, hi = _output(graph, node, y)
+    g.update(x_scale=float(x_scale), x_zp=x_zp, y_scale=float(y_scale), y_zp=y_zp, lo=lo, hi=hi,
+             count_include_pad=int(node.attrs.get("count_include_pad", 0)))
+    tag = f"{SHORT[graph.info(x).dtype]}_{window_tag(g)}" + ("_incpad" if g["count_include_pad"] else "")
+    return KernelCall("qavgpool2d", tag, g, [("x", x)], [("y", y)])
+
+
+def lower_qadd(node, graph):
+    a, b = node.inputs
+    y = node.outputs[0]
+    out_shape = graph.info(y).shape
+    shape, (sa, sb) = merge_dims(out_shape, broadcast_strides(graph.info(a).shape, out_shape),
+                                 broadcast_strides(graph.info(b).shape, out_shape))
+    ra, rb, offset = qlinear_add_constants(_per_tensor(graph, node, a), _per_tensor(graph, node, b),
+                                           _per_tensor(graph, node, y))
+    _, lo, hi = _output(graph, node, y)
+    p = {"shape": shape, "a_strides": sa, "b_strides": sb,
+         "out_strides": broadcast_strides(shape, shape), "ra": float(ra), "rb": float(rb),
+         "offset": float(offset), "lo": lo, "hi": hi}
+    dims = "x".join(map(str, shape))
+    tag = (f"{SHORT[graph.info(y).dtype]}_{dims}_a{'x'.join(map(str, sa))}"
+           f"_b{'x'.join(map(str, sb))}")
+    return KernelCall("qadd", tag, p, [("a", a), ("b", b)], [("y", y)])
+
+
+def lower_qsoftmax(node, graph):
+    x, y = node.inputs[0], node.outputs[0]
+    shape = graph.info(x).shape
+    if graph.opset < 13:
+        _, outer, n = _split(shape, node.attrs.get("axis", 1))
+        inner = 1
+    else:
+        axis = node.attrs.get("axis", -1) % len(shape)
+        _, outer, rest = _split(shape, axis)
+        n = shape[axis]
+        inner = rest // n
+    x_scale, _ = _per_tensor(graph, node, x)
+    y_scale, y_zp = _per_tensor(graph, node, y)
+    signed = graph.info(x).dtype == "int8"
+    if graph.info(y).dtype != graph.info(x).dtype:
+        raise unsupported(node, "different input and output types")
+    p = {"outer": outer, "n": n, "inner": inner, "signed": signed,
+         "table": [float(v) for v in softmax_exp_table(x_scale, n, signed)],
+         "y_scale": float(np.floor(F32(1.0) / F32(y_scale))), "y_zp": y_zp}
+    return KernelCall("qsoftmax", f"{SHORT[graph.info(x).dtype]}_{outer}x{n}x{inner}", p,
+                      [("x", x)], [("y", y)])
+
+
+def requantize_table(x_quant, y_quant, x_dtype, y_dtype):
+    """y code of every x code, indexed by the code's byte: quantize(dequantize(x)) in
+    onnxruntime's float32 arithmetic."""
+    x_scale, x_zp = F32(x_quant[0]), x_quant[1]
+    y_scale, y_zp = F32(y_quant[0]), y_quant[1]
+    lo, hi = int_range(y_dtype)
+    codes = np.arange(int_range(x_dtype)[0], int_range(x_dtype)[1] + 1)
+    v = (codes - x_zp).astype(F32) * x_scale
+    v = np.clip(v / y_scale, F32(lo - y_zp), F32(hi - y_zp))
+    table = [0] * 256
+    for code, value in zip(codes.tolist(), (np.rint(v).astype(np.int64) + y_zp).tolist()):
+        table[code & 0xFF] = int(value)
+    return table
+
+
+def lower_qconcat(node, graph):
+    y = node.outputs[0]
+    out_shape = graph.info(y).shape
+    axis = node.attrs["axis"] % len(out_shape)
+    outer = int(np.prod(out_shape[:axis]))
+    inner = int(np.prod(out_shape[axis + 1:]))
+    yq = _per_tensor(graph, node, y)
+    parts = []
+    for x in node.inputs:
+        xq = _per_tensor(graph, node, x)
+        same = xq == yq and graph.info(x).dtype == graph.info(y).dtype
+        parts.append({"size": graph.info(x).shape[axis] * inner,
+                      "table": None if same else requantize_table(xq, yq, graph.info(x).dtype,
+                                                                  graph.info(y).dtype)})
+    tag = f"{SHORT[graph.info(y).dtype]}_{outer}x{'_'.join(str(p['size']) for p in parts)}"
+    return KernelCall("qconcat", tag, {"outer": outer, "parts": parts},
+                      [(f"x{i}", x) for i, x in enumerate(node.inputs)], [("y", y)])
+
+
+def lower_quantize(node, graph):
+    x, y = node.inputs[0], node.outputs[0]
+    scale, zp = _per_tensor(graph, node, y)
+    lo, hi = int_range(graph.info(y).dtype)
+    n = graph.info(y).size
+    p = {"n": n, "scale": float(scale), "zp": zp, "lo": lo, "hi": hi}
+    return KernelCall("quantize", f"{SHORT[graph.info(y).dtype]}_n{n}", p, [("x", x)], [("y", y)])
+
+
+def lower_dequantize(node, graph):
+    x, y = node.inputs[0], node.outputs[0]
+    scale, zp = _per_tensor(graph, node, x)
+    n = graph.info(x).size
+    p = {"n": n, "scale": float(scale), "zp": zp}
+    return KernelCall("dequantize", f"{SHORT[graph.info(x).dtype]}_n{n}", p, [("x", x)], [("y", y)])
+
+
+LOWERINGS = {"QLinearConv": lower_qconv, "QGemm": lower_qgemm,
+             "QLinearGlobalAveragePool": lower_qglobal_avgpool,
+             "QLinearAveragePool": lower_qavgpool, "QLinearAdd": lower_qadd,
+             "QLinearSoftmax": lower_qsoftmax, "QLinearConcat": lower_qconcat,
+             "QuantizeLinear": lower_quantize, "DequantizeLinear": lower_dequantize}

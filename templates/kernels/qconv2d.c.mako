@@ -1,0 +1,61 @@
+<%doc>
+  Quantized direct NCHW convolution: int32 sums of (x - x_zero_point) * (w - w_zero_point)
+  over the window's valid taps (padding is the zero point, which adds nothing), plus the
+  int32 bias, requantized per output channel (fixed-point multiplier and shift).
+</%doc>\
+<%namespace name="qh" file="/kernels/qhelpers.mako"/>\
+<%
+    n, c, h, w = p['n'], p['c'], p['h'], p['w']
+    m, oh, ow, kh, kw = p['m'], p['oh'], p['ow'], p['kh'], p['kw']
+    sh, sw, dh, dw, pt, pl = p['sh'], p['sw'], p['dh'], p['dw'], p['pt'], p['pl']
+    group = p['group']
+    cg, mg = c // group, m // group
+    per_channel = len(set(zip(p['mult'], p['shift']))) > 1
+%>\
+${qh.requantize(model)}
+${signature}
+{
+% if per_channel:
+    static const uint32_t mult[${m}] = {${', '.join(f'{v}u' for v in p['mult'])}};
+    static const int8_t shift[${m}] = {${', '.join(map(str, p['shift']))}};
+% endif
+% if p['w_zp']:
+    static const int16_t w_zp[${m}] = {${', '.join(map(str, p['w_zp']))}};
+% endif
+    for (int nb = 0; nb < ${n}; ++nb) {
+        for (int oc = 0; oc < ${m}; ++oc) {
+            const size_t xg = (size_t)nb * ${c * h * w}u + (size_t)(oc / ${mg}) * ${cg * h * w}u;
+            const size_t wk = (size_t)oc * ${cg * kh * kw}u;
+            const size_t yo = ((size_t)nb * ${m} + oc) * ${oh * ow}u;
+% if p['w_zp']:
+            const int32_t wz = w_zp[oc];
+% endif
+            for (int oy = 0; oy < ${oh}; ++oy) {
+                const int iy0 = oy * ${sh} - ${pt};
+                int ky0 = 0, ky1 = ${kh};
+                while (ky0 < ky1 && iy0 + ky0 * ${dh} < 0) ++ky0;
+                while (ky1 > ky0 && iy0 + (ky1 - 1) * ${dh} >= ${h}) --ky1;
+                for (int ox = 0; ox < ${ow}; ++ox) {
+                    const int ix0 = ox * ${sw} - ${pl};
+                    int kx0 = 0, kx1 = ${kw};
+                    while (kx0 < kx1 && ix0 + kx0 * ${dw} < 0) ++kx0;
+                    while (kx1 > kx0 && ix0 + (kx1 - 1) * ${dw} >= ${w}) --kx1;
+                    int32_t acc = ${'b[oc]' if p['bias'] else '0'};
+                    for (int ic = 0; ic < ${cg}; ++ic) {
+                        for (int ky = ky0; ky < ky1; ++ky) {
+                            const size_t xr = xg + (size_t)ic * ${h * w}u + (size_t)((iy0 + ky * ${dh}) * ${w} + ix0);
+                            const size_t wr = wk + (size_t)(ic * ${kh * kw} + ky * ${kw});
+                            for (int kx = kx0; kx < kx1; ++kx)
+                                acc += ((int32_t)x[xr + kx * ${dw}] - ${p['x_zp']}) * ((int32_t)w[wr + kx]${' - wz' if p['w_zp'] else ''});
+                        }
+                    }
+% if per_channel:
+                    y[yo + (size_t)(oy * ${ow} + ox)] = ${model}_requantize(acc, mult[oc], shift[oc], ${p['y_zp']}, ${p['lo']}, ${p['hi']});
+% else:
+                    y[yo + (size_t)(oy * ${ow} + ox)] = ${model}_requantize(acc, ${p['mult'][0]}u, ${p['shift'][0]}, ${p['y_zp']}, ${p['lo']}, ${p['hi']});
+% endif
+                }
+            }
+        }
+    }
+}

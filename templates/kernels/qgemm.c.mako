@@ -1,0 +1,35 @@
+<%doc>
+  Quantized matrix multiply: y[i][j] = requantize(b[j] + sum_q (a[i][q] - a_zero_point) *
+  (w[j][q] - w_zero_point[j])), weights stored [N][K] (contiguous dot products), one
+  fixed-point multiplier and shift per output column.
+</%doc>\
+<%namespace name="qh" file="/kernels/qhelpers.mako"/>\
+<%
+    m, n, k = p['m'], p['n'], p['k']
+    per_channel = len(set(zip(p['mult'], p['shift']))) > 1
+%>\
+${qh.requantize(model)}
+${signature}
+{
+% if per_channel:
+    static const uint32_t mult[${n}] = {${', '.join(f'{v}u' for v in p['mult'])}};
+    static const int8_t shift[${n}] = {${', '.join(map(str, p['shift']))}};
+% endif
+% if p['w_zp']:
+    static const int16_t w_zp[${n}] = {${', '.join(map(str, p['w_zp']))}};
+% endif
+    for (int i = 0; i < ${m}; ++i) {
+        const size_t ar = (size_t)i * ${k}u;
+        for (int j = 0; j < ${n}; ++j) {
+            const size_t wr = (size_t)j * ${k}u;
+            int32_t acc = ${'b[j]' if p['bias'] else '0'};
+            for (int q = 0; q < ${k}; ++q)
+                acc += ((int32_t)a[ar + q] - ${p['a_zp']}) * ((int32_t)w[wr + q]${' - w_zp[j]' if p['w_zp'] else ''});
+% if per_channel:
+            y[(size_t)i * ${n}u + j] = ${model}_requantize(acc, mult[j], shift[j], ${p['y_zp']}, ${p['lo']}, ${p['hi']});
+% else:
+            y[(size_t)i * ${n}u + j] = ${model}_requantize(acc, ${p['mult'][0]}u, ${p['shift'][0]}, ${p['y_zp']}, ${p['lo']}, ${p['hi']});
+% endif
+        }
+    }
+}
