@@ -52,6 +52,10 @@ class _Rewriter:
         self.inits[name] = init
         return name
 
+    def check_constant(self, node, *names):
+        for name in filter(None, names):
+            self.value(name, node)
+
     def dq(self, x, scale, zp, axis=None):
         y = self.name(f"{x}_dequantized")
         inputs = [x, scale] + ([zp] if zp else [])
@@ -83,6 +87,12 @@ class _Rewriter:
 
     def rewrite(self, node):
         op, i, out = node.op_type, list(node.input), node.output[0]
+        data = {0, 3} if op in BINARY or op in ("QLinearConv", "QLinearMatMul", "QGemm") else {0}
+        if op == "QLinearConcat":
+            data = set(range(2, len(i), 3))
+        if op in ("QLinearConv", "QGemm"):
+            data.add(8 if op == "QLinearConv" else 6)  # the int32 bias
+        self.check_constant(node, *[n for k, n in enumerate(i) if k not in data])
         opt = lambda k: i[k] if len(i) > k and i[k] else None  # noqa: E731
         if op in ("QLinearConv", "QLinearMatMul"):
             w_axis = 0 if op == "QLinearConv" else -1

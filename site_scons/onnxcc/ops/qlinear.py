@@ -27,7 +27,9 @@ SHORT = {"int8": "s8", "uint8": "u8"}
 def _quant(graph, node, name):
     info = graph.info(name)
     if not info.quant:
-        raise unsupported(node, f"tensor '{name}' without quantization parameters")
+        raise unsupported(node, f"tensor '{name}' without constant quantization parameters",
+                          "onnxcc compiles statically quantized models: make scales and zero "
+                          "points constants")
     if info.dtype not in SHORT:
         raise unsupported(node, f"{info.dtype} quantized tensors", "onnxcc runs int8 and uint8")
     return info.quant

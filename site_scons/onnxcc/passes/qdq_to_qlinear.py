@@ -119,6 +119,16 @@ def _weights_nk(graph, node, w, trans):
     return name
 
 
+def _bias_ok(x, w, b):
+    """An int32 bias adds to the accumulator as is only when its scale is x_scale * w_scale."""
+    if not b:
+        return True
+    xs = np.float32(x[1]["scale"][0])
+    ws = np.asarray(w[1]["scale"], np.float32)
+    bs = np.asarray(b[1]["scale"], np.float32)
+    return bool(np.array_equal(np.broadcast_to(bs, ws.shape), xs * ws))
+
+
 def _fuse(m, node):
     """The integer node replacing ``node`` and the QuantizeLinear after it, or None."""
     g = m.g
@@ -137,13 +147,13 @@ def _fuse(m, node):
     if node.op == "Conv":
         x, w = m.dq_input(node.inputs[0], False), m.dq_input(node.inputs[1], True)
         b = m.dq_input(node.inputs[2], True) if len(node.inputs) > 2 and node.inputs[2] else ()
-        if x and w and b is not None and (w[1]["axis"] in (None, 0)):
+        if x and w and b is not None and w[1]["axis"] in (None, 0) and _bias_ok(x, w, b):
             op, inputs = "QLinearConv", [x, w] + ([b] if b else [])
     elif node.op in ("Gemm", "MatMul"):
         a, w = m.dq_input(node.inputs[0], False), m.dq_input(node.inputs[1], True)
         b = m.dq_input(node.inputs[2], True) if len(node.inputs) > 2 and node.inputs[2] else ()
         trans_b = node.attrs.get("transB", 0) if node.op == "Gemm" else 0
-        ok = (a and w and b is not None and not node.attrs.get("transA", 0)
+        ok = (a and w and b is not None and _bias_ok(a, w, b) and not node.attrs.get("transA", 0)
               and node.attrs.get("beta", 1.0) == 1.0 and len(g.info(node.inputs[1]).shape) == 2
               and (node.op == "Gemm" or len(g.info(node.inputs[0]).shape) >= 2))
         if ok:
