@@ -73,16 +73,18 @@ def qparams(prefix, scale, zp, elem):
 
 
 def qoperator_zoo(tmp_path, elem, name):
-    """float -> Q -> QLinearConv (weight zero point, Clip range) -> QLinearAveragePool (padded)
-    -> QLinearAdd (per-channel broadcast) -> QLinearConcat (other scale) -> QLinearSoftmax
-    -> QLinearMatMul -> DQ: every QOperator kernel, with awkward parameters."""
+    """float -> Q -> QLinearConv (weight zero point) -> QLinearAveragePool (padded) ->
+    QLinearAdd (per-channel broadcast) -> QLinearLeakyRelu -> QLinearSigmoid ->
+    QLinearConcat (other scale) -> QLinearSoftmax -> QLinearMatMul -> DQ: every QOperator
+    kernel, with awkward parameters."""
     lo, hi = (-128, 127) if elem == I8 else (0, 255)
     zp = lambda: int(RNG.integers(lo + 20, hi - 20))  # noqa: E731
     w = RNG.integers(-60, 60, (6, 3, 3, 3)).astype(np.int8)
     inits = (qparams("x", 0.02, zp(), elem) + qparams("c", 0.05, zp(), elem)
              + qparams("p", 0.04, zp(), elem) + qparams("k", 0.03, zp(), elem)
              + qparams("a", 0.06, zp(), elem) + qparams("s", 1 / 256, lo, elem)
-             + qparams("m", 0.02, zp(), elem) + [
+             + qparams("m", 0.02, zp(), elem) + qparams("l", 0.05, zp(), elem)
+             + qparams("g", 1 / 256, lo, elem) + [
                  _init("w", w), _init("w_s", np.float32(0.01)), _init("w_z", np.int8(3)),
                  _init("b", RNG.integers(-500, 500, 6).astype(np.int32)),
                  _init("k", RNG.integers(lo, hi, (1, 6, 1, 1)).astype(NP[elem])),
@@ -98,7 +100,10 @@ def qoperator_zoo(tmp_path, elem, name):
                          kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 1]),
         helper.make_node("QLinearAdd", ["p", "p_s", "p_z", "k", "k_s", "k_z", "a_s", "a_z"], ["a"],
                          domain=ms),
-        helper.make_node("QLinearConcat", ["a_s", "a_z", "a", "a_s", "a_z", "p", "p_s", "p_z"],
+        helper.make_node("QLinearLeakyRelu", ["a", "a_s", "a_z", "l_s", "l_z"], ["lr"], domain=ms,
+                         alpha=0.2),
+        helper.make_node("QLinearSigmoid", ["lr", "l_s", "l_z", "g_s", "g_z"], ["sg"], domain=ms),
+        helper.make_node("QLinearConcat", ["a_s", "a_z", "sg", "g_s", "g_z", "p", "p_s", "p_z"],
                          ["cat"], domain=ms, axis=1),
         helper.make_node("QLinearSoftmax", ["cat", "a_s", "a_z", "s_s", "s_z"], ["sm"], domain=ms,
                          axis=-1, opset=17),
@@ -139,19 +144,21 @@ def qdq_float_island(tmp_path, relu_zp):
 def test_qoperator_import_is_qdq(tmp_path):
     g = import_model(qoperator_zoo(tmp_path, I8, "zoo"))
     assert not {"QLinearConv", "QLinearAdd", "QLinearSoftmax", "QLinearMatMul"} & {n.op for n in g.nodes}
-    assert {"Conv", "AveragePool", "Add", "Concat", "Softmax", "MatMul"} <= {n.op for n in g.nodes}
+    assert {"Conv", "AveragePool", "Add", "LeakyRelu", "Sigmoid", "Concat", "Softmax",
+            "MatMul"} <= {n.op for n in g.nodes}
     assert {"QuantizeLinear", "DequantizeLinear"} <= {n.op for n in g.nodes}
 
 
 def test_qdq_to_qlinear_fuses_groups_and_keeps_quantization(tmp_path):
     g = optimize(import_model(qoperator_zoo(tmp_path, U8, "zoo")), "test")
     assert [n.op for n in g.nodes] == ["QuantizeLinear", "QLinearConv", "QLinearAveragePool",
-                                       "QLinearAdd", "QLinearConcat", "QLinearSoftmax", "QGemm",
+                                       "QLinearAdd", "QLinearLeakyRelu", "QLinearSigmoid",
+                                       "QLinearConcat", "QLinearSoftmax", "QGemm",
                                        "DequantizeLinear"]
     conv = g.nodes[1]
     assert g.info(conv.inputs[0]).quant["zero_point"] and g.info(conv.inputs[1]).dtype == "int8"
     assert g.info(conv.outputs[0]).quant["scale"] == [pytest.approx(0.05)]
-    gemm = g.nodes[6]  # QLinearMatMul's [K, N] weights, transposed to [N, K] at compile time
+    gemm = g.nodes[8]  # QLinearMatMul's [K, N] weights, transposed to [N, K] at compile time
     assert g.info(gemm.inputs[1]).shape == (5, 4) and g.info(gemm.inputs[1]).quant["axis"] == 0
 
 

@@ -110,3 +110,49 @@ def softmax_exp_table(x_scale, reduce_len, signed):
         value = math.exp((float(i) - 255.0 + bit_shift) * float(F32(x_scale)))
         table[(i - 128) & 0xFF if signed else i] = F32(value)
     return table
+
+
+# --- QLinearSigmoid / QLinearLeakyRelu: 256-entry tables of onnxruntime's float function ---
+
+#: MlasLogisticKernel's rational approximation (its x86 FMA3 kernel fuses every a * b + c)
+_LOGISTIC_ALPHA = [4.37031012579801e-11, 1.15627324459942e-07, 6.08574864600143e-05,
+                   8.51377133304701e-03, 2.48287947061529e-01]
+_LOGISTIC_BETA = [6.10247389755681e-13, 5.76102136993427e-09, 6.29106785017040e-06,
+                  1.70198817374094e-03, 1.16817656904453e-01, 9.93151921023180e-01]
+
+
+def logistic(x):
+    """onnxruntime's float32 sigmoid (MlasComputeLogistic), element by element."""
+    out = []
+    for v in np.asarray(x, dtype=F32).reshape(-1):
+        v = min(max(v, F32(-18.0)), F32(18.0))
+        v2 = F32(v * v)
+        p = _fma(v2, F32(_LOGISTIC_ALPHA[0]), F32(_LOGISTIC_ALPHA[1]))
+        for a in _LOGISTIC_ALPHA[2:]:
+            p = _fma(p, v2, F32(a))
+        p = F32(p * v)
+        q = _fma(v2, F32(_LOGISTIC_BETA[0]), F32(_LOGISTIC_BETA[1]))
+        for b in _LOGISTIC_BETA[2:]:
+            q = _fma(q, v2, F32(b))
+        out.append(min(max(F32(F32(p / q) + F32(0.5)), F32(0.0)), F32(1.0)))
+    return np.array(out, dtype=F32)
+
+
+def leaky_relu(x, alpha):
+    x = np.asarray(x, dtype=F32)
+    return np.where(x >= 0, x, x * F32(alpha)).astype(F32)
+
+
+def lookup_table(fn, x_quant, y_quant, x_dtype, y_dtype):
+    """y code of every x code, indexed by the code's byte: quantize(fn(dequantize(x))) in
+    onnxruntime's float32 arithmetic (QuantizeLinear divides by the scale)."""
+    x_scale, x_zp = F32(x_quant[0]), x_quant[1]
+    y_scale, y_zp = F32(y_quant[0]), y_quant[1]
+    lo, hi = int_range(y_dtype)
+    codes = np.arange(int_range(x_dtype)[0], int_range(x_dtype)[1] + 1)
+    v = fn((codes - x_zp).astype(F32) * x_scale)
+    v = np.clip((v / y_scale).astype(F32), F32(lo - y_zp), F32(hi - y_zp))
+    table = [0] * 256
+    for code, value in zip(codes.tolist(), (np.rint(v).astype(np.int64) + y_zp).tolist()):
+        table[code & 0xFF] = int(value)
+    return table

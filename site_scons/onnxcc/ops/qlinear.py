@@ -9,14 +9,15 @@ time, with the arithmetic onnxruntime's CPU kernels use (see ``quant`` and docs/
   rounded exactly as onnxruntime's float32 ``acc * scale`` is;
 * QLinearAdd, QLinearAveragePool, QLinearSoftmax, QuantizeLinear, DequantizeLinear:
   float32 arithmetic in onnxruntime's order (its kernels compute these in float);
-* QLinearConcat: a 256-entry table per input whose quantization differs from the output's.
+* QLinearConcat, QLinearSigmoid, QLinearLeakyRelu: 256-entry tables (onnxruntime's float32
+  function of every input code, quantized).
 """
 
 import numpy as np
 
 from . import KernelCall, unsupported
-from ..quant import (F32, fixed_point, int_range, output_scale, qlinear_add_constants, scalar,
-                     softmax_exp_table)
+from ..quant import (F32, fixed_point, int_range, leaky_relu, logistic, lookup_table, output_scale,
+                     qlinear_add_constants, scalar, softmax_exp_table)
 from .binary import broadcast_strides, merge_dims
 from .normalize import _split
 from .spatial import window_2d, window_tag
@@ -180,19 +181,8 @@ def lower_qsoftmax(node, graph):
                       [("x", x)], [("y", y)])
 
 
-def requantize_table(x_quant, y_quant, x_dtype, y_dtype):
-    """y code of every x code, indexed by the code's byte: quantize(dequantize(x)) in
-    onnxruntime's float32 arithmetic."""
-    x_scale, x_zp = F32(x_quant[0]), x_quant[1]
-    y_scale, y_zp = F32(y_quant[0]), y_quant[1]
-    lo, hi = int_range(y_dtype)
-    codes = np.arange(int_range(x_dtype)[0], int_range(x_dtype)[1] + 1)
-    v = (codes - x_zp).astype(F32) * x_scale
-    v = np.clip(v / y_scale, F32(lo - y_zp), F32(hi - y_zp))
-    table = [0] * 256
-    for code, value in zip(codes.tolist(), (np.rint(v).astype(np.int64) + y_zp).tolist()):
-        table[code & 0xFF] = int(value)
-    return table
+def _identity(v):
+    return v
 
 
 def lower_qconcat(node, graph):
@@ -207,11 +197,26 @@ def lower_qconcat(node, graph):
         xq = _per_tensor(graph, node, x)
         same = xq == yq and graph.info(x).dtype == graph.info(y).dtype
         parts.append({"size": graph.info(x).shape[axis] * inner,
-                      "table": None if same else requantize_table(xq, yq, graph.info(x).dtype,
-                                                                  graph.info(y).dtype)})
+                      "table": None if same else lookup_table(_identity, xq, yq, graph.info(x).dtype,
+                                                              graph.info(y).dtype)})
     tag = f"{SHORT[graph.info(y).dtype]}_{outer}x{'_'.join(str(p['size']) for p in parts)}"
     return KernelCall("qconcat", tag, {"outer": outer, "parts": parts},
                       [(f"x{i}", x) for i, x in enumerate(node.inputs)], [("y", y)])
+
+
+def lower_qlookup(node, graph):
+    """QLinearSigmoid, QLinearLeakyRelu: one 256-entry table, computed here."""
+    x, y = node.inputs[0], node.outputs[0]
+    if node.op == "QLinearSigmoid":
+        fn = logistic
+    else:
+        alpha = node.attrs.get("alpha", 0.01)
+        fn = lambda v: leaky_relu(v, alpha)  # noqa: E731
+    table = lookup_table(fn, _per_tensor(graph, node, x), _per_tensor(graph, node, y),
+                         graph.info(x).dtype, graph.info(y).dtype)
+    n = graph.info(y).size
+    return KernelCall("qlookup", f"{node.op[7:].lower()}_{SHORT[graph.info(x).dtype]}_n{n}",
+                      {"n": n, "table": table}, [("x", x)], [("y", y)])
 
 
 def lower_quantize(node, graph):
@@ -235,4 +240,5 @@ LOWERINGS = {"QLinearConv": lower_qconv, "QGemm": lower_qgemm,
              "QLinearGlobalAveragePool": lower_qglobal_avgpool,
              "QLinearAveragePool": lower_qavgpool, "QLinearAdd": lower_qadd,
              "QLinearSoftmax": lower_qsoftmax, "QLinearConcat": lower_qconcat,
+             "QLinearSigmoid": lower_qlookup, "QLinearLeakyRelu": lower_qlookup,
              "QuantizeLinear": lower_quantize, "DequantizeLinear": lower_dequantize}

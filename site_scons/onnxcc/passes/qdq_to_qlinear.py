@@ -2,8 +2,8 @@
 
 The same groups onnxruntime fuses when graph optimizations are on (its default), into
 the same integer ops (QLinearConv, QGemm, QLinearAdd, QLinearAveragePool,
-QLinearGlobalAveragePool, QLinearSoftmax, QLinearConcat), so that both compute the same
-integers. A Relu or Clip between the op and its QuantizeLinear becomes the integer
+QLinearGlobalAveragePool, QLinearSoftmax, QLinearConcat, QLinearSigmoid,
+QLinearLeakyRelu), so that both compute the same integers. A Relu or Clip between the op and its QuantizeLinear becomes the integer
 output range (exact: quantization is monotonic). Ops that only move data (the reshape
 family, Transpose) between equal quantizations run on the integers directly.
 
@@ -23,7 +23,7 @@ from .remove_noops import prune_unused
 
 MOVERS = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose"}
 UNARY = {"AveragePool": "QLinearAveragePool", "GlobalAveragePool": "QLinearGlobalAveragePool",
-         "Softmax": "QLinearSoftmax"}
+         "Softmax": "QLinearSoftmax", "Sigmoid": "QLinearSigmoid", "LeakyRelu": "QLinearLeakyRelu"}
 QUANT_OPS = {"QuantizeLinear", "DequantizeLinear"}
 
 
