@@ -220,6 +220,6 @@ def test_int8_weights_and_arena_are_a_quarter_of_float(scons, model):
         name = os.path.splitext(os.path.basename(path))[0]
         sizes[name] = json.loads((scons.build_dir / "armv7" / name / "size.json").read_text())
     f, q = sizes[model], sizes[f"{model}_qdq"]
-    # int8 weights plus int32 biases: a little over a quarter
-    assert 0.2 < q["flash"]["weights"] / f["flash"]["weights"] < 0.3
+    # int8 weights, plus int32 biases and 5 bytes of requantization per output channel
+    assert 0.2 < q["flash"]["weights"] / f["flash"]["weights"] < 0.32
     assert 0.2 < q["ram"]["arena"] / f["ram"]["arena"] <= 0.3

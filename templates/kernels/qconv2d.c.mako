@@ -10,15 +10,11 @@
     sh, sw, dh, dw, pt, pl = p['sh'], p['sw'], p['dh'], p['dw'], p['pt'], p['pl']
     group = p['group']
     cg, mg = c // group, m // group
-    per_channel = len(set(zip(p['mult'], p['shift']))) > 1
+    per_channel = p['mult'] is None  # then the multipliers and shifts are inputs
 %>\
 ${qh.requantize(model)}
 ${signature}
 {
-% if per_channel:
-    static const uint32_t mult[${m}] = {${', '.join(f'{v}u' for v in p['mult'])}};
-    static const int8_t shift[${m}] = {${', '.join(map(str, p['shift']))}};
-% endif
 % if p['w_zp']:
     static const int16_t w_zp[${m}] = {${', '.join(map(str, p['w_zp']))}};
 % endif
@@ -50,9 +46,9 @@ ${signature}
                         }
                     }
 % if per_channel:
-                    y[yo + (size_t)(oy * ${ow} + ox)] = ${model}_requantize(acc, mult[oc], shift[oc], ${p['y_zp']}, ${p['lo']}, ${p['hi']});
+                    y[yo + (size_t)(oy * ${ow} + ox)] = ${model}_requantize(acc, (uint32_t)mult[oc], shift[oc], ${p['y_zp']}, ${p['lo']}, ${p['hi']});
 % else:
-                    y[yo + (size_t)(oy * ${ow} + ox)] = ${model}_requantize(acc, ${p['mult'][0]}u, ${p['shift'][0]}, ${p['y_zp']}, ${p['lo']}, ${p['hi']});
+                    y[yo + (size_t)(oy * ${ow} + ox)] = ${model}_requantize(acc, ${p['mult']}u, ${p['shift']}, ${p['y_zp']}, ${p['lo']}, ${p['hi']});
 % endif
                 }
             }

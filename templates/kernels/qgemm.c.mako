@@ -6,15 +6,11 @@
 <%namespace name="qh" file="/kernels/qhelpers.mako"/>\
 <%
     m, n, k = p['m'], p['n'], p['k']
-    per_channel = len(set(zip(p['mult'], p['shift']))) > 1
+    per_channel = p['mult'] is None  # then the multipliers and shifts are inputs
 %>\
 ${qh.requantize(model)}
 ${signature}
 {
-% if per_channel:
-    static const uint32_t mult[${n}] = {${', '.join(f'{v}u' for v in p['mult'])}};
-    static const int8_t shift[${n}] = {${', '.join(map(str, p['shift']))}};
-% endif
 % if p['w_zp']:
     static const int16_t w_zp[${n}] = {${', '.join(map(str, p['w_zp']))}};
 % endif
@@ -26,9 +22,9 @@ ${signature}
             for (int q = 0; q < ${k}; ++q)
                 acc += ((int32_t)a[ar + q] - ${p['a_zp']}) * ((int32_t)w[wr + q]${' - w_zp[j]' if p['w_zp'] else ''});
 % if per_channel:
-            y[(size_t)i * ${n}u + j] = ${model}_requantize(acc, mult[j], shift[j], ${p['y_zp']}, ${p['lo']}, ${p['hi']});
+            y[(size_t)i * ${n}u + j] = ${model}_requantize(acc, (uint32_t)mult[j], shift[j], ${p['y_zp']}, ${p['lo']}, ${p['hi']});
 % else:
-            y[(size_t)i * ${n}u + j] = ${model}_requantize(acc, ${p['mult'][0]}u, ${p['shift'][0]}, ${p['y_zp']}, ${p['lo']}, ${p['hi']});
+            y[(size_t)i * ${n}u + j] = ${model}_requantize(acc, ${p['mult']}u, ${p['shift']}, ${p['y_zp']}, ${p['lo']}, ${p['hi']});
 % endif
         }
     }

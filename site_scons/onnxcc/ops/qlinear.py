@@ -57,9 +57,18 @@ def _channels(values, n):
     return list(values) * n if len(values) == 1 else list(values)
 
 
+def _requant_inputs(node, scales):
+    """(params, inputs) of the requantization: one multiplier and shift in the kernel, or
+    per-channel tables the optimizer made into constants (inputs 3 and 4)."""
+    if len(node.inputs) > 3:
+        return {"mult": None, "shift": None}, [("mult", node.inputs[3]), ("shift", node.inputs[4])]
+    (mult,), (shift,) = _requant(scales[:1], node.name)
+    return {"mult": mult, "shift": shift}, []
+
+
 def lower_qconv(node, graph):
     x, w = node.inputs[0], node.inputs[1]
-    b = node.inputs[2] if len(node.inputs) > 2 else None
+    b = node.inputs[2] if len(node.inputs) > 2 and node.inputs[2] else None
     y = node.outputs[0]
     w_shape = graph.info(w).shape
     g = window_2d(node, graph.info(x).shape, graph.info(y).shape,
@@ -68,22 +77,21 @@ def lower_qconv(node, graph):
     y_scale, _ = _per_tensor(graph, node, y)
     wq = _quant(graph, node, w)
     m = w_shape[0]
-    scales = [output_scale(x_scale, s, y_scale) for s in _channels(wq["scale"], m)]
-    mult, shift = _requant(scales, node.name)
+    requant, tables = _requant_inputs(node, [output_scale(x_scale, wq["scale"][0], y_scale)])
     w_zp = _channels(wq["zero_point"], m)
     y_zp, lo, hi = _output(graph, node, y)
     g.update(m=m, group=node.attrs.get("group", 1), bias=b is not None, x_zp=x_zp,
-             w_zp=None if not any(w_zp) else w_zp, mult=mult, shift=shift, y_zp=y_zp, lo=lo, hi=hi)
+             w_zp=None if not any(w_zp) else w_zp, y_zp=y_zp, lo=lo, hi=hi, **requant)
     kind = "dw" if g["group"] == g["c"] and g["m"] == g["c"] and g["c"] > 1 else f"g{g['group']}"
     t = SHORT[graph.info(x).dtype]
     tag = f"{t}_{kind}_{window_tag(g)}_m{m}"
-    return KernelCall("qconv2d", tag, g, [("x", x), ("w", w)] + ([("b", b)] if b else []),
-                      [("y", y)])
+    return KernelCall("qconv2d", tag, g,
+                      [("x", x), ("w", w)] + ([("b", b)] if b else []) + tables, [("y", y)])
 
 
 def lower_qgemm(node, graph):
     a, w = node.inputs[0], node.inputs[1]
-    b = node.inputs[2] if len(node.inputs) > 2 else None
+    b = node.inputs[2] if len(node.inputs) > 2 and node.inputs[2] else None
     y = node.outputs[0]
     n, k = graph.info(w).shape
     m = graph.info(a).size // k
@@ -91,18 +99,16 @@ def lower_qgemm(node, graph):
     y_scale, _ = _per_tensor(graph, node, y)
     wq = _quant(graph, node, w)
     alpha = node.attrs.get("alpha", 1.0)
-    scales = [output_scale(a_scale, s, y_scale, alpha) for s in _channels(wq["scale"], n)]
-    mult, shift = _requant(scales, node.name)
+    requant, tables = _requant_inputs(node, [output_scale(a_scale, wq["scale"][0], y_scale, alpha)])
     w_zp = _channels(wq["zero_point"], n)
     y_zp, lo, hi = _output(graph, node, y)
     if b is not None and graph.info(b).size != n:
         raise unsupported(node, "a bias that is not one value per output column")
     p = {"m": m, "n": n, "k": k, "bias": b is not None, "a_zp": a_zp,
-         "w_zp": None if not any(w_zp) else w_zp, "mult": mult, "shift": shift, "y_zp": y_zp,
-         "lo": lo, "hi": hi}
+         "w_zp": None if not any(w_zp) else w_zp, "y_zp": y_zp, "lo": lo, "hi": hi, **requant}
     tag = f"{SHORT[graph.info(a).dtype]}_{m}x{k}x{n}"
-    return KernelCall("qgemm", tag, p, [("a", a), ("w", w)] + ([("b", b)] if b else []),
-                      [("y", y)])
+    return KernelCall("qgemm", tag, p,
+                      [("a", a), ("w", w)] + ([("b", b)] if b else []) + tables, [("y", y)])
 
 
 def _global_pool(node, graph, x, y):

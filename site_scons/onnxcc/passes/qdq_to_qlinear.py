@@ -8,7 +8,8 @@ output range (exact: quantization is monotonic). Ops that only move data (the re
 family, Transpose) between equal quantizations run on the integers directly.
 
 Every quantized tensor gets its parameters in ``TensorInfo.quant``; the integer ops take
-only their data inputs. What does not match stays float, with explicit QuantizeLinear /
+only their data inputs (QLinearConv and QGemm with per-channel weights also take their
+requantization multipliers and shifts, constants computed here). What does not match stays float, with explicit QuantizeLinear /
 DequantizeLinear kernels (single-input nodes, parameters on the integer tensor); a
 DequantizeLinear of a constant is left for fold_constants (it becomes a float constant).
 """
@@ -18,7 +19,7 @@ import dataclasses
 import numpy as np
 
 from ..ir import Node
-from ..quant import int_range, make_quant
+from ..quant import fixed_point, int_range, make_quant, output_scale
 from .remove_noops import prune_unused
 
 MOVERS = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose"}
@@ -183,7 +184,25 @@ def _fuse(m, node):
         if quant is not None:
             _set_quant(g, name, quant)
     _set_quant(g, y, y_quant)
-    return q, acts, Node(node.name, op, [name for name, _ in inputs], [y], attrs)
+    names = [name for name, _ in inputs]
+    if op in ("QLinearConv", "QGemm") and len(g.info(names[1]).quant["scale"]) > 1:
+        names = names[:3] + [""] * (3 - len(names)) + _requant_tables(g, node, names, y, attrs)
+    return q, acts, Node(node.name, op, names, [y], attrs)
+
+
+def _requant_tables(graph, node, names, y, attrs):
+    """Per-output-channel requantization multipliers and shifts, as constant tensors (in
+    flash with the weights), so that layers of equal shape share one kernel."""
+    x_scale = graph.info(names[0]).quant["scale"][0]
+    y_scale = graph.info(y).quant["scale"][0]
+    alpha = attrs.get("alpha") if node.op != "Conv" else None
+    pairs = [fixed_point(output_scale(x_scale, s, y_scale, alpha), node.name)
+             for s in graph.info(names[1]).quant["scale"]]
+    mult = graph.unique_name(f"{node.name}_requant_mult")
+    graph.add_constant(mult, np.array([m for m, _ in pairs], np.int32))
+    shift = graph.unique_name(f"{node.name}_requant_shift")
+    graph.add_constant(shift, np.array([s for _, s in pairs], np.int8))
+    return [mult, shift]
 
 
 def qdq_to_qlinear(graph):
