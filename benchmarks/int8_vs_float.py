@@ -65,8 +65,8 @@ def sizes(build_dir, target, model):
         return json.load(f)
 
 
-def latency_us(build_dir, model, repeats, runs):
-    """Median microseconds per inference on the host (x86_64 build, gcc -O2)."""
+def timer(build_dir, model):
+    """A host program that runs ``model`` N times (its argument) and prints us per run."""
     scons(build_dir, "target=x86_64", f"model={model}")
     name = os.path.splitext(os.path.basename(model))[0]
     out = os.path.join(build_dir, "x86_64", name)
@@ -76,9 +76,18 @@ def latency_us(build_dir, model, repeats, runs):
     exe = os.path.join(out, "timer")
     subprocess.run(["gcc", "-O2", "-I", out, "-I", os.path.join(REPO, "runtime"), src,
                     os.path.join(out, f"lib{name}.a"), "-lm", "-o", exe], check=True)
-    times = [float(subprocess.run([exe, str(runs)], capture_output=True, text=True, check=True).stdout)
-             for _ in range(repeats)]
-    return statistics.median(times)
+    return exe
+
+
+def latencies_us(exes, repeats, runs):
+    """Median microseconds per inference of each program, their batches interleaved so
+    that a busy machine slows them alike."""
+    times = [[] for _ in exes]
+    for _ in range(repeats):
+        for t, exe in zip(times, exes):
+            t.append(float(subprocess.run([exe, str(runs)], capture_output=True, text=True,
+                                          check=True).stdout))
+    return [statistics.median(t) for t in times]
 
 
 def kib(n):
@@ -98,10 +107,10 @@ def main(argv=None):
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     with tempfile.TemporaryDirectory() as build:
         for m in args.models:
-            rows = {}
-            for kind, path in (("float32", f"models/{m}.onnx"), ("int8", f"models/int8/{m}_qdq.onnx")):
-                s = sizes(build, args.target, path)
-                rows[kind] = (s, latency_us(build, path, args.repeats, args.runs))
+            paths = {"float32": f"models/{m}.onnx", "int8": f"models/int8/{m}_qdq.onnx"}
+            us = latencies_us([timer(build, p) for p in paths.values()], args.repeats, args.runs)
+            rows = {kind: (sizes(build, args.target, path), t)
+                    for (kind, path), t in zip(paths.items(), us)}
             for kind, (s, us) in rows.items():
                 print(f"| {m} | {kind} | {kib(s['flash']['weights'])} | {kib(s['flash']['kernels'])} "
                       f"| {kib(s['flash']['total'])} | {kib(s['ram']['arena'])} "
