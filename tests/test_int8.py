@@ -147,6 +147,8 @@ def test_qoperator_import_is_qdq(tmp_path):
     assert {"Conv", "AveragePool", "Add", "LeakyRelu", "Sigmoid", "Concat", "Softmax",
             "MatMul"} <= {n.op for n in g.nodes}
     assert {"QuantizeLinear", "DequantizeLinear"} <= {n.op for n in g.nodes}
+    # the integer tensors carry their quantization from import on
+    assert g.info("xq").quant["scale"] == [pytest.approx(0.02)] and g.info("xq").dtype == "int8"
 
 
 def test_qdq_to_qlinear_fuses_groups_and_keeps_quantization(tmp_path):
@@ -223,3 +225,21 @@ def test_int8_weights_and_arena_are_a_quarter_of_float(scons, model):
     # int8 weights, plus int32 biases and 5 bytes of requantization per output channel
     assert 0.2 < q["flash"]["weights"] / f["flash"]["weights"] < 0.32
     assert 0.2 < q["ram"]["arena"] / f["ram"]["arena"] <= 0.3
+
+
+def test_conv_integer_and_matmul_integer_match_onnxruntime(scons, tmp_path):
+    """int32 outputs: the sums themselves (ConvInteger with per-tensor, MatMulInteger with
+    per-column weight zero points)."""
+    inits = [_init("w", RNG.integers(0, 255, (3, 2, 3, 3)).astype(np.uint8)),
+             _init("xz", np.uint8(100)), _init("wz", np.uint8(120)),
+             _init("b", RNG.integers(-128, 127, (5, 4)).astype(np.int8)),
+             _init("bz", RNG.integers(-5, 5, 4).astype(np.int8))]
+    nodes = [helper.make_node("ConvInteger", ["x", "w", "xz", "wz"], ["c"], pads=[1, 0, 1, 0]),
+             helper.make_node("MatMulInteger", ["a", "b", "", "bz"], ["m"])]
+    path = save(tmp_path, nodes, [helper.make_tensor_value_info("x", U8, [1, 2, 6, 5]),
+                                  helper.make_tensor_value_info("a", U8, [2, 3, 5])],
+                [helper.make_tensor_value_info("c", I32, [1, 3, 6, 3]),
+                 helper.make_tensor_value_info("m", I32, [2, 3, 4])], inits, "integer")
+    r = scons(f"model={path}", "verify")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "2 output(s), max abs error 0," in r.stdout and "warning" not in r.stdout + r.stderr

@@ -17,6 +17,7 @@ from . import ops
 from .errors import OnnxccError
 from .onnx_io import graph_from_model, save_graph
 from .passes.fold_constants import compile_time_nodes
+from .passes.qdq_to_qlinear import annotate_quantization
 from .qoperator import qoperator_to_qdq
 
 
@@ -114,7 +115,7 @@ def import_model(path, input_shapes=None):
         raise OnnxccError(f"shape inference failed: {first}", where=path) from None
     graph = graph_from_model(model, path)
     check_supported(graph, path)
-    return graph
+    return annotate_quantization(graph)
 
 
 def run(model_path, graph_path, weights_path, input_shapes=None):

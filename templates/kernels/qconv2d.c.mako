@@ -10,9 +10,12 @@
     sh, sw, dh, dw, pt, pl = p['sh'], p['sw'], p['dh'], p['dw'], p['pt'], p['pl']
     group = p['group']
     cg, mg = c // group, m // group
-    per_channel = p['mult'] is None  # then the multipliers and shifts are inputs
+    raw = p.get('raw', False)  # ConvInteger / MatMulInteger: the int32 sums themselves
+    per_channel = not raw and p['mult'] is None  # then the multipliers and shifts are inputs
 %>\
+% if not raw:
 ${qh.requantize(model)}
+% endif
 ${signature}
 {
 % if p['w_zp']:
@@ -45,7 +48,9 @@ ${signature}
                                 acc += ((int32_t)x[xr + kx * ${dw}] - ${p['x_zp']}) * ((int32_t)w[wr + kx]${' - wz' if p['w_zp'] else ''});
                         }
                     }
-% if per_channel:
+% if raw:
+                    y[yo + (size_t)(oy * ${ow} + ox)] = acc;
+% elif per_channel:
                     y[yo + (size_t)(oy * ${ow} + ox)] = ${model}_requantize(acc, (uint32_t)mult[oc], shift[oc], ${p['y_zp']}, ${p['lo']}, ${p['hi']});
 % else:
                     y[yo + (size_t)(oy * ${ow} + ox)] = ${model}_requantize(acc, ${p['mult']}u, ${p['shift']}, ${p['y_zp']}, ${p['lo']}, ${p['hi']});

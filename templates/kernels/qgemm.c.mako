@@ -6,9 +6,12 @@
 <%namespace name="qh" file="/kernels/qhelpers.mako"/>\
 <%
     m, n, k = p['m'], p['n'], p['k']
-    per_channel = p['mult'] is None  # then the multipliers and shifts are inputs
+    raw = p.get('raw', False)  # ConvInteger / MatMulInteger: the int32 sums themselves
+    per_channel = not raw and p['mult'] is None  # then the multipliers and shifts are inputs
 %>\
+% if not raw:
 ${qh.requantize(model)}
+% endif
 ${signature}
 {
 % if p['w_zp']:
@@ -21,7 +24,9 @@ ${signature}
             int32_t acc = ${'b[j]' if p['bias'] else '0'};
             for (int q = 0; q < ${k}; ++q)
                 acc += ((int32_t)a[ar + q] - ${p['a_zp']}) * ((int32_t)w[wr + q]${' - w_zp[j]' if p['w_zp'] else ''});
-% if per_channel:
+% if raw:
+            y[(size_t)i * ${n}u + j] = acc;
+% elif per_channel:
             y[(size_t)i * ${n}u + j] = ${model}_requantize(acc, (uint32_t)mult[j], shift[j], ${p['y_zp']}, ${p['lo']}, ${p['hi']});
 % else:
             y[(size_t)i * ${n}u + j] = ${model}_requantize(acc, ${p['mult']}u, ${p['shift']}, ${p['y_zp']}, ${p['lo']}, ${p['hi']});

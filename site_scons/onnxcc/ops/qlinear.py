@@ -4,6 +4,7 @@ Each takes only its data inputs; scales and zero points are on the tensors
 (``TensorInfo.quant``). Every constant the kernel needs is computed here, at compile
 time, with the arithmetic onnxruntime's CPU kernels use (see ``quant`` and docs/int8.md):
 
+* ConvInteger, MatMulInteger: exact int32 accumulation, stored as is;
 * QLinearConv, QGemm, QLinearGlobalAveragePool: exact int32 accumulation, then
   requantization with a 24-bit fixed-point multiplier and a shift, integer-only and
   rounded exactly as onnxruntime's float32 ``acc * scale`` is;
@@ -87,6 +88,37 @@ def lower_qconv(node, graph):
     tag = f"{t}_{kind}_{window_tag(g)}_m{m}"
     return KernelCall("qconv2d", tag, g,
                       [("x", x), ("w", w)] + ([("b", b)] if b else []) + tables, [("y", y)])
+
+
+def _zero_points(graph, node, name, n):
+    zps = _channels(_quant(graph, node, name)["zero_point"], n)
+    return None if not any(zps) else zps
+
+
+def lower_conv_integer(node, graph):
+    """ConvInteger: the int32 sums of QLinearConv, stored as they are."""
+    x, w, y = node.inputs[0], node.inputs[1], node.outputs[0]
+    w_shape = graph.info(w).shape
+    g = window_2d(node, graph.info(x).shape, graph.info(y).shape,
+                  node.attrs.get("kernel_shape", w_shape[2:]))
+    g.update(m=w_shape[0], group=node.attrs.get("group", 1), bias=False,
+             x_zp=scalar(_quant(graph, node, x), "zero_point"),
+             w_zp=_zero_points(graph, node, w, w_shape[0]), raw=True)
+    kind = "dw" if g["group"] == g["c"] and g["m"] == g["c"] and g["c"] > 1 else f"g{g['group']}"
+    tag = f"{SHORT[graph.info(x).dtype]}_{kind}_{window_tag(g)}_m{g['m']}_i32"
+    return KernelCall("qconv2d", tag, g, [("x", x), ("w", w)], [("y", y)])
+
+
+def lower_matmul_integer(node, graph):
+    """MatMulInteger: the int32 sums of QGemm (weights [N, K]), stored as they are."""
+    a, w, y = node.inputs[0], node.inputs[1], node.outputs[0]
+    n, k = graph.info(w).shape
+    m = graph.info(a).size // k
+    p = {"m": m, "n": n, "k": k, "bias": False,
+         "a_zp": scalar(_quant(graph, node, a), "zero_point"),
+         "w_zp": _zero_points(graph, node, w, n), "raw": True}
+    return KernelCall("qgemm", f"{SHORT[graph.info(a).dtype]}_{m}x{k}x{n}_i32", p,
+                      [("a", a), ("w", w)], [("y", y)])
 
 
 def lower_qgemm(node, graph):
@@ -247,4 +279,5 @@ LOWERINGS = {"QLinearConv": lower_qconv, "QGemm": lower_qgemm,
              "QLinearAveragePool": lower_qavgpool, "QLinearAdd": lower_qadd,
              "QLinearSoftmax": lower_qsoftmax, "QLinearConcat": lower_qconcat,
              "QLinearSigmoid": lower_qlookup, "QLinearLeakyRelu": lower_qlookup,
-             "QuantizeLinear": lower_quantize, "DequantizeLinear": lower_dequantize}
+             "QuantizeLinear": lower_quantize, "DequantizeLinear": lower_dequantize,
+             "ConvInteger": lower_conv_integer, "MatMulInteger": lower_matmul_integer}

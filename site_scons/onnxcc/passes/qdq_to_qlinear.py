@@ -7,6 +7,9 @@ QLinearLeakyRelu), so that both compute the same integers. A Relu or Clip betwee
 output range (exact: quantization is monotonic). Ops that only move data (the reshape
 family, Transpose) between equal quantizations run on the integers directly.
 
+ConvInteger and MatMulInteger (int32 outputs) keep their op; their zero points move onto
+the tensors too.
+
 Every quantized tensor gets its parameters in ``TensorInfo.quant``; the integer ops take
 only their data inputs (QLinearConv and QGemm with per-channel weights also take their
 requantization multipliers and shifts, constants computed here). What does not match stays float, with explicit QuantizeLinear /
@@ -205,11 +208,46 @@ def _requant_tables(graph, node, names, y, attrs):
     return [mult, shift]
 
 
+def _integer_op(graph, node):
+    """ConvInteger / MatMulInteger with constant weights and zero points: the zero points
+    become the tensors' quantization (scale 1), MatMulInteger's weights [N, K]."""
+    x, w = node.inputs[:2]
+    zps = [node.inputs[k] if len(node.inputs) > k and node.inputs[k] else None for k in (2, 3)]
+    if not graph.is_constant(w) or any(z and not graph.is_constant(z) for z in zps):
+        return False
+    if node.op == "MatMulInteger" and len(graph.info(w).shape) != 2:
+        return False
+    x_zp = graph.constants[zps[0]] if zps[0] else np.zeros(1, graph.info(x).dtype)
+    w_zp = graph.constants[zps[1]] if zps[1] else np.zeros(1, graph.info(w).dtype)
+    w_axis = 0 if node.op == "ConvInteger" else 1
+    _set_quant(graph, x, make_quant(1.0, x_zp))
+    _set_quant(graph, w, make_quant(np.ones(np.asarray(w_zp).size, np.float32), w_zp, w_axis))
+    if node.op == "MatMulInteger":
+        w = _weights_nk(graph, node, w, True)
+    node.inputs = [x, w]
+    return True
+
+
+def annotate_quantization(graph):
+    """TensorInfo.quant of every integer tensor a QuantizeLinear writes or a
+    DequantizeLinear reads (with constant parameters)."""
+    m = _Matcher(graph)
+    for node in graph.nodes:
+        if node.op in QUANT_OPS and len(node.inputs) > 1:
+            quant = m.params(node)
+            if quant is not None:
+                _set_quant(graph, node.outputs[0] if node.op == "QuantizeLinear" else node.inputs[0],
+                           quant)
+    return graph
+
+
 def qdq_to_qlinear(graph):
     m = _Matcher(graph)
     replaced, dropped = {}, set()
     for node in graph.nodes:
-        if node.op in QUANT_OPS:
+        if node.op in ("ConvInteger", "MatMulInteger"):
+            _integer_op(graph, node)
+        if node.op in QUANT_OPS or node.op in ("ConvInteger", "MatMulInteger"):
             continue
         fused = _fuse(m, node)
         if fused:
