@@ -15,9 +15,10 @@ from .errors import OnnxccError
 
 MS_DOMAIN = "com.microsoft"
 
-#: op -> (float op, [(input index, scale index, zero point index)], (y scale, y zp) or None)
+#: QOperator op -> its float op (inputs: x, x_scale, x_zp, y_scale, y_zp)
 UNARY = {"QLinearAveragePool": "AveragePool", "QLinearGlobalAveragePool": "GlobalAveragePool",
          "QLinearSigmoid": "Sigmoid", "QLinearLeakyRelu": "LeakyRelu", "QLinearSoftmax": "Softmax"}
+#: (inputs: a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp)
 BINARY = {"QLinearAdd": "Add", "QLinearMul": "Mul"}
 #: attributes of the contrib ops that their float twin does not have
 DROPPED_ATTRS = {"opset"}
@@ -120,12 +121,9 @@ class _Rewriter:
         elif op in UNARY:
             x = self.dq(i[0], i[1], opt(2))
             self.q(self.float_node(node, UNARY[op], [x], out), i[3], opt(4), out)
-        elif op == "QLinearConcat":
+        else:  # QLinearConcat
             xs = [self.dq(i[k], i[k + 1], i[k + 2]) for k in range(2, len(i), 3)]
             self.q(self.float_node(node, "Concat", xs, out), i[0], i[1], out)
-        else:
-            return False
-        return True
 
 
 QOPERATOR_OPS = {"QLinearConv", "QLinearMatMul", "QGemm", "QLinearConcat"} | set(UNARY) | set(BINARY)
