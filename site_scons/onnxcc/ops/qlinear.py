@@ -67,13 +67,27 @@ def _requant_inputs(node, scales):
     return {"mult": mult, "shift": shift}, []
 
 
+#: a pointwise conv's output plane is one row of the kernel (its int32 sums live on the
+#: stack) up to this many pixels
+POINTWISE_ROW = 256
+
+
+def _pointwise_as_row(g):
+    """A 1x1, stride-1, unpadded window sees its plane as one row: the kernel's inner loop
+    then runs over every pixel."""
+    plain = (g["kh"], g["kw"], g["sh"], g["sw"], g["dh"], g["dw"]) == (1, 1, 1, 1, 1, 1)
+    if plain and not any(g[k] for k in ("pt", "pl", "pb", "pr")) and g["h"] * g["w"] <= POINTWISE_ROW:
+        g.update(w=g["h"] * g["w"], h=1, ow=g["oh"] * g["ow"], oh=1)
+    return g
+
+
 def lower_qconv(node, graph):
     x, w = node.inputs[0], node.inputs[1]
     b = node.inputs[2] if len(node.inputs) > 2 and node.inputs[2] else None
     y = node.outputs[0]
     w_shape = graph.info(w).shape
-    g = window_2d(node, graph.info(x).shape, graph.info(y).shape,
-                  node.attrs.get("kernel_shape", w_shape[2:]))
+    g = _pointwise_as_row(window_2d(node, graph.info(x).shape, graph.info(y).shape,
+                                    node.attrs.get("kernel_shape", w_shape[2:])))
     x_scale, x_zp = _per_tensor(graph, node, x)
     y_scale, _ = _per_tensor(graph, node, y)
     wq = _quant(graph, node, w)
