@@ -95,7 +95,7 @@ def kernel_sources(graph, plan, name, source):
     bodies = []
     for k in kernels:
         code = render(f"kernels/{k.call.template}.c.mako", signature=k.signature(graph),
-                      p=k.call.params)
+                      p=k.call.params, model=name)
         bodies.append({"name": k.name, "template": k.call.template, "code": code,
                        "signature": k.signature(graph)})
     values = dict(name=name, source=source, kernels=bodies)
