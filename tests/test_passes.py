@@ -10,7 +10,8 @@ from onnxcc.errors import OnnxccError
 from onnxcc.importer import import_model
 from onnxcc.onnx_io import model_from_graph
 from onnxcc.passes import (fold_batchnorm, fold_constants, fuse_activations, fuse_matmul_add,
-                           legacy_broadcast, params_to_attrs, remove_noops)
+                           fuse_residual_add, legacy_broadcast, params_to_attrs,
+                           remove_noops)
 
 RNG = np.random.default_rng(0)
 F = TensorProto.FLOAT
@@ -211,3 +212,34 @@ def test_import_compiles_a_function_op_as_its_body(tmp_path):
     assert "LogSoftmax" in ops(g)
     feeds = {"x": RNG.standard_normal((3, 5)).astype(np.float32), "t": np.array([0, 4, 2])}
     np.testing.assert_allclose(run(g, feeds)[0], run(model, feeds)[0], rtol=1e-6)
+
+
+def test_fuse_residual_add_moves_the_conv_to_the_add(tmp_path):
+    inits = {"w1": RNG.standard_normal((2, 2, 3, 3)).astype(np.float32),
+             "w2": RNG.standard_normal((2, 2, 1, 1)).astype(np.float32)}
+    model, g = make(tmp_path, [helper.make_node("Conv", ["x", "w1"], ["c"], pads=[1, 1, 1, 1]),
+                               helper.make_node("Relu", ["c"], ["r"]),
+                               helper.make_node("Conv", ["x", "w2"], ["s"]),  # the shortcut
+                               helper.make_node("Add", ["r", "s"], ["a"]),
+                               helper.make_node("Relu", ["a"], ["y"])],
+                    [helper.make_tensor_value_info("x", F, [1, 2, 4, 4])],
+                    [helper.make_tensor_value_info("y", F, [1, 2, 4, 4])], inits)
+    fuse_activations(g)
+    fuse_residual_add(g)
+    # the first Conv now reads the shortcut's output, so it runs after it
+    assert ops(g) == ["Conv", "Conv"]
+    shortcut, conv = g.nodes
+    assert shortcut.outputs == ["s"] and conv.inputs == ["x", "w1", "", "s"]
+    assert conv.outputs == ["y"]
+    assert conv.attrs["onnxcc_epilogue"] == [["Relu", {}], ["Add", {}], ["Relu", {}]]
+
+
+def test_fuse_residual_add_needs_the_conv_output_used_once(tmp_path):
+    inits = {"w": RNG.standard_normal((2, 2, 1, 1)).astype(np.float32)}
+    model, g = make(tmp_path, [helper.make_node("Conv", ["x", "w"], ["c"]),
+                               helper.make_node("Add", ["c", "x"], ["a"]),
+                               helper.make_node("Mul", ["a", "c"], ["y"])],
+                    [helper.make_tensor_value_info("x", F, [1, 2, 4, 4])],
+                    [helper.make_tensor_value_info("y", F, [1, 2, 4, 4])], inits)
+    fuse_residual_add(g)
+    assert ops(g) == ["Conv", "Add", "Mul"]

@@ -19,6 +19,8 @@ from .errors import OnnxccError
 from .functions import expand_functions
 from .onnx_io import graph_from_model, save_graph
 from .passes.fold_constants import SHAPE_OPS, compile_time_nodes
+from .passes.qdq_to_qlinear import annotate_quantization
+from .qoperator import qoperator_to_qdq
 
 
 def parse_input_shapes(text):
@@ -140,6 +142,7 @@ def import_model(path, input_shapes=None):
         raise OnnxccError(f"invalid ONNX model: {first}", where=path) from None
     _fix_input_shapes(model, input_shapes or {}, path)
     _lift_constant_nodes(model)
+    qoperator_to_qdq(model, path)
     model = _infer_shapes(model, path)
     expanded = True
     while expanded:  # a function's body may use other functions
@@ -150,7 +153,7 @@ def import_model(path, input_shapes=None):
     graph = graph_from_model(model, path)
     check_element_types(graph, path)
     check_supported(graph, path)
-    return graph
+    return annotate_quantization(graph)
 
 
 def run(model_path, graph_path, weights_path, input_shapes=None):

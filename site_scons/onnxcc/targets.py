@@ -46,10 +46,11 @@ class Target:
             return [os.path.abspath(elf)]
         return [arg.replace("{elf}", elf) for arg in self.runner]
 
-    def check_tools(self, need_runner):
-        """One clear line naming the Debian package when a compiler or emulator is missing."""
+    def check_tools(self, need_runner, compiler=True):
+        """One clear line naming the Debian package when a compiler (unless the build brings
+        its own) or the emulator is missing."""
         cc = self.toolchain.tool("gcc")
-        if shutil.which(cc) is None:
+        if compiler and shutil.which(cc) is None:
             raise OnnxccError(f"target {self.name}: compiler '{cc}' not found",
                               hint=f"install it: apt-get install {' '.join(self.toolchain.packages)}")
         if need_runner and self.runner and shutil.which(self.runner[0]) is None:

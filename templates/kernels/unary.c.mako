@@ -7,7 +7,7 @@ ${signature}
         const ${c_type(p['x_dtype'])} u = x[i];
         ${c_type(p['y_dtype'])} v = ${expression('u', p['chain'][0], p['y_dtype'])};
 % if len(p['chain']) > 1:
-        ${epilogue('v', p['chain'][1:], p['y_dtype'])}
+        ${epilogue('v', p['chain'][1:], dtype=p['y_dtype'])}
 % endif
         y[i] = v;
     }

@@ -19,16 +19,24 @@ class Kernel:
     call: object  # the first KernelCall that needed it (all share template and params)
 
     def signature(self, graph):
-        args = [f"const {c_type(graph.info(t).dtype)} *restrict {role}"
-                for role, t in self.call.inputs]
-        args += [f"{c_type(graph.info(t).dtype)} *restrict {role}" for role, t in self.call.outputs]
+        # an output written over an input shares its memory: neither may be restrict
+        shared = set(self.call.overwrites) | set(self.call.overwrites.values())
+
+        def param(role, t, const):
+            restrict = "" if role in shared else "restrict "
+            return f"{'const ' if const else ''}{c_type(graph.info(t).dtype)} *{restrict}{role}"
+        args = [param(role, t, True) for role, t in self.call.inputs]
+        args += [param(role, t, False) for role, t in self.call.outputs]
+        if self.call.scratch_bytes:
+            args.append("void *restrict scratch")
         return f"void {self.name}({', '.join(args)})"
 
 
 @dataclass
 class Step:
+    plan: dict  # the step's entry in the plan's schedule
     node: object
-    kernel: Kernel = None  # None: a view (no code) or a copy into a graph output
+    kernel: Kernel = None  # None: no code (the memory plan did its work) or a copy
     call: object = None  # this node's KernelCall: its own tensors for the shared kernel
 
 
@@ -43,27 +51,29 @@ def _kernel_name(prefix, call):
     return name
 
 
-def lower_graph(graph, prefix, where):
-    """(steps, kernels): one step per node, one kernel per distinct (template, params)."""
+def lower_graph(graph, prefix, where, plan):
+    """(steps, kernels): one step per node in the plan's order, one kernel per distinct
+    (template, params, memory sharing)."""
     kernels, steps, names = {}, [], set()
-    for node in graph.nodes:
-        if node.op in ops.ALIASES or node.op == "Identity" \
-                or all(graph.info(o).size == 0 for o in node.outputs if o):  # nothing to compute
-            steps.append(Step(node))
+    for entry in plan["schedule"]:
+        node = graph.nodes[entry["index"]]
+        if entry["code"] != "kernel":
+            steps.append(Step(entry, node))
             continue
         try:
-            call = ops.lower(node, graph)
+            call = ops.lower(node, graph, entry.get("overwrites"))
         except OnnxccError as e:
             raise OnnxccError(e.message, where=where, hint=e.hint) from None
         key = (call.template, json.dumps(call.params, sort_keys=True),
-               tuple(graph.info(t).dtype for _, t in call.inputs + call.outputs))
+               tuple(graph.info(t).dtype for _, t in call.inputs + call.outputs),
+               json.dumps(call.overwrites, sort_keys=True), call.scratch_bytes)
         if key not in kernels:
             name, k = _kernel_name(prefix, call), 2
             while name in names:
                 name, k = f"{_kernel_name(prefix, call)}_{k}", k + 1
             names.add(name)
             kernels[key] = Kernel(name, call)
-        steps.append(Step(node, kernels[key], call))
+        steps.append(Step(entry, node, kernels[key], call))
     return steps, list(kernels.values())
 
 

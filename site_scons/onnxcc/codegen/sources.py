@@ -2,6 +2,7 @@
 
 import json
 
+from .. import ops
 from ..cgen import c_array_body, c_type
 from ..errors import OnnxccError
 from ..files import write_texts
@@ -16,26 +17,40 @@ def _io(graph, names):
              "shape": list(graph.info(t).shape), "bytes": graph.info(t).nbytes} for t in names]
 
 
+def _pools(plan):
+    return [{"name": p["name"], "NAME": p["name"].upper(), "bytes": p["bytes"]}
+            for p in plan["pools"]]
+
+
+def _at(base, offset, const, ctype):
+    """``base`` (a byte pointer expression) plus ``offset``, as a pointer to ``ctype``."""
+    q = "const " if const else ""
+    if offset:
+        return f"({q}{ctype} *)((const uint8_t *){base} + {offset}u)" if const \
+            else f"({ctype} *)((uint8_t *){base} + {offset}u)"
+    return f"({q}{ctype} *){base}"
+
+
 def model_sources(graph, plan, name, source):
     """``<name>.h`` and ``<name>.c``: the API and the run function (structure + plan)."""
-    steps, _ = lower_graph(graph, name, source)
-    offsets = {b["tensor"]: b["offset"] for b in plan["buffers"]}
-    views = plan["views"]
+    steps, _ = lower_graph(graph, name, source, plan)
     weights = weight_symbols(graph, name)
+    io_in_arena = plan["io"] == "arena"
 
     def pointer(tensor, const):
-        tensor = views.get(tensor, tensor)
         if graph.info(tensor).size == 0:
             return "NULL"  # an empty tensor: never read, and no memory of its own
         ctype = c_type(graph.info(tensor).dtype)
-        q = "const " if const else ""
-        if tensor in graph.inputs:
-            return f"({q}{ctype} *)inputs[{graph.inputs.index(tensor)}]"
-        if tensor in graph.outputs:
-            return f"({ctype} *)outputs[{graph.outputs.index(tensor)}]"
-        if tensor in weights:
+        where = plan["tensors"].get(tensor)
+        if where is None:  # a constant
             return weights[tensor]
-        return f"({q}{ctype} *)(a + {offsets[tensor]}u)"
+        if "pool" in where:
+            return f"({'const ' if const else ''}{ctype} *)(pool_{where['pool']} + {where['offset']}u)"
+        if "constant" in where:
+            return _at(weights[where["constant"]], where["offset"], True, ctype)
+        if "input" in where:
+            return _at(f"inputs[{where['input']}]", where["offset"], True, ctype)
+        return _at(f"outputs[{where['output']}]", where["offset"], const, ctype)
 
     calls = []
     for step in steps:
@@ -43,32 +58,48 @@ def model_sources(graph, plan, name, source):
         if step.kernel is not None:
             args = [pointer(t, True) for _, t in step.call.inputs]
             args += [pointer(t, False) for _, t in step.call.outputs]
+            if step.call.scratch_bytes:
+                scratch = step.plan["scratch"]
+                args.append(f"pool_{scratch['pool']} + {scratch['offset']}u")
             calls.append({"node": node, "code": f"{step.kernel.name}({', '.join(args)});"})
-        elif node.outputs[0] in graph.outputs and graph.info(node.outputs[0]).size:
-            # a view that must land in the caller's buffer
+        elif step.plan["code"] == "copy" and graph.info(node.outputs[0]).size:
+            # a view that must land in its own buffer
             n = graph.info(node.outputs[0]).nbytes
             calls.append({"node": node, "code": f"memcpy({pointer(node.outputs[0], False)}, "
                                                   f"{pointer(node.inputs[0], True)}, {n}u);"})
-    for k, out in enumerate(graph.outputs):  # outputs that are constants or graph inputs
-        if (out in weights or out in graph.inputs) and graph.info(out).size:
-            src = weights.get(out) or pointer(out, True)
-            calls.append({"node": None, "code": f"memcpy(outputs[{k}], {src}, "
-                                                 f"{graph.info(out).nbytes}u);"})
+        else:
+            why = ("its outputs are empty" if all(graph.info(o).size == 0 for o in node.outputs if o)
+                   else "its inputs were written into their slices" if node.op == "Concat"
+                   else "a view of its input")
+            calls.append({"node": node, "code": f"/* no code: {why} */"})
+    if not io_in_arena:
+        for k, out in enumerate(graph.outputs):  # outputs that are constants or graph inputs
+            if (out in weights or out in graph.inputs) and graph.info(out).size:
+                calls.append({"node": None, "code": f"memcpy(outputs[{k}], {pointer(out, True)}, "
+                                                     f"{graph.info(out).nbytes}u);"})
     used_weights = [(weights[t], c_type(graph.info(t).dtype), graph.info(t).size, t)
                     for t in graph.constants]
+    accessors = []
+    if io_in_arena:
+        for kind, names in (("input", graph.inputs), ("output", graph.outputs)):
+            for k, t in enumerate(names):
+                where = plan["tensors"][t]
+                accessors.append({"kind": kind, "k": k, "tensor": t, "pool": where["pool"],
+                                  "offset": where["offset"], "ctype": c_type(graph.info(t).dtype)})
     values = dict(name=name, NAME=name.upper(), source=source, plan=plan,
                   inputs=_io(graph, graph.inputs), outputs=_io(graph, graph.outputs),
-                  calls=calls, weights=used_weights)
+                  calls=calls, weights=used_weights, pools=_pools(plan), io_in_arena=io_in_arena,
+                  accessors=accessors)
     return {"h": render("model.h.mako", **values), "c": render("model.c.mako", **values)}
 
 
-def kernel_sources(graph, name, source):
+def kernel_sources(graph, plan, name, source):
     """``<name>_kernels.c`` and ``.h``: one specialized function per distinct kernel."""
-    _, kernels = lower_graph(graph, name, source)
+    _, kernels = lower_graph(graph, name, source, plan)
     bodies = []
     for k in kernels:
         code = render(f"kernels/{k.call.template}.c.mako", signature=k.signature(graph),
-                      p=k.call.params)
+                      p=k.call.params, model=name)
         bodies.append({"name": k.name, "template": k.call.template, "code": code,
                        "signature": k.signature(graph)})
     values = dict(name=name, source=source, kernels=bodies)
@@ -76,20 +107,26 @@ def kernel_sources(graph, name, source):
             "h": render("model_kernels.h.mako", **values)}
 
 
-def used_kernel_templates(graph_path, name):
-    """The template files a model's kernels are generated from (for SCons' scanner)."""
+def used_kernel_templates(graph_path):
+    """The template files a model's kernels may be generated from, whichever kernels the
+    memory plan picks (for SCons' scanner)."""
     graph = load_graph(graph_path, with_values=False)
-    _, kernels = lower_graph(graph, name, graph_path)
-    return sorted({kernel_template(k.call.template) for k in kernels})
+    templates = set()
+    for node in graph.nodes:
+        if node.op not in ops.ALIASES | {"Identity"}:
+            templates |= ops.possible_templates(node, graph)
+    return sorted(kernel_template(t) for t in templates)
 
 
-def weights_source(graph, name, source):
-    """``<name>_weights.c``: every constant as a const array (placed in flash)."""
+def weights_source(graph, name, source, section=""):
+    """``<name>_weights.c``: every constant as a const array (placed in flash), in the
+    linker section ``section`` when one is named (e.g. one a firmware maps to external flash)."""
     symbols = weight_symbols(graph, name)
     arrays = [{"symbol": symbols[t], "ctype": c_type(v.dtype), "size": v.size, "tensor": t,
                "shape": list(v.shape), "body": c_array_body(v)}
               for t, v in graph.constants.items()]
-    return render("model_weights.c.mako", name=name, source=source, arrays=arrays)
+    return render("model_weights.c.mako", name=name, source=source, arrays=arrays,
+                  section=section)
 
 
 def _load_plan(path):
@@ -103,23 +140,25 @@ def run_model(graph_path, plan_path, h_path, c_path, name, source):
     write_texts({h_path: files["h"], c_path: files["c"]})
 
 
-def run_kernels(graph_path, c_path, h_path, name, source):
+def run_kernels(graph_path, plan_path, c_path, h_path, name, source):
     graph = load_graph(graph_path, with_values=False)
-    files = kernel_sources(graph, name, source)
+    plan = _load_plan(plan_path)
+    files = kernel_sources(graph, plan, name, source)
     write_texts({c_path: files["c"], h_path: files["h"]})
-    return len(lower_graph(graph, name, source)[1])
+    return len(lower_graph(graph, name, source, plan)[1])
 
 
-def run_weights(graph_path, c_path, name, source):
+def run_weights(graph_path, c_path, name, source, section=""):
     graph = load_graph(graph_path)
     if any(v is None for v in graph.constants.values()):
         raise OnnxccError("weights are missing", where=graph_path)
-    write_texts({c_path: weights_source(graph, name, source)})
+    write_texts({c_path: weights_source(graph, name, source, section)})
     return sum(v.nbytes for v in graph.constants.values())
 
 
-def run_footprint_main(graph_path, c_path, name):
+def run_footprint_main(graph_path, c_path, name, pools, io_in_arena):
     """The smallest program that runs the model, linked to measure its footprint."""
     graph = load_graph(graph_path, with_values=False)
     write_texts({c_path: render("footprint_main.c.mako", name=name, NAME=name.upper(),
-                                num_inputs=len(graph.inputs), num_outputs=len(graph.outputs))})
+                                num_inputs=len(graph.inputs), num_outputs=len(graph.outputs),
+                                pools=pools, io_in_arena=io_in_arena)})

@@ -5,7 +5,7 @@ output's dimensions (0 where an operand repeats), with contiguous dimensions mer
 the common cases (equal shapes, a scalar, a per-channel vector) become one or two loops.
 """
 
-from . import KernelCall
+from . import KernelCall, in_place
 from .unary import epilogue_of, epilogue_tag
 
 C_OPERATORS = {"Add": "+", "Sub": "-", "Mul": "*", "Div": "/"}
@@ -56,5 +56,19 @@ def lower_binary(node, graph):
     return KernelCall("binary", tag, params, [("a", a), ("b", b)], [("y", y)])
 
 
+def binary_in_place(node, graph, tensor):
+    """y may be an operand read at y's own index (one not broadcast): each element is
+    read right before the same element of y is written."""
+    call = lower_binary(node, graph)
+    p = call.params
+    if call.template == "binary":
+        roles = [r for r, strides in (("a", p["a_strides"]), ("b", p["b_strides"]))
+                 if strides == p["out_strides"]]
+    else:  # another element type: the elementwise kernel, inputs x0, x1
+        roles = [f"x{k}" for k, strides in enumerate(p["strides"]) if strides == p["out_strides"]]
+    return in_place(call, tensor, roles)
+
+
 LOWERINGS = {op: lower_binary for op in C_OPERATORS}
+INPLACE = {op: binary_in_place for op in C_OPERATORS}
 TYPED_OPS = set(C_OPERATORS)

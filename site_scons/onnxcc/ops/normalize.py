@@ -2,7 +2,7 @@
 RMSNormalization, InstanceNormalization, GroupNormalization, BatchNormalization (with
 statistics known only at run time), LpNormalization and LRN."""
 
-from . import KernelCall, unsupported
+from . import KernelCall, in_place, unsupported
 from .unary import dtype_tag
 
 
@@ -131,9 +131,22 @@ def lower_lrn(node, graph):
                       [("y", y)])
 
 
+def softmax_in_place(node, graph, tensor):
+    """Each element of y is written after the same element of x was last read."""
+    return in_place(lower_softmax(node, graph), tensor, ("x",))
+
+
+def layer_norm_in_place(node, graph, tensor):
+    """The statistics of a row are taken before any of it is written; then each y[i]
+    right after x[i] is read (a call that also writes the statistics is not in place)."""
+    return in_place(lower_layer_norm(node, graph), tensor, ("x",))
+
+
 LOWERINGS = {"Softmax": lower_softmax, "LogSoftmax": lower_softmax, "Hardmax": lower_softmax,
              "LayerNormalization": lower_layer_norm, "RMSNormalization": lower_rms_norm,
              "InstanceNormalization": lower_instance_norm,
              "GroupNormalization": lower_group_norm, "BatchNormalization": lower_batch_norm,
              "LpNormalization": lower_lp_norm, "LRN": lower_lrn}
 TYPED_OPS = {"Softmax", "LogSoftmax", "Hardmax"}  # float32 and float64
+INPLACE = {"Softmax": softmax_in_place, "LogSoftmax": softmax_in_place,
+           "Hardmax": softmax_in_place, "LayerNormalization": layer_norm_in_place}

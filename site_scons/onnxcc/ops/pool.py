@@ -1,7 +1,9 @@
 """MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool (1-D and 2-D, NCHW)."""
 
-from . import KernelCall, unsupported
-from .spatial import window_2d, window_tag
+from dataclasses import replace
+
+from . import KernelCall, in_place, unsupported
+from .spatial import overwrites_only_read_input, window_2d, window_tag
 
 
 def lower_pool(node, graph):
@@ -30,5 +32,26 @@ def lower_global_pool(node, graph):
                       {"kind": kind, "outer": outer, "inner": inner}, [("x", x)], [("y", y)])
 
 
+def pool_in_place(node, graph, tensor):
+    """Straight over x where that only overwrites x already read (strided pools); else
+    each channel is pooled into scratch, then copied over y's channel: that lands on
+    channels of x already read, as long as a channel does not grow."""
+    call = lower_pool(node, graph)
+    p = call.params
+    if overwrites_only_read_input(p):
+        return in_place(call, tensor, ("x",))
+    if p["oh"] * p["ow"] > p["h"] * p["w"]:
+        return None
+    return in_place(replace(call, params=dict(p, in_place=True)), tensor, ("x",),
+                    scratch_bytes=4 * p["oh"] * p["ow"])
+
+
+def global_pool_in_place(node, graph, tensor):
+    """y[o] is written after row o of x is read, and lies at or before that row."""
+    return in_place(lower_global_pool(node, graph), tensor, ("x",))
+
+
 LOWERINGS = {"MaxPool": lower_pool, "AveragePool": lower_pool,
              "GlobalAveragePool": lower_global_pool, "GlobalMaxPool": lower_global_pool}
+INPLACE = {"MaxPool": pool_in_place, "AveragePool": pool_in_place,
+           "GlobalAveragePool": global_pool_in_place, "GlobalMaxPool": global_pool_in_place}

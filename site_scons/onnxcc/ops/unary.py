@@ -9,7 +9,7 @@ producer's epilogue and the templates spell it with ``epilogue_code``.
 import math
 
 from ..cgen import CNumbers
-from . import KernelCall
+from . import KernelCall, in_place
 
 
 def _clip(v, a, t):
@@ -129,9 +129,14 @@ def expression_code(var, step, dtype="float32"):
     return EXPRESSIONS[op](var, attrs, CNumbers(dtype))
 
 
-def epilogue_code(var, chain, dtype="float32"):
-    """C statements applying ``chain`` ([[op, attrs], ...]) to ``var`` in place."""
-    return " ".join(f"{var} = {expression_code(var, step, dtype)};" for step in chain)
+def epilogue_code(var, chain, residual=None, dtype="float32"):
+    """C statements applying ``chain`` ([[op, attrs], ...]) to ``var`` in place. An
+    ``Add`` entry is a fused residual Add: ``residual`` is the C expression of the
+    residual's element at the index being computed."""
+    if residual is None and any(op == "Add" for op, _ in chain):
+        raise ValueError("this kernel template does not support a fused residual Add")
+    return " ".join(f"{var} += {residual};" if op == "Add" else
+                    f"{var} = {expression_code(var, [op, attrs], dtype)};" for op, attrs in chain)
 
 
 def epilogue_tag(chain):
@@ -165,4 +170,13 @@ def lower_unary(node, graph):
                       [("x", x)], [("y", y)])
 
 
+def unary_in_place(node, graph, tensor):
+    """y[i] is written right after x[i] is read: y may be x (when their elements are of
+    one type: a wider y[i] would cover x[i + 1] before it is read)."""
+    if graph.info(node.inputs[0]).dtype != graph.info(node.outputs[0]).dtype:
+        return None
+    return in_place(lower_unary(node, graph), tensor, ("x",))
+
+
 LOWERINGS = {op: lower_unary for op in EXPRESSIONS}
+INPLACE = {op: unary_in_place for op in EXPRESSIONS}

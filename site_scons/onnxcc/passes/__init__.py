@@ -7,19 +7,23 @@ from .fold_batchnorm import fold_batchnorm
 from .fold_constants import fold_constants
 from .fuse_activations import fuse_activations
 from .fuse_matmul_add import fuse_matmul_add
+from .fuse_residual_add import fuse_residual_add
 from .legacy_broadcast import legacy_broadcast
 from .params_to_attrs import params_to_attrs
+from .qdq_to_qlinear import qdq_to_qlinear
 from .remove_noops import remove_noops
 
 
 def optimize(graph, where, fuse=True):
     legacy_broadcast(graph)
     remove_noops(graph)
+    qdq_to_qlinear(graph)
     fold_constants(graph, where)
     params_to_attrs(graph, where)
     fuse_matmul_add(graph)
     fold_batchnorm(graph)
     if fuse:
         fuse_activations(graph)
+        fuse_residual_add(graph)
     graph.drop_unused_constants()
     return graph
