@@ -78,7 +78,8 @@ def main(argv=None):
         rows += suite_rows
     title = f"onnxcc conformance on {args.target}"
     intro = [f"ONNX's backend test suites (onnx {case_suites.onnx.__version__}) compiled and "
-             f"verified with `python -m conformance --target {args.target}`."]
+             f"verified with `python -m conformance --target {args.target}`.", "",
+             *report.INTRO]
     summary = report.summary_markdown(title, suites, per_suite, rows, intro)
     with open(os.path.join(out, "report.md"), "w") as f:
         f.write(report.full_markdown(title + ": every case", rows))

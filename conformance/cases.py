@@ -33,6 +33,9 @@ PARAMETER_INPUTS = {
     "Upsample": {1}, "ConstantOfShape": {0}, "Range": {0, 1, 2}, "OneHot": {1},
     "CumSum": {1}, "CumProd": {1}, "Clip": {1, 2}, "Trilu": {1}, "CenterCropPad": {1},
     "HannWindow": {0}, "HammingWindow": {0}, "BlackmanWindow": {0},
+    # quantization parameters (scales, zero points) of statically quantized models
+    "QuantizeLinear": {1, 2}, "DequantizeLinear": {1, 2}, "QLinearConv": {1, 2, 4, 5, 6, 7},
+    "QLinearMatMul": {1, 2, 4, 5, 6, 7}, "ConvInteger": {2, 3}, "MatMulInteger": {2, 3},
     "ReduceSum": {1}, "ReduceMean": {1}, "ReduceMax": {1}, "ReduceMin": {1},
     "ReduceProd": {1}, "ReduceL1": {1}, "ReduceL2": {1}, "ReduceLogSum": {1},
     "ReduceLogSumExp": {1}, "ReduceSumSquare": {1},

@@ -16,7 +16,7 @@ UNSUPPORTED = [
     (r"element type \S+( of '[^']*')? is not supported", "element type"),
     (r"is not static|depends on the value", "output shape depends on input values"),
     (r"which onnxcc does not support", "op"),
-    (r"is not supported", "attribute or input"),
+    (r"is not supported|is not a constant", "attribute or input"),
 ]
 #: ops deliberately out of scope (the report names them as such)
 OUT_OF_SCOPE = {
@@ -30,6 +30,32 @@ OUT_OF_SCOPE = {
     "random": {"Bernoulli", "RandomNormal", "RandomNormalLike", "RandomUniform",
                "RandomUniformLike", "Multinomial"},
 }
+
+
+#: what the summary says before its tables
+INTRO = [
+    "- **pass**: the case compiled through the SCons pipeline (import, optimize, plan, "
+    "generate, compile) without a C warning, ran, and matched the test's expected outputs "
+    "(`verify testdata=`).",
+    "- **unsupported**: onnxcc refused the case with one clear message (the reason is in "
+    "`report.md`); out of scope: float16, bfloat16, float8, int4/int2 and string tensors, "
+    "sequences and optionals, control flow (If, Loop, Scan), training ops, random-number "
+    "ops, ops of other domains (ai.onnx.ml, ai.onnx.preview).",
+    "- **fail**: a named defect listed in `conformance/known_defects.toml`.",
+    "- **crash**: an internal error of onnxcc.",
+    "",
+    "Node tests pass an operator's parameters (Slice's starts, Reshape's shape, a "
+    "reduction's axes, ...) as graph inputs; exporters write them as constants and onnxcc "
+    "specializes its kernels on them, so the runner makes those inputs initializers holding "
+    "the test's values (counted below). An op ONNX defines as a function of other ops is "
+    "compiled as that function's body, so such a case and its `_expanded` twin test the "
+    "same code.",
+    "",
+    "The onnx wheel ships the node tests as generators (`onnx.backend.test.case.node`, "
+    "written out by the runner), `pytorch-converted`, `pytorch-operator` and `simple` as "
+    "data, and `real` / `light`: nine full-size networks (AlexNet, ResNet-50, VGG-19, ...) "
+    "with placeholder weights and no input data, which the runner does not run.",
+]
 
 
 def load_known_defects(path=KNOWN_DEFECTS):

@@ -141,6 +141,20 @@ def _scales(node, in_shape, out_shape, a):
     return scales, axes
 
 
+def _merge_identity_runs(out_shape, x_strides, resized):
+    """Neighbouring axes that are not resized walk x contiguously: one loop each run."""
+    dims, strides, axes = [], [], []
+    for d, (n, s, taps) in enumerate(zip(out_shape, x_strides, resized)):
+        if taps is None and axes and axes[-1] is None:
+            dims[-1] *= n
+            strides[-1] = s
+        else:
+            dims.append(n)
+            strides.append(s)
+            axes.append(taps)
+    return dims, strides, axes
+
+
 def lower_resize(node, graph):
     x, y = node.inputs[0], node.outputs[0]
     in_shape, out_shape = graph.info(x).shape, graph.info(y).shape
@@ -170,8 +184,8 @@ def lower_resize(node, graph):
                         "weight": [float(np.float32(c)) for t in padded for _, c in t] if weighted else None,
                         "outside": [int(o) for o in outside] if any(outside) else None})
         outside_any |= any(outside)
-    p = {"in_shape": list(in_shape), "out_shape": list(out_shape),
-         "x_strides": row_major_strides(in_shape), "axes": resized,
+    out_dims, x_strides, axes = _merge_identity_runs(out_shape, row_major_strides(in_shape), resized)
+    p = {"out_shape": out_dims, "x_strides": x_strides, "axes": axes,
          "extrapolation": float(a["extrapolation_value"]) if outside_any else None}
     tag = (f"{a['mode']}_f32_{'x'.join(map(str, in_shape))}_to_{'x'.join(map(str, out_shape))}")
     return KernelCall("resize", tag, p, [("x", x)], [("y", y)])
