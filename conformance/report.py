@@ -135,7 +135,11 @@ def summary_markdown(title, suites, per_op_by_suite, rows, intro):
     reasons = Counter()
     for _, _, status, reason, _ in rows:
         if status != "pass":
-            reasons[f"{status}: " + reason.split(":")[0]] += 1
+            element_type = re.search(r"element type (\S+)", reason)
+            kind = reason.split(":")[0]
+            if element_type and "element type" in kind:
+                kind = f"{kind}: {element_type[1]}"
+            reasons[f"{status}: {kind}"] += 1
     lines += ["## Why cases do not pass", "", "| reason | cases |", "| --- | ---: |"]
     lines += [f"| {r} | {n} |" for r, n in sorted(reasons.items(), key=lambda x: (-x[1], x[0]))]
     bound = sum(1 for *_, status, _, b in rows if status == "pass" and b)

@@ -16,7 +16,8 @@ from conftest import REPO
 
 sys.path.insert(0, REPO)
 from conformance import cases as suites  # noqa: E402
-from conformance.report import classify  # noqa: E402
+from conformance import runner  # noqa: E402
+from conformance.report import classify, summary_markdown, tally  # noqa: E402
 
 HOST_SAMPLE = """
     slice_neg_steps gather_negative_indices split_variable_parts_2d_opset18 tile
@@ -140,3 +141,25 @@ def test_classify_names_a_tracked_defect():
     status, reason = classify("node/test_avgpool", "AveragePool",
                               {"status": "error", "message": "MISMATCH"}, defects)
     assert status == "fail" and reason.startswith("known defect 'rounded test data'")
+
+
+def test_summary_counts_per_op_and_total():
+    cases = [suites.Case("node", name, "", op=op, bound=bound) for name, op, bound in
+             (("test_a", "Relu", []), ("test_b", "Relu", ["k"]), ("test_c", "Det", []))]
+    results = {"node/test_a": {"status": "pass"}, "node/test_b": {"status": "pass"},
+               "node/test_c": {"status": "error", "message": "m.onnx: node 'd' uses op Det, "
+                                                             "which onnxcc does not support"}}
+    per_op, rows = tally(cases, results, [])
+    text = summary_markdown("t", ["node"], {"node": per_op}, rows, [])
+    assert "| Relu | 2 | 0 | 0 | 0 | 2 |" in text and "| Det | 0 | 1 | 0 | 0 | 1 |" in text
+    assert "| **total** | **2** | **1** | **0** | **0** | **3** |" in text
+    assert "1 of the passing cases had parameter inputs bound" in text
+
+
+def test_runner_resumes_without_running_what_has_results(tmp_path):
+    cases = [suites.Case("node", "test_a", str(tmp_path))]
+    results = {"node/test_a": {"status": "pass"}}
+    saved = []
+    runner.run(cases, "x86_64", str(tmp_path / "build"), results, 2, 24,
+               lambda: saved.append(1), lambda *a: None)
+    assert saved == [] and results == {"node/test_a": {"status": "pass"}}
