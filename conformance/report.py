@@ -44,6 +44,9 @@ INTRO = [
     "- **fail**: a named defect listed in `conformance/known_defects.toml`.",
     "- **crash**: an internal error of onnxcc.",
     "",
+    "Committed summaries: `docs/conformance.md` (x86_64) and `docs/conformance-armv7.md` "
+    "(Cortex-M4F, in qemu); `report.md` beside `results.json` lists every case.",
+    "",
     "Node tests pass an operator's parameters (Slice's starts, Reshape's shape, a "
     "reduction's axes, ...) as graph inputs; exporters write them as constants and onnxcc "
     "specializes its kernels on them, so the runner makes those inputs initializers holding "
