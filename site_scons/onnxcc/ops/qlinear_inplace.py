@@ -5,7 +5,8 @@ The proofs are the float ones, element for element: an integer kernel reads and 
 in the same order as its float counterpart, and every int8 / uint8 tensor has one byte
 per element, so y's element i lands on x's element i (scratch is counted in bytes: one
 per element). An output wider or narrower than the input it would overwrite (the int32
-sums of ConvInteger) never shares its memory.
+sums of ConvInteger) never shares its memory, except for QuantizeLinear and
+DequantizeLinear, elementwise in an order that allows it.
 """
 
 from dataclasses import replace
@@ -14,17 +15,22 @@ import numpy as np
 
 from . import in_place
 from ..cgen import c_type
-from .qlinear import (RESIDUAL_INPUT, lower_qadd, lower_qavgpool, lower_qconv, lower_qglobal_avgpool,
-                      lower_qlookup, lower_qsoftmax)
+from .qlinear import (RESIDUAL_INPUT, lower_dequantize, lower_qadd, lower_qavgpool, lower_qconv,
+                      lower_qglobal_avgpool, lower_qlookup, lower_qsoftmax, lower_quantize)
 from .spatial import overwrites_only_read_input
 
 
+def _widths(graph, node, tensor):
+    return (np.dtype(graph.info(tensor).dtype).itemsize,
+            np.dtype(graph.info(node.outputs[0]).dtype).itemsize)
+
+
 def _same_width(graph, node, tensor):
-    width = np.dtype(graph.info(node.outputs[0]).dtype).itemsize
-    return np.dtype(graph.info(tensor).dtype).itemsize == width
+    x_width, y_width = _widths(graph, node, tensor)
+    return x_width == y_width
 
 
-def _elementwise(lower, roles=("x",)):
+def _elementwise(lower):
     """For kernels that read each element of x right before writing the same element of y
     (QLinearSigmoid / LeakyRelu tables), or a whole row before writing any of it and then
     element by element (QLinearSoftmax); QLinearGlobalAveragePool writes y[o] after row o
@@ -32,7 +38,7 @@ def _elementwise(lower, roles=("x",)):
     def fn(node, graph, tensor):
         if not _same_width(graph, node, tensor):
             return None
-        return in_place(lower(node, graph), tensor, roles)
+        return in_place(lower(node, graph), tensor, ("x",))
     return fn
 
 
@@ -106,9 +112,24 @@ def qavgpool_in_place(node, graph, tensor):
                     scratch_bytes=p["oh"] * p["ow"])
 
 
+def quantize_in_place(node, graph, tensor):
+    """y[i] is written right after x[i] is read, first to last; y's elements being no
+    wider than x's, y[i] lies within x[0..i], all read already."""
+    x_width, y_width = _widths(graph, node, tensor)
+    return in_place(lower_quantize(node, graph), tensor, ("x",)) if y_width <= x_width else None
+
+
+def dequantize_in_place(node, graph, tensor):
+    """y[i] is written right after x[i] is read, last to first; y's elements being no
+    narrower than x's, y[i] lies within x[i..], all read already."""
+    x_width, y_width = _widths(graph, node, tensor)
+    return in_place(lower_dequantize(node, graph), tensor, ("x",)) if y_width >= x_width else None
+
+
 INPLACE = {"QLinearConv": qconv_in_place, "QLinearAdd": qadd_in_place,
            "QLinearAveragePool": qavgpool_in_place,
            "QLinearGlobalAveragePool": _elementwise(lower_qglobal_avgpool),
            "QLinearSoftmax": _elementwise(lower_qsoftmax),
            "QLinearSigmoid": _elementwise(lower_qlookup),
-           "QLinearLeakyRelu": _elementwise(lower_qlookup)}
+           "QLinearLeakyRelu": _elementwise(lower_qlookup), "QuantizeLinear": quantize_in_place,
+           "DequantizeLinear": dequantize_in_place}
