@@ -11,7 +11,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from conftest import MODELS
-from onnxcc import quant, verify
+from onnxcc import planner, quant, verify
 from onnxcc.importer import import_model
 from onnxcc.passes import optimize
 
@@ -397,3 +397,28 @@ def test_residual_qadd_is_fused_into_the_conv_before_it(tmp_path):
     graph = optimize(import_model(g.save(tmp_path, "residual", x_shape, y, y_shape)), "test",
                      fuse=False)
     assert [n.op for n in graph.nodes] == ["QLinearConv", "QLinearConv", "QLinearAdd"]
+
+
+def test_a_wider_output_is_never_written_over_an_unaligned_slice(tmp_path):
+    """A plain Concat of integer tensors places its 3-byte first input before the second,
+    which then starts at byte 3: DequantizeLinear may not put its floats there."""
+    g = QGraph(U8)
+    for t in ("x", "a", "b", "n"):
+        g.q(t)
+    g.nodes += [helper.make_node("QLinearSigmoid", ["x", "x_s", "x_z", "a_s", "a_z"], ["a"], name="a",
+                                 domain=MS),
+                helper.make_node("QLinearLeakyRelu", ["x", "x_s", "x_z", "b_s", "b_z"], ["b"],
+                                 name="b", domain=MS),
+                helper.make_node("Concat", ["a", "b"], ["cat"], name="cat", axis=1),
+                helper.make_node("QLinearSigmoid", ["cat", "b_s", "b_z", "n_s", "n_z"], ["n"], name="n",
+                                 domain=MS),
+                helper.make_node("DequantizeLinear", ["b", "b_s", "b_z"], ["f"], name="f")]
+    path = save(tmp_path, g.nodes, [helper.make_tensor_value_info("x", U8, [1, 3])],
+                [helper.make_tensor_value_info("n", U8, [1, 6]),
+                 helper.make_tensor_value_info("f", F, [1, 3])], g.inits, "slices")
+    graph = optimize(import_model(path), "test")
+    plan = planner.plan(graph, io="arena", schedule="graph")
+    assert plan["tensors"]["b"]["offset"] % 4 == 3  # the concat's second slice
+    assert "overwrites" not in next(s for s in plan["schedule"] if s["node"] == "f")
+    for t, where in plan["tensors"].items():
+        assert where["offset"] % np.dtype(graph.info(t).dtype).itemsize == 0, t
