@@ -103,3 +103,27 @@ def test_verify_reports_mismatch(scons, tmp_path):
     (data / "output_0.pb").write_bytes(numpy_helper.from_array(x @ np.ones((4, 4), np.float32)).SerializeToString())
     r = scons(f"model={model}", f"testdata={data}", "verify")
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_unsupported_element_type_is_one_clear_line(scons, tmp_path):
+    model = save(tmp_path / "half.onnx", [helper.make_node("Relu", ["x"], ["y"])],
+                 [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [4])],
+                 [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [4])])
+    line = assert_one_clear_line(scons(f"model={model}", "verify"), "half.onnx", "tensor 'x'",
+                                 "element type float16 is not supported", "float32")
+    assert "Traceback" not in line
+
+
+def test_sequence_input_is_one_clear_line(scons, tmp_path):
+    seq = helper.make_tensor_sequence_value_info("s", TensorProto.FLOAT, [2])
+    model = save(tmp_path / "seq.onnx", [helper.make_node("SequenceLength", ["s"], ["n"])],
+                 [seq], [helper.make_tensor_value_info("n", TensorProto.INT64, [])])
+    assert_one_clear_line(scons(f"model={model}"), "seq.onnx", "input 's' is not a plain tensor")
+
+
+def test_value_dependent_shape_is_one_clear_line(scons, tmp_path):
+    model = save(tmp_path / "nz.onnx", [helper.make_node("NonZero", ["x"], ["y"])],
+                 [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                 [helper.make_tensor_value_info("y", TensorProto.INT64, [1, None])])
+    assert_one_clear_line(scons(f"model={model}"), "nz.onnx", "node 'NonZero_0' (op NonZero)",
+                          "depends on the values of its inputs")

@@ -2,13 +2,16 @@
 (checked with ONNX's reference evaluator before and after, where the result is plain ONNX)."""
 
 import numpy as np
+import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
+from onnxcc.errors import OnnxccError
 from onnxcc.importer import import_model
 from onnxcc.onnx_io import model_from_graph
 from onnxcc.passes import (fold_batchnorm, fold_constants, fuse_activations, fuse_matmul_add,
-                           fuse_residual_add, params_to_attrs, remove_noops)
+                           fuse_residual_add, legacy_broadcast, params_to_attrs,
+                           remove_noops)
 
 RNG = np.random.default_rng(0)
 F = TensorProto.FLOAT
@@ -126,6 +129,89 @@ def test_fuse_activations_chains_into_producer(tmp_path):
     assert add.attrs["onnxcc_epilogue"] == [["Relu", {}], ["Clip", {"max": 1.0}]]
     # a graph output (a2) is never fused away
     assert "Sigmoid" in ops(g)
+
+
+def test_params_to_attrs_moves_every_parameter_keeping_positions(tmp_path):
+    model, g = make(tmp_path, [helper.make_node("Slice", ["x", "st", "en", "", "sp"], ["s"]),
+                               helper.make_node("Pad", ["s", "pads", "v"], ["y"], mode="constant")],
+                    [helper.make_tensor_value_info("x", F, [6, 4]),
+                     helper.make_tensor_value_info("v", F, [])],
+                    [helper.make_tensor_value_info("y", F, [None, None])],
+                    {"st": np.array([4, 0], np.int64), "en": np.array([0, 4], np.int64),
+                     "sp": np.array([-2, 1], np.int64), "pads": np.array([1, 0, 0, 2], np.int64)})
+    params_to_attrs(g)
+    slice_, pad = g.nodes
+    assert slice_.inputs == ["x"] and slice_.attrs == {"starts": [4, 0], "ends": [0, 4], "steps": [-2, 1]}
+    # a runtime constant_value stays an input, at its position
+    assert pad.inputs == ["s", "", "v"] and pad.attrs["pads"] == [1, 0, 0, 2]
+    assert g.constants == {}
+
+
+def test_params_to_attrs_rejects_a_computed_parameter(tmp_path):
+    model, g = make(tmp_path, [helper.make_node("Slice", ["x", "st", "en"], ["y"])],
+                    [helper.make_tensor_value_info("x", F, [6]),
+                     helper.make_tensor_value_info("st", TensorProto.INT64, [1])],
+                    [helper.make_tensor_value_info("y", F, [None])],
+                    {"en": np.array([4], np.int64)})
+    with pytest.raises(OnnxccError, match="starts input 'st' is computed at run time"):
+        params_to_attrs(g)
+
+
+def test_remove_noops_gives_an_inference_dropout_an_all_true_mask(tmp_path):
+    model, g = make(tmp_path, [helper.make_node("Dropout", ["x"], ["d", "mask"]),
+                               helper.make_node("Relu", ["d"], ["y"])],
+                    [helper.make_tensor_value_info("x", F, [2, 3])],
+                    [helper.make_tensor_value_info("y", F, [2, 3]),
+                     helper.make_tensor_value_info("mask", TensorProto.BOOL, [2, 3])], {})
+    remove_noops(g)
+    assert ops(g) == ["Relu"] and g.constants["mask"].dtype == bool and g.constants["mask"].all()
+
+
+def test_fold_constants_folds_shape_ops_that_are_graph_outputs(tmp_path):
+    model, g = make(tmp_path, [helper.make_node("Shape", ["x"], ["s"], start=1),
+                               helper.make_node("EyeLike", ["x"], ["e"], k=1),
+                               helper.make_node("Relu", ["x"], ["y"])],
+                    [helper.make_tensor_value_info("x", F, [3, 4])],
+                    [helper.make_tensor_value_info("s", TensorProto.INT64, [1]),
+                     helper.make_tensor_value_info("e", F, [3, 4]),
+                     helper.make_tensor_value_info("y", F, [3, 4])], {})
+    fold_constants(g)
+    assert ops(g) == ["Relu"]
+    assert g.constants["s"].tolist() == [4]
+    np.testing.assert_array_equal(g.constants["e"], np.eye(3, 4, k=1, dtype=np.float32))
+
+
+def test_legacy_broadcast_aligns_the_second_input_at_axis(tmp_path):
+    b = RNG.standard_normal(3).astype(np.float32)
+    graph = helper.make_graph([helper.make_node("Add", ["x", "b"], ["y"], broadcast=1, axis=1)], "g",
+                              [helper.make_tensor_value_info("x", F, [2, 3, 4]),
+                               helper.make_tensor_value_info("b", F, [3])],  # IR 3: inits are inputs
+                              [helper.make_tensor_value_info("y", F, [2, 3, 4])],
+                              initializer=[numpy_helper.from_array(b, "b")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 6)])
+    model.ir_version = 3
+    path = tmp_path / "m.onnx"
+    path.write_bytes(model.SerializeToString())
+    g = import_model(str(path))
+    legacy_broadcast(g)
+    add = g.nodes[0]
+    assert "axis" not in add.attrs and g.info(add.inputs[1]).shape == (1, 3, 1)
+    x = RNG.standard_normal((2, 3, 4)).astype(np.float32)
+    np.testing.assert_array_equal(x + g.constants[add.inputs[1]], x + b[:, None])
+
+
+def test_import_compiles_a_function_op_as_its_body(tmp_path):
+    """SoftmaxCrossEntropyLoss has no kernel: its schema's body (LogSoftmax, then the
+    NegativeLogLikelihoodLoss function, itself expanded) replaces it, same numbers."""
+    model, g = make(tmp_path, [helper.make_node("SoftmaxCrossEntropyLoss", ["x", "t"], ["y"],
+                                                reduction="mean")],
+                    [helper.make_tensor_value_info("x", F, [3, 5]),
+                     helper.make_tensor_value_info("t", TensorProto.INT64, [3])],
+                    [helper.make_tensor_value_info("y", F, [])], {})
+    assert "SoftmaxCrossEntropyLoss" not in ops(g) and "NegativeLogLikelihoodLoss" not in ops(g)
+    assert "LogSoftmax" in ops(g)
+    feeds = {"x": RNG.standard_normal((3, 5)).astype(np.float32), "t": np.array([0, 4, 2])}
+    np.testing.assert_allclose(run(g, feeds)[0], run(model, feeds)[0], rtol=1e-6)
 
 
 def test_fuse_residual_add_moves_the_conv_to_the_add(tmp_path):

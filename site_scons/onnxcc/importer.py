@@ -10,13 +10,15 @@ import os
 import numpy as np
 import onnx
 from google.protobuf.message import DecodeError
-from onnx import numpy_helper
+from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 from . import ops
+from .cgen import c_type
 from .errors import OnnxccError
+from .functions import expand_functions
 from .onnx_io import graph_from_model, save_graph
-from .passes.fold_constants import compile_time_nodes
+from .passes.fold_constants import SHAPE_OPS, compile_time_nodes
 from .passes.qdq_to_qlinear import annotate_quantization
 from .qoperator import qoperator_to_qdq
 
@@ -30,7 +32,7 @@ def parse_input_shapes(text):
             if not sep or not name:
                 raise ValueError
             shapes[name] = [int(d) for d in dims.lower().split("x")]
-            if any(d <= 0 for d in shapes[name]):
+            if any(d < 0 for d in shapes[name]):  # 0: an empty tensor
                 raise ValueError
         except ValueError:
             raise OnnxccError(f"input_shape: '{item}' is not NAME:DxDx...",
@@ -58,6 +60,9 @@ def _fix_input_shapes(model, shapes, path):
             raise OnnxccError(f"input_shape names '{name}', which is not a graph input",
                               where=path, hint=f"graph inputs: {', '.join(inputs)}")
     for name, vi in inputs.items():
+        if not vi.type.HasField("tensor_type"):
+            raise OnnxccError(f"input '{name}' is not a plain tensor (sequence/map/optional)",
+                              where=path, hint="onnxcc compiles tensor graphs only")
         dims = vi.type.tensor_type.shape.dim
         if name in shapes:
             if len(shapes[name]) != len(dims):
@@ -78,22 +83,53 @@ def _lift_constant_nodes(model):
     keep = []
     for node in model.graph.node:
         if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
-            value = ReferenceEvaluator(node).run(None, {})[0]
-            model.graph.initializer.append(numpy_helper.from_array(np.asarray(value), node.output[0]))
+            value = np.asarray(ReferenceEvaluator(node).run(None, {})[0])
+            model.graph.initializer.append(numpy_helper.from_array(value, node.output[0]))
+            if model.ir_version < 4:  # before IR 4 every initializer is also a graph input
+                model.graph.input.append(helper.make_tensor_value_info(
+                    node.output[0], helper.np_dtype_to_tensor_dtype(value.dtype), value.shape))
         else:
             keep.append(node)
     del model.graph.node[:]
     model.graph.node.extend(keep)
 
 
+#: ops whose output shape depends on their input values: compiled only when folded
+VALUE_DEPENDENT = {"NonZero", "Unique", "NonMaxSuppression", "Compress"}
+
+
 def check_supported(graph, path):
-    """Every node needs a kernel, unless folding computes it at compile time."""
-    supported = set(ops.supported_ops())
+    """Every node needs a kernel, unless folding computes it at compile time (a shape op
+    folds once its input's shape is static: the optimizer says so when it never is)."""
+    supported = set(ops.supported_ops()) | SHAPE_OPS
     folded = compile_time_nodes(graph)
     for node in graph.nodes:
+        if node.op in VALUE_DEPENDENT and node.name not in folded:
+            raise OnnxccError(f"node '{node.name}' (op {node.op}): its output shape depends on the "
+                              "values of its inputs", where=path,
+                              hint="onnxcc compiles static shapes: with constant inputs it is "
+                                   "computed at compile time")
         if node.op not in supported and node.name not in folded:
             raise OnnxccError(f"node '{node.name}' uses op {node.op}, which onnxcc does not support",
                               where=path, hint=f"supported ops: {', '.join(ops.supported_ops())}")
+
+
+def check_element_types(graph, path):
+    """Every tensor must have an element type C can hold (no float16, strings, ...)."""
+    for info in graph.tensors.values():
+        try:
+            c_type(info.dtype)
+        except OnnxccError as e:
+            raise OnnxccError(f"tensor '{info.name}': {e.message}", where=path, hint=e.hint) from None
+
+
+def _infer_shapes(model, path):
+    try:
+        return onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True,
+                                                 data_prop=True)
+    except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError) as e:
+        first = str(e).strip().splitlines()[0]
+        raise OnnxccError(f"shape inference failed: {first}", where=path) from None
 
 
 def import_model(path, input_shapes=None):
@@ -107,13 +143,15 @@ def import_model(path, input_shapes=None):
     _fix_input_shapes(model, input_shapes or {}, path)
     _lift_constant_nodes(model)
     qoperator_to_qdq(model, path)
-    try:
-        model = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True,
-                                                  data_prop=True)
-    except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError) as e:
-        first = str(e).strip().splitlines()[0]
-        raise OnnxccError(f"shape inference failed: {first}", where=path) from None
+    model = _infer_shapes(model, path)
+    expanded = True
+    while expanded:  # a function's body may use other functions
+        model, expanded = expand_functions(model, keep=set(ops.supported_ops()))
+        if expanded:
+            _lift_constant_nodes(model)
+            model = _infer_shapes(model, path)
     graph = graph_from_model(model, path)
+    check_element_types(graph, path)
     check_supported(graph, path)
     return annotate_quantization(graph)
 

@@ -40,8 +40,8 @@ def _attr_value(attr, where):
         return [v.decode() if isinstance(v, bytes) else v for v in value]
     if isinstance(value, (int, float)):
         return value
-    raise OnnxccError(f"attribute '{attr.name}' holds a subgraph or a type onnxcc does not support",
-                      where=where)
+    raise OnnxccError(f"attribute '{attr.name}' holds a subgraph (control flow), which is not supported",
+                      where=where, hint="onnxcc compiles graphs without If, Loop and Scan")
 
 
 def _value_info(vi, where):
@@ -98,6 +98,8 @@ def _make_attr(key, value):
         return helper.make_attribute(key, json.dumps(value, sort_keys=True))
     if isinstance(value, np.ndarray):
         return helper.make_attribute(key, numpy_helper.from_array(value))
+    if isinstance(value, list) and not value:  # an empty list has no type to infer: ints
+        return helper.make_attribute(key, value, attr_type=onnx.AttributeProto.INTS)
     return helper.make_attribute(key, value)
 
 
@@ -106,12 +108,15 @@ def _tensor_proto_info(info):
     return helper.make_tensor_value_info(info.name, elem, info.shape)
 
 
+def node_proto(n):
+    """The ``NodeProto`` of IR node ``n``."""
+    node = helper.make_node(n.op, n.inputs, n.outputs, name=n.name)
+    node.attribute.extend(_make_attr(k, v) for k, v in sorted(n.attrs.items()))
+    return node
+
+
 def model_from_graph(graph):
-    nodes = []
-    for n in graph.nodes:
-        node = helper.make_node(n.op, n.inputs, n.outputs, name=n.name)
-        node.attribute.extend(_make_attr(k, v) for k, v in sorted(n.attrs.items()))
-        nodes.append(node)
+    nodes = [node_proto(n) for n in graph.nodes]
     inits = [numpy_helper.from_array(np.array(v, order="C"), name)
              for name, v in graph.constants.items()]
     io = set(graph.inputs) | set(graph.outputs)

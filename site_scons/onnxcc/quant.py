@@ -27,7 +27,8 @@ def scalar(quant, key):
     """The one scale / zero point of a per-tensor quantization."""
     values = quant[key]
     if len(set(values)) != 1:
-        raise OnnxccError(f"a per-tensor {key.replace('_', ' ')} was expected, got {len(values)} values")
+        raise OnnxccError(f"a {key.replace('_', ' ')} per channel or block ({len(values)} values) "
+                          "is not supported by this kernel", hint="quantize it per tensor")
     return values[0]
 
 

@@ -155,12 +155,18 @@ def compare(expected, got, fma, exact=()):
             scale = max(float(np.max(np.abs(exp), initial=0.0)), 1e-30)
             results.append((err, err / scale, bool(np.array_equal(out, exp))))
             continue
-        diff = np.abs(out.astype(np.float64) - exp.astype(np.float64))
-        scale = max(float(np.max(np.abs(exp), initial=0.0)), 1e-30)
-        ok = bool(np.all(diff <= ATOL + rtol * np.abs(exp)) or np.max(diff, initial=0) <= rtol * scale)
-        nan_ok = bool(np.array_equal(np.isnan(out), np.isnan(exp)))
-        results.append((float(np.nanmax(diff, initial=0.0)), float(np.nanmax(diff, initial=0.0)) / scale,
-                        ok and nan_ok))
+        out64, exp64 = out.astype(np.float64), exp.astype(np.float64)
+        same = (out64 == exp64) | (np.isnan(out64) & np.isnan(exp64))  # inf == inf, nan ~ nan
+        with np.errstate(invalid="ignore"):
+            diff = np.nan_to_num(np.where(same, 0.0, np.abs(out64 - exp64)), nan=np.inf)
+        finite = np.abs(exp64[np.isfinite(exp64)])
+        scale = max(float(np.max(finite, initial=0.0)), 1e-30)
+        with np.errstate(invalid="ignore"):
+            ok = bool(np.all(diff <= ATOL + rtol * np.abs(exp64))
+                      or np.max(diff, initial=0) <= rtol * scale)
+        special_ok = bool(np.all(same | np.isfinite(exp64)))  # an inf or NaN expected: exactly
+        results.append((float(np.max(diff, initial=0.0)), float(np.max(diff, initial=0.0)) / scale,
+                        ok and special_ok))
     return results
 
 

@@ -403,6 +403,7 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
                                at("verify", "expected.npz")], case_sources)
     e.Depends(case, _PACKAGE_FILES + [os.path.join(TEMPLATES_DIR, t)
                                       for t in ("harness.c.mako", "verify_data.c.mako")])
+    e.Depends(case, imported)  # a model that does not import gets no harness: its error shows
     harness = e.Program(at("verify", f"{name}_harness"), case[:2] + startup,
                         LIBS=[lib] + tgt.toolchain.libs)
     report = e.OnnxccVerifyRun(at("verify", "report.json"), [harness[0], case[2]])

@@ -3,9 +3,10 @@
 ${signature}
 {
     for (size_t o = 0; o < ${p['outer']}u; ++o) {
-        float *yo = y + o * ${total}u;
 % for i, part in enumerate(p['parts']):
-        memcpy(yo + ${sum(p['parts'][:i])}u, x${i} + o * ${part}u, ${part}u * sizeof(float));
+% if part:
+        memcpy(y + o * ${total}u + ${sum(p['parts'][:i])}u, x${i} + o * ${part}u, ${part}u * sizeof y[0]);
+% endif
 % endfor
     }
 }

@@ -1,23 +1,45 @@
-<%doc> Softmax over n elements spaced inner apart; the max is subtracted for range safety. </%doc>\
-<% n, inner = p['n'], p['inner'] %>\
+<%doc>
+  ${p['kind']} over n elements spaced inner apart; the max is subtracted for range safety.
+</%doc>\
+<%
+    n, inner, kind = p['n'], p['inner'], p['kind']
+    T = c_type(p['dtype'])
+    f = 'f' if p['dtype'] == 'float32' else ''  # expf / exp
+%>\
 ${signature}
 {
     for (size_t o = 0; o < ${p['outer']}u; ++o) {
         for (size_t s = 0; s < ${inner}u; ++s) {
-            const float *xo = x + o * ${n * inner}u + s;
-            float *yo = y + o * ${n * inner}u + s;
-            float max = xo[0];
+            const ${T} *xo = x + o * ${n * inner}u + s;
+            ${T} *yo = y + o * ${n * inner}u + s;
+% if kind == 'Hardmax':
+            size_t best = 0;
+            for (size_t i = 1; i < ${n}u; ++i)
+                best = xo[i * ${inner}u] > xo[best * ${inner}u] ? i : best;
+            for (size_t i = 0; i < ${n}u; ++i)
+                yo[i * ${inner}u] = i == best ? 1 : 0;
+% else:
+            ${T} max = xo[0];
             for (size_t i = 1; i < ${n}u; ++i)
                 max = xo[i * ${inner}u] > max ? xo[i * ${inner}u] : max;
-            float sum = 0.0f;
+            ${T} sum = 0;
+% if kind == 'LogSoftmax':
+            for (size_t i = 0; i < ${n}u; ++i)
+                sum += exp${f}(xo[i * ${inner}u] - max);
+            const ${T} shift = max + log${f}(sum);
+            for (size_t i = 0; i < ${n}u; ++i)
+                yo[i * ${inner}u] = xo[i * ${inner}u] - shift;
+% else:
             for (size_t i = 0; i < ${n}u; ++i) {
-                const float e = expf(xo[i * ${inner}u] - max);
+                const ${T} e = exp${f}(xo[i * ${inner}u] - max);
                 yo[i * ${inner}u] = e;
                 sum += e;
             }
-            const float inv = 1.0f / sum;
+            const ${T} inv = 1 / sum;
             for (size_t i = 0; i < ${n}u; ++i)
                 yo[i * ${inner}u] *= inv;
+% endif
+% endif
         }
     }
 }

@@ -3,7 +3,7 @@
 from mako.lookup import TemplateLookup
 
 from ..cgen import c_float, c_type
-from ..ops.unary import epilogue_code
+from ..ops.unary import epilogue_code, expression_code
 from ..paths import TEMPLATES_DIR
 
 _lookup = TemplateLookup(directories=[TEMPLATES_DIR], strict_undefined=True,
@@ -13,5 +13,6 @@ _lookup = TemplateLookup(directories=[TEMPLATES_DIR], strict_undefined=True,
 def render(template, **values):
     """Render ``templates/<template>`` with the C spelling helpers in scope."""
     text = _lookup.get_template(template).render(
-        c_float=c_float, c_type=c_type, epilogue=epilogue_code, **values)
+        c_float=c_float, c_type=c_type, epilogue=epilogue_code, expression=expression_code,
+        **values)
     return text.rstrip() + "\n"

@@ -38,6 +38,8 @@ def model_sources(graph, plan, name, source):
     io_in_arena = plan["io"] == "arena"
 
     def pointer(tensor, const):
+        if graph.info(tensor).size == 0:
+            return "NULL"  # an empty tensor: never read, and no memory of its own
         ctype = c_type(graph.info(tensor).dtype)
         where = plan["tensors"].get(tensor)
         if where is None:  # a constant
@@ -60,17 +62,19 @@ def model_sources(graph, plan, name, source):
                 scratch = step.plan["scratch"]
                 args.append(f"pool_{scratch['pool']} + {scratch['offset']}u")
             calls.append({"node": node, "code": f"{step.kernel.name}({', '.join(args)});"})
-        elif step.plan["code"] == "copy":  # a view that must land in its own buffer
+        elif step.plan["code"] == "copy" and graph.info(node.outputs[0]).size:
+            # a view that must land in its own buffer
             n = graph.info(node.outputs[0]).nbytes
             calls.append({"node": node, "code": f"memcpy({pointer(node.outputs[0], False)}, "
                                                   f"{pointer(node.inputs[0], True)}, {n}u);"})
         else:
-            why = ("its inputs were written into their slices" if node.op == "Concat"
+            why = ("its outputs are empty" if all(graph.info(o).size == 0 for o in node.outputs if o)
+                   else "its inputs were written into their slices" if node.op == "Concat"
                    else "a view of its input")
             calls.append({"node": node, "code": f"/* no code: {why} */"})
     if not io_in_arena:
         for k, out in enumerate(graph.outputs):  # outputs that are constants or graph inputs
-            if out in weights or out in graph.inputs:
+            if (out in weights or out in graph.inputs) and graph.info(out).size:
                 calls.append({"node": None, "code": f"memcpy(outputs[{k}], {pointer(out, True)}, "
                                                      f"{graph.info(out).nbytes}u);"})
     used_weights = [(weights[t], c_type(graph.info(t).dtype), graph.info(t).size, t)

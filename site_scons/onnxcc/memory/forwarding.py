@@ -129,6 +129,9 @@ def _kernels(graph, order, nodes, f, in_place):
     for step, (k, node) in enumerate(zip(order, nodes)):
         if k in f.code:
             continue
+        if all(f.sizes[t] == 0 for t in node.outputs if t):  # empty outputs: nothing to compute
+            f.code[k] = "none"
+            continue
         f.code[k] = "kernel"
         f.calls[k] = ops.lower(node, graph)
         allowed = in_place is True or (in_place and k in in_place)

@@ -5,6 +5,8 @@ Each module here covers one family of ONNX operators. It exports
 ``ALIASES`` (op types whose output is its first input, re-viewed: no code, no memory),
 and ``INPLACE`` (op type -> function(node, graph, tensor) -> KernelCall that writes the
 node's output over its input ``tensor``, or None where it cannot).
+Kernels are float32 unless the module lists the op in ``TYPED_OPS`` (its lowering then
+handles, or rejects, each element type itself).
 A kernel call names the Mako template under ``templates/kernels/`` that implements it
 and the compile-time parameters the template specializes on.
 """
@@ -54,6 +56,11 @@ def lower(node, graph, overwrite=None):
     except KeyError:
         raise OnnxccError(f"node '{node.name}' (op {node.op}) has no kernel",
                           hint=f"supported ops: {', '.join(supported_ops())}") from None
+    if node.op not in TYPED_OPS:
+        for name in node.inputs + node.outputs:
+            if name and graph.info(name).dtype != "float32":
+                raise unsupported(node, f"element type {graph.info(name).dtype} of '{name}'",
+                                  hint=f"onnxcc compiles {node.op} for float32")
     return fn(node, graph)
 
 
@@ -87,8 +94,10 @@ def unsupported(node, what, hint=None):
 LOWERINGS = {}
 ALIASES = set()
 INPLACE = {}
+TYPED_OPS = set()
 for _mod in pkgutil.iter_modules(__path__):
     _m = importlib.import_module(f"{__name__}.{_mod.name}")
     LOWERINGS.update(getattr(_m, "LOWERINGS", {}))
     ALIASES.update(getattr(_m, "ALIASES", ()))
     INPLACE.update(getattr(_m, "INPLACE", {}))
+    TYPED_OPS.update(getattr(_m, "TYPED_OPS", ()))

@@ -41,6 +41,9 @@ def merge_dims(out_shape, *stride_lists):
 def lower_binary(node, graph):
     a, b = node.inputs
     y = node.outputs[0]
+    if graph.info(y).dtype != "float32":
+        from .elementwise import lower_elementwise  # any element type, no epilogue
+        return lower_elementwise(node, graph)
     out_shape = graph.info(y).shape
     shape, (sa, sb) = merge_dims(out_shape, broadcast_strides(graph.info(a).shape, out_shape),
                                  broadcast_strides(graph.info(b).shape, out_shape))
@@ -58,10 +61,14 @@ def binary_in_place(node, graph, tensor):
     read right before the same element of y is written."""
     call = lower_binary(node, graph)
     p = call.params
-    roles = [r for r, strides in (("a", p["a_strides"]), ("b", p["b_strides"]))
-             if strides == p["out_strides"]]
+    if call.template == "binary":
+        roles = [r for r, strides in (("a", p["a_strides"]), ("b", p["b_strides"]))
+                 if strides == p["out_strides"]]
+    else:  # another element type: the elementwise kernel, inputs x0, x1
+        roles = [f"x{k}" for k, strides in enumerate(p["strides"]) if strides == p["out_strides"]]
     return in_place(call, tensor, roles)
 
 
 LOWERINGS = {op: lower_binary for op in C_OPERATORS}
 INPLACE = {op: binary_in_place for op in C_OPERATORS}
+TYPED_OPS = set(C_OPERATORS)

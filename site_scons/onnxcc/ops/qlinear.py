@@ -323,3 +323,4 @@ LOWERINGS = {"QLinearConv": lower_qconv, "QGemm": lower_qgemm,
              "QLinearSigmoid": lower_qlookup, "QLinearLeakyRelu": lower_qlookup,
              "QuantizeLinear": lower_quantize, "DequantizeLinear": lower_dequantize,
              "ConvInteger": lower_conv_integer, "MatMulInteger": lower_matmul_integer}
+TYPED_OPS = set(LOWERINGS)  # integer tensors, each kernel for the types it takes

@@ -9,12 +9,14 @@ from .fuse_activations import fuse_activations
 from .fuse_matmul_add import fuse_matmul_add
 from .fuse_residual_add import fuse_residual_add
 from .fuse_residual_qadd import fuse_residual_qadd
+from .legacy_broadcast import legacy_broadcast
 from .params_to_attrs import params_to_attrs
 from .qdq_to_qlinear import qdq_to_qlinear
 from .remove_noops import remove_noops
 
 
 def optimize(graph, where, fuse=True):
+    legacy_broadcast(graph)
     remove_noops(graph)
     qdq_to_qlinear(graph)
     fold_constants(graph, where)

@@ -1,6 +1,6 @@
 """Evaluate at compile time every node whose inputs are known: constants and shapes.
 
-Shape and Size of a tensor with a static shape are constants too, so exporters'
+Shape, Size and EyeLike of a tensor with a static shape are constants too, so exporters'
 Shape -> Gather -> Concat -> Reshape chains fold away. ONNX's reference evaluator
 computes the values, so folding agrees with the operator specification by construction.
 """
@@ -10,22 +10,23 @@ from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
 from ..errors import OnnxccError
-from ..onnx_io import infer_shapes
+from ..onnx_io import infer_shapes, node_proto
 
-SHAPE_OPS = {"Shape", "Size"}
+#: ops whose result depends only on the shape and element type of their input
+SHAPE_OPS = {"Shape", "Size", "EyeLike"}
 
 
 def _evaluate(graph, node, where):
-    if node.op in SHAPE_OPS:
-        shape = np.array(graph.info(node.inputs[0]).shape, dtype=np.int64)
-        if node.op == "Size":
-            return [np.array(np.prod(shape), dtype=np.int64)]
-        start, end = node.attrs.get("start", 0), node.attrs.get("end", None)
-        return [shape[start:end]]
-    proto = helper.make_node(node.op, node.inputs, node.outputs, name=node.name, **node.attrs)
+    if node.op in SHAPE_OPS:  # the values are never read: zeros of the static shape stand in
+        info = graph.info(node.inputs[0])
+        feeds = {node.inputs[0]: np.zeros(info.shape, info.dtype)}
+    else:
+        feeds = {i: graph.constants[i] for i in node.inputs if i}
+    # a one-node graph evaluated at the model's opset (operators change between opsets)
+    proto = helper.make_graph([node_proto(node)], "fold", [helper.make_empty_tensor_value_info(i) for i in feeds],
+                              [helper.make_empty_tensor_value_info(o) for o in node.outputs if o])
     try:
-        evaluator = ReferenceEvaluator(proto)
-        return evaluator.run(None, {i: graph.constants[i] for i in node.inputs if i})
+        return ReferenceEvaluator(proto, opsets={"": graph.opset}).run(None, feeds)
     except Exception as e:  # the reference evaluator raises many types
         raise OnnxccError(f"cannot fold node '{node.name}' (op {node.op}) at compile time: {e}",
                           where=where) from None
@@ -56,7 +57,7 @@ def fold_constants(graph, where="graph"):
     while changed:
         changed = False
         for node in list(graph.nodes):
-            if not foldable(graph, node) or any(o in graph.outputs for o in node.outputs):
+            if not foldable(graph, node):
                 continue
             for name, value in zip(node.outputs, _evaluate(graph, node, where)):
                 if name:
@@ -68,6 +69,10 @@ def fold_constants(graph, where="graph"):
     unknown = [n for n in graph.nodes for o in n.outputs if o and graph.info(o).shape is None]
     if unknown:
         n = unknown[0]
+        if all(graph.info(i).shape is not None for i in n.inputs if i):
+            raise OnnxccError(f"the output shape of node '{n.name}' (op {n.op}) depends on the "
+                              "values of its inputs", where=where,
+                              hint="onnxcc compiles static shapes: make those inputs constants")
         raise OnnxccError(f"the output shape of node '{n.name}' (op {n.op}) is not static",
                           where=where, hint="fix the input shapes with input_shape=NAME:DxD...")
     graph.drop_unused_constants()

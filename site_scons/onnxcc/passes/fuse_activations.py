@@ -20,7 +20,8 @@ def fuse_activations(graph):
             x = act.inputs[0]
             p = producers.get(x)
             if p is None or p.op not in PRODUCERS or len(consumers.get(x, [])) != 1 \
-                    or x in graph.outputs or graph.info(x).dtype != "float32":
+                    or x in graph.outputs or graph.info(x).dtype != "float32" \
+                    or graph.info(act.outputs[0]).dtype != "float32":
                 continue
             p.attrs["onnxcc_epilogue"] = p.attrs.get("onnxcc_epilogue", []) + unary_chain(act)
             p.outputs = [act.outputs[0]]

@@ -1,12 +1,25 @@
-"""Remove Identity and Dropout (inference: both pass their input through), and nodes whose
-outputs nobody reads."""
+"""Remove Identity and inference-time Dropout (both pass their input through), and nodes
+whose outputs nobody reads."""
+
+import numpy as np
 
 NOOPS = {"Identity", "Dropout"}
 
 
+def _passes_through(graph, node):
+    """Identity, or a Dropout not in training mode (training_mode absent or constant false)."""
+    if node.op == "Identity":
+        return True
+    mode = node.inputs[2] if len(node.inputs) > 2 else ""
+    return not mode or (graph.is_constant(mode) and not graph.constants[mode].any())
+
+
 def remove_noops(graph):
-    for node in [n for n in graph.nodes if n.op in NOOPS]:
+    for node in [n for n in graph.nodes if n.op in NOOPS and _passes_through(graph, n)]:
         src, dst = node.inputs[0], node.outputs[0]
+        if node.op == "Dropout" and len(node.outputs) > 1 and node.outputs[1]:
+            mask = node.outputs[1]  # nothing is dropped: the mask is all true
+            graph.add_constant(mask, np.ones(graph.info(mask).shape, bool))
         if dst in graph.outputs:
             # the caller's output buffer must be written: keep a copy (Identity)
             node.op, node.inputs, node.outputs, node.attrs = "Identity", [src], [dst], {}
