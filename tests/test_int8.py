@@ -11,7 +11,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from conftest import MODELS
-from onnxcc import quant, verify
+from onnxcc import planner, quant, verify
 from onnxcc.importer import import_model
 from onnxcc.passes import optimize
 
@@ -243,3 +243,182 @@ def test_conv_integer_and_matmul_integer_match_onnxruntime(scons, tmp_path):
     r = scons(f"model={path}", "verify")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "2 output(s), max abs error 0," in r.stdout and "warning" not in r.stdout + r.stderr
+
+
+# --- int8 kernels writing over their input ---------------------------------------------------
+
+MS = "com.microsoft"
+
+
+class QGraph:
+    """A QOperator graph on integer activations: each tensor gets its own scale and zero
+    point (``<name>_s``, ``<name>_z``) and every node is named after its output."""
+
+    def __init__(self, elem):
+        self.elem, self.nodes, self.inits = elem, [], []
+        self.lo, self.hi = (-128, 127) if elem == I8 else (0, 255)
+
+    def q(self, name, scale=None):
+        zp = int(RNG.integers(self.lo + 30, self.hi - 30))
+        self.inits += qparams(name, scale or float(RNG.uniform(0.02, 0.05)), zp, self.elem)
+        return [f"{name}_s", f"{name}_z"]
+
+    def op(self, op, ins, out, domain="", **attrs):
+        """``ins``: activations (with their parameters) then ``out``'s parameters."""
+        args = [a for t in ins for a in [t] + self.q_of(t)] + self.q(out)
+        self.nodes.append(helper.make_node(op, args, [out], name=out, domain=domain, **attrs))
+        return out
+
+    def q_of(self, t):
+        return [f"{t}_s", f"{t}_z"]
+
+    def conv(self, x, out, cin, cout, k, group=1, per_channel=True, w_zp=0, **attrs):
+        w = RNG.integers(-60, 60, (cout, cin // group, k, k)).astype(np.int8)
+        scales = RNG.uniform(0.004, 0.01, cout if per_channel else 1).astype(np.float32)
+        self.inits += [_init(f"{out}_w", w), _init(f"{out}_ws", scales if per_channel else scales[0]),
+                       _init(f"{out}_wz", np.full(cout, w_zp, np.int8) if per_channel else np.int8(w_zp)),
+                       _init(f"{out}_b", RNG.integers(-400, 400, cout).astype(np.int32))]
+        args = [x] + self.q_of(x) + [f"{out}_w", f"{out}_ws", f"{out}_wz"] + self.q(out) + [f"{out}_b"]
+        self.nodes.append(helper.make_node("QLinearConv", args, [out], name=out, group=group,
+                                           kernel_shape=[k, k], **attrs))
+        return out
+
+    def save(self, tmp_path, name, x_shape, y, y_shape, x_elem=None, y_elem=None):
+        return save(tmp_path, self.nodes,
+                    [helper.make_tensor_value_info("x", x_elem or self.elem, x_shape)],
+                    [helper.make_tensor_value_info(y, y_elem or self.elem, y_shape)], self.inits, name)
+
+
+def in_place_chain(tmp_path, elem, name):
+    """Integer in, integer out, one map size (8x6x6) all along, so that every kernel that
+    can write over its input keeps the peak down: a depthwise conv (a channel of
+    scratch), a 1x1 (a pixel of scratch, weight zero point), an average pool (a channel
+    of scratch), an Add of a per-channel constant, LeakyRelu, Sigmoid, Softmax."""
+    g = QGraph(elem)
+    g.q("x")
+    t = g.conv("x", "dw", 8, 8, 3, group=8, pads=[1, 1, 1, 1])
+    t = g.conv(t, "pw", 8, 8, 1, per_channel=False, w_zp=5)
+    t = g.op("QLinearAveragePool", [t], "pool", MS, kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    g.inits += [_init("k", RNG.integers(g.lo, g.hi, (1, 8, 1, 1)).astype(NP[elem]))]
+    g.q("k")
+    t = g.op("QLinearAdd", [t, "k"], "add", MS)
+    t = g.op("QLinearLeakyRelu", [t], "leaky", MS, alpha=0.1)
+    t = g.op("QLinearSigmoid", [t], "sigmoid", MS)
+    t = g.op("QLinearSoftmax", [t], "y", MS, axis=-1, opset=13)
+    return g.save(tmp_path, name, [1, 8, 6, 6], t, [1, 8, 6, 6])
+
+
+CHAIN_OPS = ["dw", "pw", "pool", "add", "leaky", "sigmoid", "y"]
+
+
+@pytest.mark.parametrize("target, elem, io", [("x86_64", I8, "arena"), ("x86_64", U8, "caller"),
+                                              ("armv7", U8, "arena")])
+def test_int8_kernels_write_over_their_input_and_match_onnxruntime(scons, tmp_path, target, elem, io):
+    name = f"chain_{io}"
+    r = scons(f"target={target}", f"model={in_place_chain(tmp_path, elem, name)}", f"io={io}", "verify")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "1 output(s), max abs error 0," in r.stdout  # integers: compared exactly
+    assert "warning" not in r.stdout + r.stderr
+    plan = json.loads((scons.build_dir / target / name / "plan.json").read_text())
+    over = {s["node"]: s.get("overwrites") for s in plan["schedule"]}
+    # with io=caller the first reads the caller's input and the last writes the caller's output
+    written_over = CHAIN_OPS if io == "arena" else CHAIN_OPS[1:-1]
+    inputs = dict(zip(CHAIN_OPS, ["x"] + CHAIN_OPS))
+    assert {n: over[n] for n in written_over} == {n: inputs[n] for n in written_over}
+    scratch = {s["node"]: s["scratch"]["bytes"] for s in plan["schedule"] if "scratch" in s}
+    assert scratch == {n: b for n, b in (("dw", 36), ("pw", 8), ("pool", 36)) if n in written_over}
+
+
+def _single(kind, elem):
+    """(graph, input shape, output, output shape) of one op on input x: integer (float
+    for QuantizeLinear), as is the output (float for DequantizeLinear)."""
+    g = QGraph(elem)
+    g.q("x")
+    if kind == "depthwise_strided":  # straight over x: no scratch
+        return g, [1, 4, 9, 9], g.conv("x", "y", 4, 4, 3, group=4, pads=[1, 1, 1, 1],
+                                       strides=[2, 2]), [1, 4, 5, 5]
+    if kind == "pool_strided":
+        return g, [1, 3, 7, 7], g.op("QLinearAveragePool", ["x"], "y", MS, kernel_shape=[3, 3],
+                                     strides=[2, 2]), [1, 3, 3, 3]
+    if kind == "global_pool":
+        return g, [1, 4, 5, 5], g.op("QLinearGlobalAveragePool", ["x"], "y", MS,
+                                     channels_last=0), [1, 4, 1, 1]
+    if kind == "add_over_b":  # a is broadcast: only b is read at y's own index
+        g.inits += [_init("k", RNG.integers(g.lo, g.hi, (3, 1)).astype(NP[elem]))]
+        g.q("k")
+        return g, [2, 3, 4], g.op("QLinearAdd", ["k", "x"], "y", MS), [2, 3, 4]
+    if kind == "pointwise_growing":  # 4 -> 6 channels, y's extra ones past x's end
+        return g, [1, 4, 3, 5], g.conv("x", "y", 4, 6, 1), [1, 6, 3, 5]
+    if kind == "pointwise_batches":  # M <= C keeps batch b of y at or before batch b of x
+        return g, [2, 4, 3, 3], g.conv("x", "y", 4, 3, 1, w_zp=-3), [2, 3, 3, 3]
+    if kind == "quantize":  # one byte over each float, in order: over the float already read
+        g.nodes.append(helper.make_node("QuantizeLinear", ["x"] + g.q("y"), ["y"], name="y"))
+        return g, [1, 3, 8, 8], "y", [1, 3, 8, 8]
+    if kind == "dequantize":  # four bytes over each code, from the last: over codes already read
+        g.nodes.append(helper.make_node("DequantizeLinear", ["x"] + g.q_of("x"), ["y"], name="y"))
+        return g, [1, 3, 8, 8], "y", [1, 3, 8, 8]
+    if kind == "residual":  # y = QLinearAdd(x, conv(conv(x))): the second conv writes over x
+        t = g.conv("x", "c1", 4, 4, 3, pads=[1, 1, 1, 1])
+        t = g.conv(t, "c2", 4, 4, 3, pads=[1, 1, 1, 1])
+        return g, [1, 4, 5, 5], g.op("QLinearAdd", ["x", t], "y", MS), [1, 4, 5, 5]
+    raise ValueError(kind)
+
+
+SINGLE = ["depthwise_strided", "pool_strided", "global_pool", "add_over_b", "pointwise_growing",
+          "pointwise_batches", "residual", "quantize", "dequantize"]
+
+
+@pytest.mark.parametrize("kind", SINGLE)
+def test_single_int8_kernel_writes_over_its_input_in_the_arena(scons, tmp_path, kind):
+    elem = I8 if SINGLE.index(kind) % 2 else U8
+    g, x_shape, y, y_shape = _single(kind, elem)
+    model = g.save(tmp_path, kind, x_shape, y, y_shape, x_elem=F if kind == "quantize" else None,
+                   y_elem=F if kind == "dequantize" else None)
+    r = scons(f"model={model}", "io=arena", "verify")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "max abs error 0," in r.stdout
+    assert "warning" not in r.stdout + r.stderr
+    plan = json.loads((scons.build_dir / "x86_64" / kind / "plan.json").read_text())
+    last = plan["schedule"][-1]
+    assert last["node"] == ("c2" if kind == "residual" else "y") and last["overwrites"] == "x"
+    # a pixel of scratch for the 1x1s (4 channels: 4 bytes), none for the others
+    assert last.get("scratch", {}).get("bytes") == (4 if kind.startswith("pointwise") else None)
+
+
+def test_residual_qadd_is_fused_into_the_conv_before_it(tmp_path):
+    g, x_shape, y, y_shape = _single("residual", U8)
+    graph = optimize(import_model(g.save(tmp_path, "residual", x_shape, y, y_shape)), "test")
+    assert [n.op for n in graph.nodes] == ["QLinearConv", "QLinearConv"]
+    fused = graph.nodes[1]
+    assert fused.outputs == ["y"] and fused.inputs[0] == "c1" and fused.inputs[5] == "x"
+    assert fused.attrs["onnxcc_residual"]["operand"] == 1  # the Add's second operand
+    assert graph.nodes[0].attrs.get("onnxcc_residual") is None
+    # fuse=0 keeps the Add
+    graph = optimize(import_model(g.save(tmp_path, "residual", x_shape, y, y_shape)), "test",
+                     fuse=False)
+    assert [n.op for n in graph.nodes] == ["QLinearConv", "QLinearConv", "QLinearAdd"]
+
+
+def test_a_wider_output_is_never_written_over_an_unaligned_slice(tmp_path):
+    """A plain Concat of integer tensors places its 3-byte first input before the second,
+    which then starts at byte 3: DequantizeLinear may not put its floats there."""
+    g = QGraph(U8)
+    for t in ("x", "a", "b", "n"):
+        g.q(t)
+    g.nodes += [helper.make_node("QLinearSigmoid", ["x", "x_s", "x_z", "a_s", "a_z"], ["a"], name="a",
+                                 domain=MS),
+                helper.make_node("QLinearLeakyRelu", ["x", "x_s", "x_z", "b_s", "b_z"], ["b"],
+                                 name="b", domain=MS),
+                helper.make_node("Concat", ["a", "b"], ["cat"], name="cat", axis=1),
+                helper.make_node("QLinearSigmoid", ["cat", "b_s", "b_z", "n_s", "n_z"], ["n"], name="n",
+                                 domain=MS),
+                helper.make_node("DequantizeLinear", ["b", "b_s", "b_z"], ["f"], name="f")]
+    path = save(tmp_path, g.nodes, [helper.make_tensor_value_info("x", U8, [1, 3])],
+                [helper.make_tensor_value_info("n", U8, [1, 6]),
+                 helper.make_tensor_value_info("f", F, [1, 3])], g.inits, "slices")
+    graph = optimize(import_model(path), "test")
+    plan = planner.plan(graph, io="arena", schedule="graph")
+    assert plan["tensors"]["b"]["offset"] % 4 == 3  # the concat's second slice
+    assert "overwrites" not in next(s for s in plan["schedule"] if s["node"] == "f")
+    for t, where in plan["tensors"].items():
+        assert where["offset"] % np.dtype(graph.info(t).dtype).itemsize == 0, t

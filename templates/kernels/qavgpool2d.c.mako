@@ -2,7 +2,8 @@
   Quantized average pool, in onnxruntime's float32 arithmetic: each input dequantized,
   summed in window order, divided by the count, then quantized (y / y_scale + zero point,
   rounded half to even). The window is clipped to the input; count_include_pad counts the
-  whole kernel.
+  whole kernel. ``in_place``: y may be x; each channel is pooled into scratch, then copied
+  over y's channel (see ops/qlinear_inplace.py).
 </%doc>\
 <%namespace name="qh" file="/kernels/qhelpers.mako"/>\
 <%
@@ -13,7 +14,12 @@ ${qh.round_even(model)}
 ${signature}
 {
     for (int nc = 0; nc < ${n * c}; ++nc) {
-        const size_t xc = (size_t)nc * ${h * w}u, yc = (size_t)nc * ${oh * ow}u;
+        const size_t xc = (size_t)nc * ${h * w}u;
+% if p.get('in_place'):
+        ${p['y_type']} *const yc = (${p['y_type']} *)scratch; /* copied over y's channel once x's is read */
+% else:
+        ${p['y_type']} *const yc = y + (size_t)nc * ${oh * ow}u;
+% endif
         for (int oy = 0; oy < ${oh}; ++oy) {
             int y0 = oy * ${sh} - ${pt};
             const int y1 = y0 + ${kh} < ${h} ? y0 + ${kh} : ${h};
@@ -33,8 +39,11 @@ ${signature}
 % endif
                 float v = sum / ${c_float(p['y_scale'])} + ${c_float(p['y_zp'])};
                 v = v < ${c_float(p['lo'])} ? ${c_float(p['lo'])} : v > ${c_float(p['hi'])} ? ${c_float(p['hi'])} : v;
-                y[yc + (size_t)(oy * ${ow} + ox)] = ${model}_round_even(v);
+                yc[oy * ${ow} + ox] = ${model}_round_even(v);
             }
         }
+% if p.get('in_place'):
+        memcpy(y + (size_t)nc * ${oh * ow}u, yc, ${oh * ow}u);
+% endif
     }
 }

@@ -4,6 +4,9 @@
   int32 bias, requantized per output channel (fixed-point multiplier and shift). A whole
   output row is summed at once (int32 row on the stack), one weight at a time, so the
   inner loop runs along the row; each weight's valid output columns are found first.
+  With a fused QLinearAdd, each output code is added to the residual r's element right
+  before the same element of y is written. ``in_place``: a depthwise y written over x,
+  one channel at a time through scratch (see ops/qlinear_inplace.py for why that is safe).
 </%doc>\
 <%namespace name="qh" file="/kernels/qhelpers.mako"/>\
 <%
@@ -12,14 +15,14 @@
     sh, sw, dh, dw, pt, pl = p['sh'], p['sw'], p['dh'], p['dw'], p['pt'], p['pl']
     group = p['group']
     cg, mg = c // group, m // group
-    raw = p.get('raw', False)  # ConvInteger / MatMulInteger: the int32 sums themselves
-    per_channel = not raw and p['mult'] is None  # then the multipliers and shifts are inputs
+    in_place = p.get('in_place', False)
 %>\
-% if not raw:
-${qh.requantize(model)}
-% endif
+${qh.conv_helpers(model, p)}
 ${signature}
 {
+% if in_place:
+    ${p['y_type']} *const out = (${p['y_type']} *)scratch; /* one channel of y */
+% endif
 % if p['w_zp']:
     static const int16_t w_zp[${m}] = {${', '.join(map(str, p['w_zp']))}};
 % endif
@@ -55,16 +58,12 @@ ${signature}
                         }
                     }
                 }
-                for (int ox = 0; ox < ${ow}; ++ox) {
-% if raw:
-                    y[yo + (size_t)(oy * ${ow} + ox)] = acc[ox];
-% elif per_channel:
-                    y[yo + (size_t)(oy * ${ow} + ox)] = ${model}_requantize(acc[ox], (uint32_t)mult[oc], shift[oc], ${p['y_zp']}, ${p['lo']}, ${p['hi']});
-% else:
-                    y[yo + (size_t)(oy * ${ow} + ox)] = ${model}_requantize(acc[ox], ${p['mult']}u, ${p['shift']}, ${p['y_zp']}, ${p['lo']}, ${p['hi']});
-% endif
-                }
+                for (int ox = 0; ox < ${ow}; ++ox)
+                    ${'out' if in_place else 'y'}[${'' if in_place else 'yo + '}(size_t)(oy * ${ow} + ox)] = ${qh.conv_output(model, p, 'acc[ox]', 'oc', f"yo + (size_t)(oy * {ow} + ox)")};
             }
+% if in_place:
+            memcpy(y + yo, out, ${oh * ow}u);
+% endif
         }
     }
 }

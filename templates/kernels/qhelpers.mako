@@ -1,5 +1,6 @@
 <%doc>
-  Helpers of the integer kernels, defined once per generated file (hence the guards).
+  Helpers of the integer kernels, defined once per generated file (hence the guards),
+  and the expression of one convolution output (qconv2d and its in-place variants).
 </%doc>\
 <%def name="requantize(model)">\
 #ifndef ${model.upper()}_REQUANTIZE_DEFINED
@@ -40,4 +41,48 @@ static inline int32_t ${model}_round_even(float v)
     return (int32_t)((v + 12582912.0f) - 12582912.0f);
 }
 #endif
+</%def>\
+<%def name="qlinear_add(model)">\
+${round_even(model)}
+#ifndef ${model.upper()}_QLINEAR_ADD_DEFINED
+#define ${model.upper()}_QLINEAR_ADD_DEFINED
+/* onnxruntime's QLinearAdd of two codes (its x86 kernel, as qadd computes it):
+ * round_half_even(clamp(a * ra + (b * rb + offset))) with fused multiply-adds */
+static inline int32_t ${model}_qlinear_add(float a, float b, float ra, float rb, float offset,
+                                          float lo, float hi)
+{
+    float v = fmaf(a, ra, fmaf(b, rb, offset));
+    v = v < lo ? lo : v > hi ? hi : v;
+    return ${model}_round_even(v);
+}
+#endif
+</%def>\
+<%def name="conv_helpers(model, p)">\
+% if not p.get('raw', False):
+${requantize(model)}
+% endif
+% if p.get('residual'):
+${qlinear_add(model)}
+% endif
+</%def>\
+<%def name="conv_output(model, p, acc, oc, r_index)">\
+<%
+    # one output of a quantized convolution, as a C expression: the int32 sum itself
+    # (ConvInteger), or requantized (one multiplier and shift, or per-channel tables),
+    # then with a fused QLinearAdd's residual r (see passes/fuse_residual_qadd.py)
+    if p.get('raw', False):
+        e = acc
+    else:
+        mult, shift = (f"(uint32_t)mult[{oc}]", f"shift[{oc}]") if p['mult'] is None \
+            else (f"{p['mult']}u", p['shift'])
+        e = f"{model}_requantize({acc}, {mult}, {shift}, {p['y_zp']}, {p['lo']}, {p['hi']})"
+    q = p.get('residual')
+    if q:
+        a, b = f"(float){e}", f"(float)r[{r_index}]"
+        if not q['conv_first']:
+            a, b = b, a
+        e = (f"{model}_qlinear_add({a}, {b}, {c_float(q['ra'])}, {c_float(q['rb'])}, "
+             f"{c_float(q['offset'])}, {c_float(q['lo'])}, {c_float(q['hi'])})")
+%>\
+${e}\
 </%def>\

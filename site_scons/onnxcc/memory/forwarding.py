@@ -19,6 +19,8 @@ in this order, each on what the previous ones left:
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from .. import ops
 
 VIEW_OPS = ops.ALIASES | {"Identity"}
@@ -136,13 +138,15 @@ def _kernels(graph, order, nodes, f, in_place):
         if not allowed or len(node.outputs) != 1 or not f.owns_memory(node.outputs[0]):
             continue
         y = node.outputs[0]
+        y_width = np.dtype(graph.info(y).dtype).itemsize
         inputs = [t for t in dict.fromkeys(node.inputs) if t]
         for x in inputs:
             root, offset = f.place[x]
             group = f.members(root)
             if (root in f.fixed or set(group) & f.persistent
                     or max(last_read.get(t, -1) for t in group) > step
-                    or any(f.root(t) == root for t in inputs if t != x)):
+                    or any(f.root(t) == root for t in inputs if t != x)
+                    or offset % y_width):  # y's elements unaligned (over an int8 concat slice)
                 continue
             call = ops.can_overwrite(node, graph, x)
             if call is not None:

@@ -7,7 +7,8 @@ time, with the arithmetic onnxruntime's CPU kernels use (see ``quant`` and docs/
 * ConvInteger, MatMulInteger: exact int32 accumulation, stored as is;
 * QLinearConv, QGemm, QLinearGlobalAveragePool: exact int32 accumulation, then
   requantization with a 24-bit fixed-point multiplier and a shift, integer-only and
-  rounded exactly as onnxruntime's float32 ``acc * scale`` is;
+  rounded exactly as onnxruntime's float32 ``acc * scale`` is (a QLinearConv may carry
+  the QLinearAdd after it: passes/fuse_residual_qadd.py);
 * QLinearAdd, QLinearAveragePool, QLinearSoftmax, QuantizeLinear, DequantizeLinear:
   float32 arithmetic in onnxruntime's order (its kernels compute these in float);
 * QLinearConcat, QLinearSigmoid, QLinearLeakyRelu: 256-entry tables (onnxruntime's float32
@@ -17,6 +18,7 @@ time, with the arithmetic onnxruntime's CPU kernels use (see ``quant`` and docs/
 import numpy as np
 
 from . import KernelCall, unsupported
+from ..cgen import c_type
 from ..quant import (F32, fixed_point, int_range, leaky_relu, logistic, lookup_table, output_scale,
                      qlinear_add_constants, scalar, softmax_exp_table)
 from .binary import broadcast_strides, merge_dims
@@ -24,6 +26,9 @@ from .normalize import _split
 from .spatial import window_2d, window_tag
 
 SHORT = {"int8": "s8", "uint8": "u8"}
+#: a QLinearConv's input that is the residual of a QLinearAdd fused after it (after the
+#: optional bias and per-channel requantization tables; see passes/fuse_residual_qadd.py)
+RESIDUAL_INPUT = 5
 
 
 def _quant(graph, node, name):
@@ -61,7 +66,7 @@ def _channels(values, n):
 def _requant_inputs(node, scales):
     """(params, inputs) of the requantization: one multiplier and shift in the kernel, or
     per-channel tables the optimizer made into constants (inputs 3 and 4)."""
-    if len(node.inputs) > 3:
+    if len(node.inputs) > 3 and node.inputs[3]:
         return {"mult": None, "shift": None}, [("mult", node.inputs[3]), ("shift", node.inputs[4])]
     (mult,), (shift,) = _requant(scales[:1], node.name)
     return {"mult": mult, "shift": shift}, []
@@ -81,27 +86,49 @@ def _pointwise_as_row(g):
     return g
 
 
+def _residual_add(graph, node, conv_out, r, y):
+    """The QLinearAdd fused after a QLinearConv (passes/fuse_residual_qadd): its constants,
+    with the Conv's output code as the operand it was."""
+    operands = [conv_out, _per_tensor(graph, node, r)]
+    if node.attrs["onnxcc_residual"]["operand"] == 1:
+        operands.reverse()
+    ra, rb, offset = qlinear_add_constants(*operands, _per_tensor(graph, node, y))
+    _, lo, hi = _output(graph, node, y)
+    return {"conv_first": operands[0] is conv_out, "ra": float(ra), "rb": float(rb),
+            "offset": float(offset), "lo": lo, "hi": hi}
+
+
 def lower_qconv(node, graph):
     x, w = node.inputs[0], node.inputs[1]
     b = node.inputs[2] if len(node.inputs) > 2 and node.inputs[2] else None
+    r = node.inputs[RESIDUAL_INPUT] if len(node.inputs) > RESIDUAL_INPUT else None
     y = node.outputs[0]
     w_shape = graph.info(w).shape
     g = _pointwise_as_row(window_2d(node, graph.info(x).shape, graph.info(y).shape,
                                     node.attrs.get("kernel_shape", w_shape[2:])))
     x_scale, x_zp = _per_tensor(graph, node, x)
-    y_scale, _ = _per_tensor(graph, node, y)
+    if r:  # the Conv's own output is a code in a register, quantized as the Add's operand
+        fused = node.attrs["onnxcc_residual"]
+        conv_scale, y_zp = F32(fused["scale"]), fused["zero_point"]
+        lo, hi = fused["clamp"]
+        residual = _residual_add(graph, node, (conv_scale, y_zp), r, y)
+    else:
+        conv_scale, _ = _per_tensor(graph, node, y)
+        y_zp, lo, hi = _output(graph, node, y)
+        residual = None
     wq = _quant(graph, node, w)
     m = w_shape[0]
-    requant, tables = _requant_inputs(node, [output_scale(x_scale, wq["scale"][0], y_scale)])
+    requant, tables = _requant_inputs(node, [output_scale(x_scale, wq["scale"][0], conv_scale)])
     w_zp = _channels(wq["zero_point"], m)
-    y_zp, lo, hi = _output(graph, node, y)
     g.update(m=m, group=node.attrs.get("group", 1), bias=b is not None, x_zp=x_zp,
-             w_zp=None if not any(w_zp) else w_zp, y_zp=y_zp, lo=lo, hi=hi, **requant)
+             w_zp=None if not any(w_zp) else w_zp, y_zp=y_zp, lo=lo, hi=hi, residual=residual,
+             **requant)
     kind = "dw" if g["group"] == g["c"] and g["m"] == g["c"] and g["c"] > 1 else f"g{g['group']}"
     t = SHORT[graph.info(x).dtype]
-    tag = f"{t}_{kind}_{window_tag(g)}_m{m}"
+    tag = f"{t}_{kind}_{window_tag(g)}_m{m}" + ("_add" if r else "")
     return KernelCall("qconv2d", tag, g,
-                      [("x", x), ("w", w)] + ([("b", b)] if b else []) + tables, [("y", y)])
+                      [("x", x), ("w", w)] + ([("b", b)] if b else []) + tables
+                      + ([("r", r)] if r else []), [("y", y)])
 
 
 def _zero_points(graph, node, name, n):
@@ -187,7 +214,8 @@ def lower_qavgpool(node, graph):
     y_scale, _ = _per_tensor(graph, node, y)
     y_zp, lo, hi = _output(graph, node, y)
     g.update(x_scale=float(x_scale), x_zp=x_zp, y_scale=float(y_scale), y_zp=y_zp, lo=lo, hi=hi,
-             count_include_pad=int(node.attrs.get("count_include_pad", 0)))
+             count_include_pad=int(node.attrs.get("count_include_pad", 0)),
+             y_type=c_type(graph.info(y).dtype))
     tag = f"{SHORT[graph.info(x).dtype]}_{window_tag(g)}" + ("_incpad" if g["count_include_pad"] else "")
     return KernelCall("qavgpool2d", tag, g, [("x", x)], [("y", y)])
 

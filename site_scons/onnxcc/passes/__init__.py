@@ -8,6 +8,7 @@ from .fold_constants import fold_constants
 from .fuse_activations import fuse_activations
 from .fuse_matmul_add import fuse_matmul_add
 from .fuse_residual_add import fuse_residual_add
+from .fuse_residual_qadd import fuse_residual_qadd
 from .legacy_broadcast import legacy_broadcast
 from .params_to_attrs import params_to_attrs
 from .qdq_to_qlinear import qdq_to_qlinear
@@ -25,5 +26,6 @@ def optimize(graph, where, fuse=True):
     if fuse:
         fuse_activations(graph)
         fuse_residual_add(graph)
+        fuse_residual_qadd(graph)
     graph.drop_unused_constants()
     return graph
