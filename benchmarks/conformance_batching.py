@@ -57,9 +57,9 @@ def main():
         cases = suites.prepare(work, ["node"], lambda key: key.split("/")[1] in names)
         timings = {"one SCons run per case": [], "one SCons run per batch": []}
         for k in range(args.repeat):
-            for label, fn in (("one SCons run per case", one_run_per_case),
-                              ("one SCons run per batch", one_batch)):
-                build = os.path.join(work, f"build-{k}-{len(timings[label])}")
+            for j, (label, fn) in enumerate((("one SCons run per case", one_run_per_case),
+                                             ("one SCons run per batch", one_batch))):
+                build = os.path.join(work, f"build-{k}-{j}")
                 os.makedirs(build)
                 start = time.perf_counter()
                 fn(cases, build)

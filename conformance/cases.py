@@ -32,7 +32,8 @@ PARAMETER_INPUTS = {
     "Squeeze": {1}, "Unsqueeze": {1}, "Split": {1}, "TopK": {1}, "Resize": {1, 2, 3},
     "Upsample": {1}, "ConstantOfShape": {0}, "Range": {0, 1, 2}, "OneHot": {1},
     "CumSum": {1}, "CumProd": {1}, "Clip": {1, 2}, "Trilu": {1}, "CenterCropPad": {1},
-    "HannWindow": {0}, "HammingWindow": {0}, "BlackmanWindow": {0},
+    "HannWindow": {0}, "HammingWindow": {0}, "BlackmanWindow": {0}, "DFT": {1, 2},
+    "Col2Im": {1, 2},
     # quantization parameters (scales, zero points) of statically quantized models
     "QuantizeLinear": {1, 2}, "DequantizeLinear": {1, 2}, "QLinearConv": {1, 2, 4, 5, 6, 7},
     "QLinearMatMul": {1, 2, 4, 5, 6, 7}, "ConvInteger": {2, 3}, "MatMulInteger": {2, 3},

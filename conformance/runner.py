@@ -1,9 +1,9 @@
 """Verify cases through the SCons pipeline: batches of cases per SCons run, several runs
 in parallel, every result saved as soon as its batch ends (so a run can resume).
 
-One SCons process per case costs ~0.7 s of start-up (Python, SCons, onnx) before any
-work; declaring a batch of cases in one SCons run pays it once per batch
-(``benchmarks/conformance_batching.py`` measures both).
+Every SCons run pays its start-up (Python, SCons, onnx) before any work; declaring a
+batch of cases in one SCons run pays it once per batch (``benchmarks/conformance_batching.py``
+measures the time per case both ways).
 """
 
 import json

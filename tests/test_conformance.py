@@ -35,7 +35,8 @@ HOST_SAMPLE = """
     lstm_with_peepholes gru_seq_length simple_rnn_batchwise reflect_pad tril_neg
     onehot_negative_indices scatternd_add gathernd_example_int32_batch_dim1
     dropout_default_mask eyelike_with_dtype sce_mean_weight center_crop_pad_crop_and_pad
-    hannwindow attention_4d bitcast_float32_to_int32
+    hannwindow attention_4d bitcast_float32_to_int32 reversesequence_time gridsample_bicubic
+    dft_irfft col2im_pads det_nd
 """.split()
 ARMV7_SAMPLE = """
     slice_neg_steps gather_negative_indices resize_upsample_scales_linear

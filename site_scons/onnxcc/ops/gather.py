@@ -1,5 +1,6 @@
 """Indexing ops, for every element type: Gather, GatherElements, GatherND, the Scatter
-family and OneHot. The indices are read at run time; everything about shapes is fixed."""
+family, OneHot and ReverseSequence. The indices (and sequence lengths) are read at run
+time; everything about shapes is fixed."""
 
 from ..cgen import c_type
 from . import KernelCall, unsupported
@@ -105,7 +106,19 @@ def lower_onehot(node, graph):
     return KernelCall("onehot", tag, p, [("indices", indices), ("values", values)], [("y", y)])
 
 
-LOWERINGS = {"Gather": lower_gather, "GatherElements": lower_gather_elements,
+def lower_reverse_sequence(node, graph):
+    x, lens = node.inputs
+    y = node.outputs[0]
+    shape = graph.info(x).shape
+    time_axis = node.attrs.get("time_axis", 0)
+    p = {"time_major": time_axis == 0, "steps": shape[time_axis], "batch": shape[1 - time_axis],
+         "inner": _prod(shape[2:])}
+    tag = (f"{dtype_tag(graph.info(x).dtype)}_{'t' if p['time_major'] else 'b'}"
+           f"{p['steps']}x{p['batch']}x{p['inner']}")
+    return KernelCall("reverse_sequence", tag, p, [("x", x), ("sequence_lens", lens)], [("y", y)])
+
+
+LOWERINGS = {"Gather": lower_gather, "ReverseSequence": lower_reverse_sequence, "GatherElements": lower_gather_elements,
              "GatherND": lower_gather_nd, "ScatterElements": lower_scatter_elements,
              "Scatter": lower_scatter_elements, "ScatterND": lower_scatter_nd,
              "OneHot": lower_onehot}

@@ -32,10 +32,12 @@ PARAMETERS = {
     "Squeeze": {1: "axes"},
     "Unsqueeze": {1: "axes"},
     "Dropout": {1: "ratio", 2: "training_mode"},
+    "DFT": {1: "dft_length", 2: "axis"},
+    "Col2Im": {1: "image_shape", 2: "block_shape"},
     **{op: {1: "axes"} for op in REDUCTIONS},
 }
 #: parameters whose value is one number
-SCALARS = {"min", "max", "k", "depth", "axis", "value", "ratio", "training_mode"}
+SCALARS = {"min", "max", "k", "depth", "axis", "value", "ratio", "training_mode", "dft_length"}
 #: parameters a kernel can also read at run time: left as inputs when computed
 RUNTIME_OK = {("Pad", "value")}
 
