@@ -7,7 +7,7 @@ from onnx.reference import ReferenceEvaluator
 
 from onnxcc.importer import import_model
 from onnxcc.onnx_io import model_from_graph
-from onnxcc.passes import (fold_batchnorm, fold_constants, fuse_activations, fuse_matmul_add,
+from onnxcc.passes import (fold_batchnorm, fold_constants, fuse_elementwise, fuse_matmul_add,
                            params_to_attrs, remove_noops)
 
 RNG = np.random.default_rng(0)
@@ -109,7 +109,7 @@ def test_fuse_matmul_add_then_batchnorm_into_gemm(tmp_path):
     np.testing.assert_allclose(run(g, {"x": x})[0], expected, rtol=1e-5, atol=1e-5)
 
 
-def test_fuse_activations_chains_into_producer(tmp_path):
+def test_fuse_elementwise_chains_activations_into_producer(tmp_path):
     model, g = make(tmp_path, [helper.make_node("Add", ["x", "x"], ["a"]),
                                helper.make_node("Relu", ["a"], ["r"]),
                                helper.make_node("Clip", ["r", "", "one"], ["y"]),
@@ -120,7 +120,7 @@ def test_fuse_activations_chains_into_producer(tmp_path):
                      helper.make_tensor_value_info("a2", F, [4]),
                      helper.make_tensor_value_info("z", F, [4])], {"one": np.array(1, np.float32)})
     params_to_attrs(g)
-    fuse_activations(g)
+    fuse_elementwise(g)
     add = g.nodes[0]
     assert add.op == "Add" and add.outputs == ["y"]
     assert add.attrs["onnxcc_epilogue"] == [["Relu", {}], ["Clip", {"max": 1.0}]]

@@ -4,7 +4,8 @@ Reads the optimized graph's structure only (never its weights), so a weights-onl
 does not re-plan. Graph inputs and outputs stay in the caller's own buffers; constants
 are in flash; the reshape family shares its input's memory. Every other tensor is a
 buffer live from the step that writes it to the last step that reads it (or a view of
-it); buffers live at the same time get disjoint, aligned ranges.
+it); buffers live at the same time get disjoint, aligned ranges. A kernel's scratch
+memory (``KernelCall.scratch_bytes``) is a buffer live during its own step only.
 """
 
 import json
@@ -31,8 +32,9 @@ def storage_roots(graph):
     return root
 
 
-def live_buffers(graph):
-    """[{tensor, bytes, first, last}] for every tensor the arena must hold."""
+def live_buffers(graph, scratch=None):
+    """[{tensor, bytes, first, last}] for every tensor the arena must hold, and
+    [{node, scratch, bytes, first, last}] for the scratch of node (``scratch``: name -> bytes)."""
     root = storage_roots(graph)
     external = set(graph.inputs) | set(graph.outputs) | set(graph.constants)
     ranges = {}
@@ -44,8 +46,15 @@ def live_buffers(graph):
             owner = root.get(name, name)
             if owner in ranges:
                 ranges[owner][1] = step
-    return [{"tensor": t, "bytes": _align(graph.info(t).nbytes), "first": f, "last": l}
-            for t, (f, l) in ranges.items()]
+    buffers = [{"tensor": t, "bytes": _align(graph.info(t).nbytes), "first": f, "last": l}
+               for t, (f, l) in ranges.items()]
+    return buffers + [{"node": n.name, "scratch": True, "bytes": _align(scratch[n.name]),
+                       "first": step, "last": step}
+                      for step, n in enumerate(graph.nodes) if (scratch or {}).get(n.name)]
+
+
+def _name(buffer):
+    return buffer.get("tensor") or "scratch of " + buffer["node"]
 
 
 def lower_bound(buffers, steps):
@@ -57,7 +66,7 @@ def lower_bound(buffers, steps):
 def greedy_by_size(buffers):
     """Largest first, each at the lowest offset clear of the placed buffers it is live with."""
     placed = []
-    for b in sorted(buffers, key=lambda b: (-b["bytes"], b["first"], b["tensor"])):
+    for b in sorted(buffers, key=lambda b: (-b["bytes"], b["first"], _name(b))):
         busy = sorted((p["offset"], p["offset"] + p["bytes"]) for p in placed
                       if p["first"] <= b["last"] and b["first"] <= p["last"])
         offset = 0
@@ -69,8 +78,9 @@ def greedy_by_size(buffers):
     return placed
 
 
-def plan(graph):
-    buffers = sorted(greedy_by_size(live_buffers(graph)), key=lambda b: (b["first"], b["tensor"]))
+def plan(graph, scratch=None):
+    buffers = sorted(greedy_by_size(live_buffers(graph, scratch)),
+                     key=lambda b: (b["first"], _name(b)))
     return {
         "model": graph.name,
         "alignment": ALIGNMENT,
@@ -83,7 +93,10 @@ def plan(graph):
     }
 
 
-def run(graph_path, plan_path):
-    result = plan(load_graph(graph_path, with_values=False))
+def run(graph_path, plan_path, selection=None):
+    """``selection``: the tactics (tactics.py), whose kernels may need scratch memory."""
+    from .codegen.lowering import scratch_needs  # (the planner needs no code otherwise)
+    graph = load_graph(graph_path, with_values=False)
+    result = plan(graph, scratch_needs(graph, selection) if selection else None)
     write_text(plan_path, json.dumps(result, indent=1) + "\n")
     return result

@@ -35,7 +35,7 @@ if getattr(sys.modules.get("onnxcc"), "__path__", None) is None:
     sys.modules["onnxcc"] = importlib.util.module_from_spec(_spec)
     _spec.loader.exec_module(sys.modules["onnxcc"])
 
-from onnxcc import importer, optimizer, planner, verify  # noqa: E402
+from onnxcc import importer, optimizer, planner, tactics, verify  # noqa: E402
 from onnxcc.cgen import c_ident  # noqa: E402
 from onnxcc.codegen import sources as codegen  # noqa: E402
 from onnxcc.errors import OnnxccError  # noqa: E402
@@ -91,26 +91,36 @@ def _optimize(targets, sources, env):
     return f"[optimize] {env['ONNXCC_NAME']}: {len(graph.nodes)} nodes"
 
 
+def _select(targets, sources, env):
+    result = tactics.run(sources[0], targets[0], env["ONNXCC_TARGET"].cpu, env["ONNXCC_OPT"],
+                         env["ONNXCC_TACTIC"])
+    chosen = sorted({f"{n['op']}:{n['tactic']}" for n in result["nodes"]
+                     if n["tactic"] != "reference"})
+    return (f"[tactics] {env['ONNXCC_NAME']}: opt={env['ONNXCC_OPT']}"
+            + (f", {', '.join(chosen)}" if chosen else ", reference kernels"))
+
+
 def _plan(targets, sources, env):
-    p = planner.run(sources[0], targets[0])
+    p = planner.run(sources[0], targets[0], tactics.load(sources[1]))
     return (f"[plan] {env['ONNXCC_NAME']}: arena {human_bytes(p['arena_bytes'])}, "
             f"lower bound {human_bytes(p['lower_bound_bytes'])}")
 
 
 def _generate_model(targets, sources, env):
-    codegen.run_model(sources[0], sources[1], targets[0], targets[1], env["ONNXCC_NAME"],
-                      env["ONNXCC_SOURCE"])
+    codegen.run_model(sources[0], sources[1], sources[2], targets[0], targets[1],
+                      env["ONNXCC_NAME"], env["ONNXCC_SOURCE"])
     return f"[generate] {env['ONNXCC_NAME']}: {os.path.basename(targets[1])}"
 
 
 def _generate_kernels(targets, sources, env):
-    n = codegen.run_kernels(sources[0], targets[0], targets[1], env["ONNXCC_NAME"],
+    n = codegen.run_kernels(sources[0], sources[1], targets[0], targets[1], env["ONNXCC_NAME"],
                             env["ONNXCC_SOURCE"])
     return f"[generate] {env['ONNXCC_NAME']}: {os.path.basename(targets[0])} ({n} kernels)"
 
 
 def _generate_weights(targets, sources, env):
-    n = codegen.run_weights(sources[0], targets[0], env["ONNXCC_NAME"], env["ONNXCC_SOURCE"])
+    n = codegen.run_weights(sources[0], sources[2], targets[0], env["ONNXCC_NAME"],
+                            env["ONNXCC_SOURCE"])
     return f"[generate] {env['ONNXCC_NAME']}: {os.path.basename(targets[0])} ({human_bytes(n)})"
 
 
@@ -168,11 +178,13 @@ def _verify_run(targets, sources, env):
 
 
 def _scan_kernel_templates(node, env, path):
-    """The kernel templates a model uses: found by lowering its (built) optimized graph."""
-    if not os.path.exists(str(node)):
+    """The kernel templates a model uses: found by lowering its (built) optimized graph
+    with its (built) tactics.json, the scanned node."""
+    graph = os.path.join(os.path.dirname(str(node)), "optimized.onnx")
+    if not str(node).endswith("tactics.json") or not os.path.exists(str(node)):
         return []
     try:
-        return env.File(codegen.used_kernel_templates(str(node), env["ONNXCC_NAME"]))
+        return env.File(codegen.used_kernel_templates(graph, str(node), env["ONNXCC_NAME"]))
     except OnnxccError:
         return []  # the generate stage itself reports it
 
@@ -184,6 +196,8 @@ def _python_builder(label, fn, varlist=(), **kw):
 BUILDERS = {
     "OnnxccImport": _python_builder("import", _import, ["ONNXCC_INPUT_SHAPE"]),
     "OnnxccOptimize": _python_builder("optimize", _optimize, ["ONNXCC_FUSE"]),
+    "OnnxccSelect": _python_builder("tactics", _select, ["ONNXCC_OPT", "ONNXCC_TACTIC",
+                                                         "ONNXCC_CPU"]),
     "OnnxccPlan": _python_builder("plan", _plan),
     "OnnxccGenerateModel": _python_builder("generate", _generate_model, ["ONNXCC_NAME", "ONNXCC_SOURCE"]),
     "OnnxccGenerateKernels": _python_builder(
@@ -215,17 +229,21 @@ def _target_env(env, target, verbose):
 
 def OnnxModel(env, model, target="x86_64", name=None, build_dir="build", input_shape="",
               fuse=True, seed=0, testdata=None, verbose=False, need_runner=False, flash=None,
-              ram=None):
+              ram=None, opt="speed", tactic=""):
     """Declare every stage for one model; returns (lib, include, verify, size, ...)."""
     tgt = with_memory(load_target(target), flash, ram)
     tgt.check_tools(need_runner)
+    if opt not in tactics.OPT_MODES:
+        raise OnnxccError(f"opt={opt} is not one of {', '.join(tactics.OPT_MODES)}")
+    tactics.parse_forced(tactic)  # a malformed tactic= fails now, in one line
     name = c_ident(name or os.path.splitext(os.path.basename(str(model)))[0])
     out = os.path.join(str(build_dir), tgt.name, name)
     e = _target_env(env, tgt, verbose)
     e.Replace(ONNXCC_FLASH=tgt.flash_bytes, ONNXCC_RAM=tgt.ram_bytes, ONNXCC_NAME=name, ONNXCC_SOURCE=os.path.basename(str(model)),
               ONNXCC_INPUT_SHAPE=input_shape or "", ONNXCC_FUSE=bool(fuse),
               ONNXCC_SEED=int(seed), ONNXCC_TESTDATA=testdata or "", ONNXCC_VERBOSE=bool(verbose),
-              ONNXCC_TARGET=tgt)
+              ONNXCC_TARGET=tgt, ONNXCC_OPT=opt, ONNXCC_TACTIC=tactic or "",
+              ONNXCC_CPU=json.dumps(tgt.cpu.as_dict(), sort_keys=True))
     e.Append(BUILDERS=BUILDERS, CPPPATH=[out, RUNTIME_DIR])
 
     def at(*parts):
@@ -233,11 +251,15 @@ def OnnxModel(env, model, target="x86_64", name=None, build_dir="build", input_s
 
     imported = e.OnnxccImport([at("imported.onnx"), at("imported.bin")], model)
     optimized = e.OnnxccOptimize([at("optimized.onnx"), at("optimized.bin")], imported)
-    plan = e.OnnxccPlan(at("plan.json"), optimized[0])
-    header_c = e.OnnxccGenerateModel([at(f"{name}.h"), at(f"{name}.c")], [optimized[0], plan])
-    kernels = e.OnnxccGenerateKernels([at(f"{name}_kernels.c"), at(f"{name}_kernels.h")], optimized[0])
-    weights = e.OnnxccGenerateWeights(at(f"{name}_weights.c"), optimized)
-    stages = imported + optimized + plan + header_c + kernels + weights
+    chosen = e.OnnxccSelect(at("tactics.json"), [optimized[0]] + (
+        [tactic] if str(tactic or "").endswith(".json") else []))
+    plan = e.OnnxccPlan(at("plan.json"), [optimized[0], chosen])
+    header_c = e.OnnxccGenerateModel([at(f"{name}.h"), at(f"{name}.c")],
+                                     [optimized[0], plan, chosen])
+    kernels = e.OnnxccGenerateKernels([at(f"{name}_kernels.c"), at(f"{name}_kernels.h")],
+                                      [optimized[0], chosen])
+    weights = e.OnnxccGenerateWeights(at(f"{name}_weights.c"), optimized + chosen)
+    stages = imported + optimized + chosen + plan + header_c + kernels + weights
     e.Depends(stages, _PACKAGE_FILES)
     e.Depends(header_c, [os.path.join(TEMPLATES_DIR, t) for t in ("model.h.mako", "model.c.mako")])
     e.Depends(kernels, [os.path.join(TEMPLATES_DIR, t)

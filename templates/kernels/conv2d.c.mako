@@ -40,7 +40,7 @@ ${signature}
                         }
                     }
 % if p['epilogue']:
-                    ${epilogue('acc', p['epilogue'])}
+                    ${epilogue('acc', p['epilogue'], ['nb', 'oc', f'oy * {ow} + ox'])}
 % endif
                     yb[((size_t)oc * ${oh} + oy) * ${ow} + ox] = acc;
                 }

@@ -2,15 +2,17 @@
 
 Kernels are shared: every node with the same template and parameters calls one function,
 named after what it computes (``kws_conv2d_f32_dw_3x3_s1x1_p1x1_64x25x5_m64_relu``).
+Each node runs the tactic its selection (tactics.json) names.
 """
 
 import hashlib
 import json
 from dataclasses import dataclass
 
-from .. import ops
+from .. import ops, packing
 from ..cgen import c_ident, c_type
 from ..errors import OnnxccError
+from ..tactics import REFERENCE
 
 
 @dataclass
@@ -22,6 +24,8 @@ class Kernel:
         args = [f"const {c_type(graph.info(t).dtype)} *restrict {role}"
                 for role, t in self.call.inputs]
         args += [f"{c_type(graph.info(t).dtype)} *restrict {role}" for role, t in self.call.outputs]
+        if self.call.scratch_bytes:
+            args.append("void *restrict scratch")
         return f"void {self.name}({', '.join(args)})"
 
 
@@ -43,7 +47,7 @@ def _kernel_name(prefix, call):
     return name
 
 
-def lower_graph(graph, prefix, where):
+def lower_graph(graph, prefix, where, selection=REFERENCE):
     """(steps, kernels): one step per node, one kernel per distinct (template, params)."""
     kernels, steps, names = {}, [], set()
     for node in graph.nodes:
@@ -51,7 +55,7 @@ def lower_graph(graph, prefix, where):
             steps.append(Step(node))
             continue
         try:
-            call = ops.lower(node, graph)
+            call = ops.lower(node, graph, selection.tactic(node), selection.cpu)
         except OnnxccError as e:
             raise OnnxccError(e.message, where=where, hint=e.hint) from None
         key = (call.template, json.dumps(call.params, sort_keys=True),
@@ -66,14 +70,54 @@ def lower_graph(graph, prefix, where):
     return steps, list(kernels.values())
 
 
-def weight_symbols(graph, prefix):
-    """constant tensor -> the C array that holds it, in the graph's order."""
+def scratch_needs(graph, selection):
+    """node name -> bytes of scratch memory its kernel needs (nodes that need some)."""
+    steps, _ = lower_graph(graph, "", graph.name, selection)
+    return {s.node.name: s.call.scratch_bytes for s in steps if s.call and s.call.scratch_bytes}
+
+
+def packed_key(tensor, spec):
+    return (tensor, json.dumps(spec, sort_keys=True))
+
+
+def weight_symbols(graph, prefix, steps=()):
+    """The C arrays of the constants, in the graph's order: {tensor: symbol} for each as
+    it is, and {packed_key(tensor, spec): symbol} for each packed layout ``steps`` read."""
     symbols, taken = {}, set()
-    for name in graph.constants:
-        base = c_ident(f"{prefix}_w_{name}")[:60]
+
+    def fresh(base):
+        base = c_ident(base)[:60]
         symbol, k = base, 2
         while symbol in taken:
             symbol, k = f"{base}_{k}", k + 1
         taken.add(symbol)
-        symbols[name] = symbol
-    return symbols
+        return symbol
+    for name in graph.constants:
+        symbols[name] = fresh(f"{prefix}_w_{name}")
+    packed = {}
+    for step in steps:
+        for role, spec in sorted(step.call.packed.items()) if step.call else ():
+            tensor = dict(step.call.inputs)[role]
+            key = packed_key(tensor, spec)
+            if key not in packed:
+                packed[key] = fresh(f"{symbols[tensor][:52]}_{packing.tag(spec)}")
+    return symbols, packed
+
+
+def weight_uses(graph, steps):
+    """(constants read as they are, [(tensor, spec)] read packed), in a stable order."""
+    raw, packed = set(), {}
+    for step in steps:
+        if step.call is None:
+            raw.update(t for t in step.node.inputs if graph.is_constant(t))
+            continue
+        for role, tensor in step.call.inputs:
+            if not graph.is_constant(tensor):
+                continue
+            if role in step.call.packed:
+                spec = step.call.packed[role]
+                packed.setdefault(packed_key(tensor, spec), (tensor, spec))
+            else:
+                raw.add(tensor)
+    raw.update(o for o in graph.outputs if graph.is_constant(o))
+    return [t for t in graph.constants if t in raw], list(packed.values())

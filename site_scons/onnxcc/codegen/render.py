@@ -3,7 +3,7 @@
 from mako.lookup import TemplateLookup
 
 from ..cgen import c_float, c_type
-from ..ops.unary import epilogue_code
+from ..ops.epilogue import epilogue_code
 from ..paths import TEMPLATES_DIR
 
 _lookup = TemplateLookup(directories=[TEMPLATES_DIR], strict_undefined=True,

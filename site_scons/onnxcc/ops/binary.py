@@ -6,7 +6,7 @@ the common cases (equal shapes, a scalar, a per-channel vector) become one or tw
 """
 
 from . import KernelCall
-from .unary import epilogue_of, epilogue_tag
+from .epilogue import epilogue_tag, kernel_epilogue, own_inputs
 
 C_OPERATORS = {"Add": "+", "Sub": "-", "Mul": "*", "Div": "/"}
 
@@ -38,19 +38,25 @@ def merge_dims(out_shape, *stride_lists):
     return shape, [[s[k] for _, s in merged] for k in range(len(stride_lists))]
 
 
+def flat_spans(node, graph):
+    """The kernel walks its output with one counter, the element index."""
+    return [(0, len(graph.info(node.outputs[0]).shape))]
+
+
 def lower_binary(node, graph):
-    a, b = node.inputs
+    a, b = own_inputs(node)
     y = node.outputs[0]
     out_shape = graph.info(y).shape
     shape, (sa, sb) = merge_dims(out_shape, broadcast_strides(graph.info(a).shape, out_shape),
                                  broadcast_strides(graph.info(b).shape, out_shape))
-    chain = epilogue_of(node)
+    chain, operands = kernel_epilogue(node, graph, flat_spans(node, graph))
     dims = "x".join(map(str, shape))
     tag = (f"{node.op.lower()}_f32_{dims}_a{'x'.join(map(str, sa))}_b{'x'.join(map(str, sb))}"
            f"{epilogue_tag(chain)}")
     params = {"op": C_OPERATORS[node.op], "shape": shape, "a_strides": sa, "b_strides": sb,
               "out_strides": broadcast_strides(shape, shape), "epilogue": chain}
-    return KernelCall("binary", tag, params, [("a", a), ("b", b)], [("y", y)])
+    return KernelCall("binary", tag, params, [("a", a), ("b", b)] + operands, [("y", y)])
 
 
 LOWERINGS = {op: lower_binary for op in C_OPERATORS}
+EPILOGUE_SPANS = {op: flat_spans for op in C_OPERATORS}

@@ -1,23 +1,252 @@
-"""Conv: direct convolution, grouped and depthwise, with the fused epilogue."""
+"""Conv (NCHW, 1-D and 2-D, grouped and depthwise) with the fused epilogue, as tactics:
 
-from . import KernelCall
+  direct     the reference: one scalar loop nest, the smallest code
+  gemm1x1    a 1x1 stride-1 unpadded convolution is a GEMM of the weights and the input
+  im2col     the input's windows copied into scratch columns, then a GEMM
+  implicit   a GEMM that reads the windows in place from a zero-padded copy of the input,
+             split into stride phases so that every step reads contiguous vectors
+  depthwise  one channel at a time (group == channels), the taps summed over vectors
+
+The GEMM tactics read the weights packed at compile time into panels of tile rows
+(packing.py) and keep a tile of output channels x pixels in registers (tiling.py).
+"""
+
+import math
+
+from .. import packing
+from . import KernelCall, Tactic
+from .epilogue import epilogue_tag, kernel_epilogue, own_inputs
 from .spatial import window_2d, window_tag
-from .unary import epilogue_of, epilogue_tag
+from .tiling import (best_tile, copy_cost, epilogue_cost, gemm_cost, scalar_mac_cost,
+                     tile_cost, tile_shapes)
 
 
-def lower_conv(node, graph):
-    x, w = node.inputs[0], node.inputs[1]
-    b = node.inputs[2] if len(node.inputs) > 2 and node.inputs[2] else None
+def conv_spans(node, graph):
+    """Kernel coordinates: image, output channel, pixel (row-major over the spatial dims)."""
+    return [(0, 1), (1, 2), (2, len(graph.info(node.outputs[0]).shape))]
+
+
+def _geometry(node, graph):
+    own = own_inputs(node)
+    x, w = own[0], own[1]
+    b = own[2] if len(own) > 2 and own[2] else None
     y = node.outputs[0]
     w_shape = graph.info(w).shape
     g = window_2d(node, graph.info(x).shape, graph.info(y).shape,
                   node.attrs.get("kernel_shape", w_shape[2:]))
-    g.update(m=w_shape[0], group=node.attrs.get("group", 1), bias=b is not None,
-             epilogue=epilogue_of(node))
-    kind = "dw" if g["group"] == g["c"] and g["m"] == g["c"] and g["c"] > 1 else f"g{g['group']}"
-    tag = f"f32_{kind}_{window_tag(g)}_m{g['m']}{epilogue_tag(g['epilogue'])}"
-    inputs = [("x", x), ("w", w)] + ([("b", b)] if b else [])
-    return KernelCall("conv2d", tag, g, inputs, [("y", y)])
+    chain, operands = kernel_epilogue(node, graph, conv_spans(node, graph))
+    g.update(m=w_shape[0], group=node.attrs.get("group", 1), bias=b is not None, epilogue=chain)
+    inputs = [("x", x), ("w", w)] + ([("b", b)] if b else []) + operands
+    return g, inputs, [("y", y)]
 
 
-LOWERINGS = {"Conv": lower_conv}
+def _kind(g):
+    return "dw" if g["group"] == g["c"] and g["m"] == g["c"] and g["c"] > 1 else f"g{g['group']}"
+
+
+def _tag(g, prefix=""):
+    return f"f32_{prefix}{_kind(g)}_{window_tag(g)}_m{g['m']}{epilogue_tag(g['epilogue'])}"
+
+
+def _macs(g):
+    return g["n"] * g["m"] * g["oh"] * g["ow"] * (g["c"] // g["group"]) * g["kh"] * g["kw"]
+
+
+# --- direct (reference) -------------------------------------------------------------------
+
+def lower_direct(node, graph, cpu=None):
+    g, inputs, outputs = _geometry(node, graph)
+    return KernelCall("conv2d", _tag(g), g, inputs, outputs)
+
+
+def cost_direct(node, graph, cpu):
+    g, _, _ = _geometry(node, graph)
+    pixels = g["n"] * g["m"] * g["oh"] * g["ow"]
+    return _macs(g) * scalar_mac_cost(cpu) + pixels * 6 + epilogue_cost(pixels, g["epilogue"])
+
+
+# --- the GEMM tactics -------------------------------------------------------------------
+
+def _gemm_shape(g):
+    """(rows of A per group, depth K, columns N) of the convolution as GEMMs."""
+    return g["m"] // g["group"], (g["c"] // g["group"]) * g["kh"] * g["kw"], g["oh"] * g["ow"]
+
+
+def _packed_weights(g, rows):
+    mg, k, _ = _gemm_shape(g)
+    return {"w": packing.panels_spec(g["m"], k, rows, "rows", g["group"])}
+
+
+def _with_tile(g, cpu, rows, vecs):
+    return dict(g, rows=rows, vecs=vecs, lanes=cpu.lanes())
+
+
+def _is_1x1(node, graph, cpu=None):
+    g, _, _ = _geometry(node, graph)
+    return ((g["kh"], g["kw"], g["sh"], g["sw"]) == (1, 1, 1, 1)
+            and (g["pt"], g["pl"], g["pb"], g["pr"]) == (0, 0, 0, 0))
+
+
+def _plan_1x1(g, cpu):
+    mg, k, n = _gemm_shape(g)
+    (rows, vecs), cycles = best_tile(mg, n, k, cpu, overhang=False)
+    return rows, vecs, g["n"] * g["group"] * cycles
+
+
+def lower_gemm1x1(node, graph, cpu):
+    g, inputs, outputs = _geometry(node, graph)
+    rows, vecs, _ = _plan_1x1(g, cpu)
+    p = _with_tile(g, cpu, rows, vecs)
+    tag = _tag(g, f"t{rows}x{vecs * p['lanes']}_")
+    return KernelCall("conv2d_1x1", tag, p, inputs, outputs, packed=_packed_weights(g, rows))
+
+
+def cost_gemm1x1(node, graph, cpu):
+    g, _, _ = _geometry(node, graph)
+    outputs = g["n"] * g["m"] * g["oh"] * g["ow"]
+    return _plan_1x1(g, cpu)[2] + epilogue_cost(outputs, g["epilogue"])
+
+
+def _im2col_columns(g, cpu, k, width):
+    """Columns per im2col chunk: a chunk of k rows about fits half the data cache."""
+    budget = (cpu.l1d_bytes or 16384) // 2
+    n = g["oh"] * g["ow"]
+    columns = max(width, budget // (4 * k) // width * width)
+    return min(columns, math.ceil(n / width) * width)
+
+
+def _plan_im2col(g, cpu):
+    mg, k, n = _gemm_shape(g)
+    (rows, vecs), cycles = best_tile(mg, n, k, cpu, overhang=True)
+    gather = copy_cost(k * n, cpu, contiguous=False)
+    return rows, vecs, g["n"] * g["group"] * (cycles + gather)
+
+
+def lower_im2col(node, graph, cpu):
+    g, inputs, outputs = _geometry(node, graph)
+    rows, vecs, _ = _plan_im2col(g, cpu)
+    p = _with_tile(g, cpu, rows, vecs)
+    _, k, _ = _gemm_shape(g)
+    p["columns"] = _im2col_columns(g, cpu, k, vecs * p["lanes"])
+    tag = _tag(g, f"t{rows}x{vecs * p['lanes']}_")
+    return KernelCall("conv2d_im2col", tag, p, inputs, outputs, scratch_bytes=4 * k * p["columns"],
+                      packed=_packed_weights(g, rows))
+
+
+def cost_im2col(node, graph, cpu):
+    g, _, _ = _geometry(node, graph)
+    outputs = g["n"] * g["m"] * g["oh"] * g["ow"]
+    return _plan_im2col(g, cpu)[2] + epilogue_cost(outputs, g["epilogue"])
+
+
+def phase_planes(g, slack):
+    """The layout of a zero-padded input split into stride phases, for kernels that read
+    a window's tap (ky, kx) of every pixel of an output row as one contiguous run.
+
+    Padded input row r*sh + py, column q*sw + px is plane (py, px)'s element [r][q]; tap
+    (ky, kx) of output pixel (oy, ox) is then element [oy + ky*dh // sh][ox + kx*dw // sw]
+    of plane (ky*dh % sh, kx*dw % sw). Only the planes some tap reads are kept.
+    """
+    sh, sw, dh, dw = g["sh"], g["sw"], g["dh"], g["dw"]
+    taps = [(ky * dh, kx * dw) for ky in range(g["kh"]) for kx in range(g["kw"])]
+    phases = sorted({(ty % sh, tx % sw) for ty, tx in taps})
+    rows = g["oh"] + max(ty // sh for ty, _ in taps)
+    cols = g["ow"] + max(tx // sw for _, tx in taps)
+    plane = rows * cols
+
+    def valid(count, stride, phase, pad, size):
+        lo = max(0, -((phase - pad) // stride))  # first index whose source is >= 0
+        hi = min(count, (size - 1 + pad - phase) // stride + 1)
+        return [lo, max(lo, hi)]
+    fills = [{"py": py, "px": px, "rows": valid(rows, sh, py, g["pt"], g["h"]),
+              "cols": valid(cols, sw, px, g["pl"], g["w"])} for py, px in phases]
+    offsets = [phases.index((ty % sh, tx % sw)) * plane + (ty // sh) * cols + tx // sw
+               for ty, tx in taps]
+    return {"plane_rows": rows, "plane_cols": cols, "fills": fills,
+            "channel_stride": len(phases) * plane, "tap_offsets": offsets, "slack": slack}
+
+
+def _plan_implicit(g, cpu):
+    """Tiles of one output row: rows x (vecs * lanes) pixels, fewest estimated cycles."""
+    mg, k, _ = _gemm_shape(g)
+    best = None
+    for rows, vecs in tile_shapes(cpu):
+        if rows > mg:
+            continue
+        cycles = g["oh"] * gemm_cost(mg, g["ow"], k, rows, vecs, cpu, overhang=True)
+        if best is None or cycles < best[2]:
+            best = (rows, vecs, cycles)
+    rows, vecs, cycles = best
+    planes = phase_planes(g, vecs * cpu.lanes())
+    copy = copy_cost(g["c"] * planes["channel_stride"], cpu, contiguous=g["sw"] == 1)
+    return rows, vecs, planes, g["n"] * (g["group"] * cycles + copy)
+
+
+def lower_implicit(node, graph, cpu):
+    g, inputs, outputs = _geometry(node, graph)
+    rows, vecs, planes, _ = _plan_implicit(g, cpu)
+    p = _with_tile(g, cpu, rows, vecs)
+    p.update(planes)
+    size = g["c"] * planes["channel_stride"] + planes["slack"]
+    tag = _tag(g, f"t{rows}x{vecs * p['lanes']}_")
+    return KernelCall("conv2d_implicit", tag, p, inputs, outputs, scratch_bytes=4 * size,
+                      packed=_packed_weights(g, rows))
+
+
+def cost_implicit(node, graph, cpu):
+    g, _, _ = _geometry(node, graph)
+    outputs = g["n"] * g["m"] * g["oh"] * g["ow"]
+    return _plan_implicit(g, cpu)[3] + epilogue_cost(outputs, g["epilogue"])
+
+
+# --- depthwise --------------------------------------------------------------------------
+
+def _is_depthwise(node, graph, cpu=None):
+    g, _, _ = _geometry(node, graph)
+    return _kind(g) == "dw"
+
+
+def _plan_depthwise(g, cpu):
+    lanes = cpu.lanes()
+    taps = g["kh"] * g["kw"]
+    best = None
+    for rows, vecs in ((r, v) for r in (1, 2, 4) for v in (1, 2, 3, 4)
+                       if r * v + 2 <= cpu.registers and r <= g["oh"]):
+        width = vecs * lanes
+        full, rest = divmod(g["ow"], width)
+        per_row = full * tile_cost(rows, vecs, taps, cpu) / rows
+        if rest:
+            per_row += tile_cost(rows, math.ceil(rest / lanes), taps, cpu) / rows
+        cycles = per_row * g["oh"] + (g["oh"] % rows) * per_row  # leftover rows, roughly
+        if best is None or cycles < best[2]:
+            best = (rows, vecs, cycles)
+    rows, vecs, cycles = best
+    planes = phase_planes(g, vecs * lanes)
+    copy = copy_cost(planes["channel_stride"], cpu, contiguous=g["sw"] == 1)
+    return rows, vecs, planes, g["n"] * g["c"] * (cycles + copy)
+
+
+def lower_depthwise(node, graph, cpu):
+    g, inputs, outputs = _geometry(node, graph)
+    rows, vecs, planes, _ = _plan_depthwise(g, cpu)
+    p = _with_tile(g, cpu, rows, vecs)
+    p.update(planes)
+    tag = _tag(g, f"t{rows}x{vecs * p['lanes']}_")
+    return KernelCall("conv2d_depthwise", tag, p, inputs, outputs,
+                      scratch_bytes=4 * (planes["channel_stride"] + planes["slack"]))
+
+
+def cost_depthwise(node, graph, cpu):
+    g, _, _ = _geometry(node, graph)
+    outputs = g["n"] * g["m"] * g["oh"] * g["ow"]
+    return _plan_depthwise(g, cpu)[3] + epilogue_cost(outputs, g["epilogue"])
+
+
+TACTICS = {"Conv": [
+    Tactic("direct", lower_direct, cost=cost_direct),
+    Tactic("gemm1x1", lower_gemm1x1, _is_1x1, cost_gemm1x1),
+    Tactic("im2col", lower_im2col, cost=cost_im2col),
+    Tactic("implicit", lower_implicit, cost=cost_implicit),
+    Tactic("depthwise", lower_depthwise, _is_depthwise, cost_depthwise),
+]}
+EPILOGUE_SPANS = {"Conv": conv_spans}

@@ -2,7 +2,7 @@
 
 ``EXPRESSIONS`` maps an op type to a function (C variable, attrs) -> C expression of
 that variable; the optimizer fuses any chain of them into the producer's epilogue and the
-templates spell it with ``epilogue_code``.
+templates spell it with ``epilogue.epilogue_code``.
 """
 
 from ..cgen import c_float
@@ -32,11 +32,6 @@ EXPRESSIONS = {
     "HardSigmoid": lambda v, a: _hard_sigmoid_of(v, a.get("alpha", 0.2), a.get("beta", 0.5)),
     "HardSwish": lambda v, a: f"({v} * {_hard_sigmoid_of(v, 1.0 / 6.0, 0.5)})",
 }
-
-
-def epilogue_code(var, chain):
-    """C statements applying ``chain`` ([[op, attrs], ...]) to ``var`` in place."""
-    return " ".join(f"{var} = {EXPRESSIONS[op](var, attrs)};" for op, attrs in chain)
 
 
 def epilogue_tag(chain):

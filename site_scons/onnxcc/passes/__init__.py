@@ -5,7 +5,7 @@
 
 from .fold_batchnorm import fold_batchnorm
 from .fold_constants import fold_constants
-from .fuse_activations import fuse_activations
+from .fuse_elementwise import fuse_elementwise
 from .fuse_matmul_add import fuse_matmul_add
 from .params_to_attrs import params_to_attrs
 from .remove_noops import remove_noops
@@ -18,6 +18,6 @@ def optimize(graph, where, fuse=True):
     fuse_matmul_add(graph)
     fold_batchnorm(graph)
     if fuse:
-        fuse_activations(graph)
+        fuse_elementwise(graph)
     graph.drop_unused_constants()
     return graph
