@@ -30,7 +30,7 @@
 %>\
 ${signature}
 {
-${tl.types(lanes)}\
+${tl.types(lanes, p['epilogue'], 2)}\
     for (int nb = 0; nb < ${n}; ++nb) {
         for (int gi = 0; gi < ${group}; ++gi) {
             const float *xg = x + (size_t)nb * ${c * hw}u + (size_t)gi * ${cg * hw}u;
@@ -38,12 +38,12 @@ ${tl.types(lanes)}\
             const int oc0 = gi * ${mg};
 % if full:
             for (int j0 = 0; j0 < ${full * width}; j0 += ${width}) {
-${tl.row_blocks(mg, rows, vecs, lanes, cg, 1, 'wg', panel, a_at, b_at('j0'), init, out('j0'), width, coords('j0'), p['epilogue'], 16)}\
+${tl.row_blocks(mg, rows, vecs, lanes, cg, 1, 'wg', panel, a_at, b_at('j0'), init, out('j0'), width, p['epilogue'], coords('j0'), 2, 16)}\
             }
 % endif
 % for j0, v, l in tails:
             {
-${tl.row_blocks(mg, rows, v, l, cg, 1, 'wg', panel, a_at, b_at(j0), init, out(j0), v * l, coords(j0), p['epilogue'], 16)}\
+${tl.row_blocks(mg, rows, v, l, cg, 1, 'wg', panel, a_at, b_at(j0), init, out(j0), v * l, p['epilogue'], coords(j0), 2, 16)}\
             }
 % endfor
         }

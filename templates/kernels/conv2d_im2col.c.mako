@@ -53,19 +53,19 @@
                 }
 % if full:
                 for (int j0 = 0; j0 < ${full * width}; j0 += ${width}) {
-${tl.row_blocks(mg, rows, vecs, lanes, k, 1, 'wg', panel, a_at, b_at, init, out, width, coords, p['epilogue'], 20)}\
+${tl.row_blocks(mg, rows, vecs, lanes, k, 1, 'wg', panel, a_at, b_at, init, out, width, p['epilogue'], coords, 2, 20)}\
                 }
 % endif
 % if rest:
                 {
                     const int j0 = ${full * width};
-${tl.row_blocks(mg, rows, -(-rest // lanes), lanes, k, 1, 'wg', panel, a_at, b_at, init, out, rest, coords, p['epilogue'], 20)}\
+${tl.row_blocks(mg, rows, -(-rest // lanes), lanes, k, 1, 'wg', panel, a_at, b_at, init, out, rest, p['epilogue'], coords, 2, 20)}\
                 }
 % endif
 </%def>\
 ${signature}
 {
-${tl.types(lanes)}\
+${tl.types(lanes, p['epilogue'], 2)}\
     float *const col = (float *)scratch;
     for (int nb = 0; nb < ${n}; ++nb) {
         for (int gi = 0; gi < ${group}; ++gi) {

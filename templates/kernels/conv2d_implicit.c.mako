@@ -32,7 +32,7 @@
 %>\
 ${signature}
 {
-${tl.types(lanes)}\
+${tl.types(lanes, p['epilogue'], 2)}\
     float *const pl = (float *)scratch;
     memset(pl + ${c * cs}u, 0, ${p['slack']}u * sizeof(float)); /* read by the last tile's spare lanes */
     for (int nb = 0; nb < ${n}; ++nb) {
@@ -49,14 +49,14 @@ ${planes.fill(p, 'xc', 'pc', 12)}\
 % if full:
                 for (int ox0 = 0; ox0 < ${full * width}; ox0 += ${width}) {
                     const float *pb = pg + (size_t)oy * ${cols}u + ox0;
-${tl.row_blocks(mg, rows, vecs, lanes, cg, taps, 'wg', panel, a_at, b_at, init, out, width, coords, p['epilogue'], 20)}\
+${tl.row_blocks(mg, rows, vecs, lanes, cg, taps, 'wg', panel, a_at, b_at, init, out, width, p['epilogue'], coords, 2, 20)}\
                 }
 % endif
 % if rest:
                 {
                     const int ox0 = ${full * width};
                     const float *pb = pg + (size_t)oy * ${cols}u + ox0;
-${tl.row_blocks(mg, rows, -(-rest // lanes), lanes, cg, taps, 'wg', panel, a_at, b_at, init, out, rest, coords, p['epilogue'], 20)}\
+${tl.row_blocks(mg, rows, -(-rest // lanes), lanes, cg, taps, 'wg', panel, a_at, b_at, init, out, rest, p['epilogue'], coords, 2, 20)}\
                 }
 % endif
             }

@@ -2,16 +2,34 @@
   The register-blocked GEMM tile of the blocked kernels (conv2d_1x1, conv2d_im2col,
   conv2d_implicit, gemm_blocked): rows x vecs accumulators of `lanes` floats stay in
   registers while the sum runs; each step loads `vecs` vectors of B and broadcasts `rows`
-  values of A. lanes == 1 is the scalar fallback: plain floats, the same code otherwise.
-  Vectors are GCC vector extensions (vf), so one template serves AVX2, NEON and scalar
-  CPUs; the sizes come from ops/tiling.py.
+  values of A. Then the fused epilogue runs on the registers and the tile is stored.
+  lanes == 1 is the scalar fallback: plain floats, the same code otherwise. Vectors are
+  GCC vector extensions (vf), so one template serves AVX2, NEON and scalar CPUs; the
+  sizes come from ops/tiling.py.
 </%doc>
 
-## The vector types (once per kernel function that uses lanes > 1).
-<%def name="types(lanes)">\
+## The vector types (once per kernel function that uses lanes > 1); vi (lane masks) only
+## for an epilogue that runs on vectors and selects (a unary op).
+<%def name="types(lanes, chain=(), lane_axis=0)">\
 % if lanes > 1:
     typedef float vf __attribute__((vector_size(${4 * lanes})));
+% if vectorizable(chain, lane_axis) and any(op not in ('Add', 'Sub', 'Mul', 'Div') for op, _ in chain):
+    typedef int32_t vi __attribute__((vector_size(${4 * lanes})));
+% endif
     typedef float vfu __attribute__((vector_size(${4 * lanes}), aligned(4), may_alias));
+% endif
+</%def>
+
+<%doc>
+  The epilogue `chain` (ops/epilogue.py) of `var`, a vector whose lanes walk coordinate
+  `lane_axis` (`valid` of them are results), or a float (lanes == 1); coords: the kernel
+  coordinates of its (first) element.
+</%doc>
+<%def name="apply(var, lanes, chain, coords, lane_axis, valid)" filter="trim">\
+% if lanes == 1:
+${epilogue(var, chain, coords)}
+% else:
+${vector_epilogue(var, chain, coords, lane_axis, lanes, valid)}
 % endif
 </%def>
 
@@ -19,12 +37,16 @@
   One tile. The sum runs over kc = 0..count-1, each with `taps` unrolled steps t:
   a_at(i, t) is the C expression of A's value for row i, b_at(t) the C pointer to the
   step's first B value (both may use kc); init(i) a row's first value (broadcast).
-  Row i of the result (its first `width` columns) is stored at pointer out(i).
+  Row i's first `width` results go to pointer out(i), contiguous, or `stride` floats
+  apart; coords(i, col) are the kernel coordinates of its element col (lanes walk
+  coordinate lane_axis), for the epilogue `chain`.
 </%doc>
-<%def name="tile(rows, vecs, lanes, count, taps, a_at, b_at, init, out, width, indent)">\
+<%def name="tile(rows, vecs, lanes, count, taps, a_at, b_at, init, out, width, chain, coords, lane_axis, indent, stride=None)">\
 <%
     ind = ' ' * indent
     acc_type = 'vf' if lanes > 1 else 'float'
+    full = width == vecs * lanes
+    in_registers = lanes == 1 or (stride is None and vectorizable(chain, lane_axis))
     def ld(ptr):
         return f'*(const vfu *)({ptr})' if lanes > 1 else f'*({ptr})'
     def first(i):
@@ -46,38 +68,34 @@ ${ind}        }
 % endfor
 ${ind}    }
 % for i in range(rows):
+% if in_registers and chain:
+% for v in range(vecs if lanes > 1 else width):
+${ind}    ${apply(f'acc{i}_{v}', lanes, chain, coords(i, v * lanes), lane_axis, min(lanes, width - v * lanes))}
+% endfor
+% endif
 % if lanes == 1:
-${ind}    { float *o = ${out(i)}; ${' '.join(f'o[{v}] = acc{i}_{v};' for v in range(width))} }
-% elif width == vecs * lanes:
+${ind}    { float *o = ${out(i)}; ${' '.join(f'o[{v * (stride or 1)}] = acc{i}_{v};' for v in range(width))} }
+% elif full and stride is None:
 ${ind}    { float *o = ${out(i)}; ${' '.join(f'*(vfu *)(o + {v * lanes}) = acc{i}_{v};' for v in range(vecs))} }
 % else:
 ${ind}    {
 ${ind}        float part[${vecs * lanes}];
 ${ind}        ${' '.join(f'*(vfu *)(part + {v * lanes}) = acc{i}_{v};' for v in range(vecs))}
+% if stride is None and in_registers:
 ${ind}        memcpy(${out(i)}, part, ${width}u * sizeof(float));
+% else:
+${ind}        for (int jj = 0; jj < ${width}; ++jj) {
+${ind}            float v = part[jj];
+% if not in_registers and chain:
+${ind}            ${epilogue('v', chain, coords(i, 'jj'))}
+% endif
+${ind}            (${out(i)})[${'jj' if stride is None else f'jj * {stride}'}] = v;
+${ind}        }
+% endif
 ${ind}    }
 % endif
 % endfor
 ${ind}}
-</%def>
-
-<%doc>
-  The epilogue over a stored tile: rows x width results, row i at pointer out(i), with
-  the kernel coordinates coords(i, 'jj') (jj: the column in the tile). A plain loop the
-  compiler vectorizes when the chain allows.
-</%doc>
-<%def name="finish(rows, width, out, coords, chain, indent)">\
-% if chain:
-<% ind = ' ' * indent %>\
-% for i in range(rows):
-${ind}for (int jj = 0; jj < ${width}; ++jj) {
-${ind}    float *o = ${out(i)} + jj;
-${ind}    float v = *o;
-${ind}    ${epilogue('v', chain, coords(i, 'jj'))}
-${ind}    *o = v;
-${ind}}
-% endfor
-% endif
 </%def>
 
 <%doc>
@@ -86,7 +104,7 @@ ${ind}}
   `r0` (its first row) for the caller's a_at / init / out / coords. The last block may
   have fewer rows (its panel is zero-padded).
 </%doc>
-<%def name="row_blocks(m, rows, vecs, lanes, count, taps, a_base, panel, a_at, b_at, init, out, width, coords, chain, indent)">\
+<%def name="row_blocks(m, rows, vecs, lanes, count, taps, a_base, panel, a_at, b_at, init, out, width, chain, coords, lane_axis, indent)">\
 <%
     ind = ' ' * indent
     full, rest = divmod(m, rows)
@@ -95,16 +113,14 @@ ${ind}}
 ${ind}for (int mb = 0; mb < ${full}; ++mb) {
 ${ind}    const float *wp = ${a_base} + (size_t)mb * ${panel}u;
 ${ind}    const int r0 = mb * ${rows};
-${tile(rows, vecs, lanes, count, taps, a_at, b_at, init, out, width, indent + 4)}\
-${finish(rows, width, out, coords, chain, indent + 4)}\
+${tile(rows, vecs, lanes, count, taps, a_at, b_at, init, out, width, chain, coords, lane_axis, indent + 4)}\
 ${ind}}
 % endif
 % if rest:
 ${ind}{
 ${ind}    const float *wp = ${a_base} + ${full * panel}u;
 ${ind}    const int r0 = ${full * rows};
-${tile(rest, vecs, lanes, count, taps, a_at, b_at, init, out, width, indent + 4)}\
-${finish(rest, width, out, coords, chain, indent + 4)}\
+${tile(rest, vecs, lanes, count, taps, a_at, b_at, init, out, width, chain, coords, lane_axis, indent + 4)}\
 ${ind}}
 % endif
 </%def>

@@ -3,7 +3,7 @@
 from mako.lookup import TemplateLookup
 
 from ..cgen import c_float, c_type
-from ..ops.epilogue import epilogue_code
+from ..ops.epilogue import epilogue_code, vector_epilogue_code, vectorizable
 from ..paths import TEMPLATES_DIR
 
 _lookup = TemplateLookup(directories=[TEMPLATES_DIR], strict_undefined=True,
@@ -13,5 +13,6 @@ _lookup = TemplateLookup(directories=[TEMPLATES_DIR], strict_undefined=True,
 def render(template, **values):
     """Render ``templates/<template>`` with the C spelling helpers in scope."""
     text = _lookup.get_template(template).render(
-        c_float=c_float, c_type=c_type, epilogue=epilogue_code, **values)
+        c_float=c_float, c_type=c_type, epilogue=epilogue_code,
+        vector_epilogue=vector_epilogue_code, vectorizable=vectorizable, **values)
     return text.rstrip() + "\n"

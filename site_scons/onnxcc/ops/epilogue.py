@@ -12,6 +12,7 @@ fused when its offset is linear in those coordinates (``operand_strides``); the 
 then indexes it as ``sum(coordinate * stride)``.
 """
 
+from ..cgen import c_float
 from .unary import EXPRESSIONS, epilogue_of, epilogue_tag  # noqa: F401 (shared with kernels)
 
 BINARY = {"Add": "+", "Sub": "-", "Mul": "*", "Div": "/"}
@@ -78,6 +79,68 @@ def kernel_epilogue(node, graph, spans):
         chain.append([op, dict(attrs, operand=role, strides=strides)])
         inputs.append((role, tensor))
     return chain, inputs
+
+
+def _select(mask, a, b):
+    """mask ? a : b, lane by lane (vf/vi: the kernel's float and int vector types)."""
+    return f"(vf)(((vi)({a}) & ({mask})) | ((vi)({b}) & ~({mask})))"
+
+
+def _vector_clip(v, lo, hi):
+    """Statements clipping vector ``v`` in place (the scalar Clip's NaN behaviour)."""
+    code = []
+    if lo is not None:
+        code.append(f"{v} = {_select(f'{v} < {c_float(lo)}', f'(vf){{0}} + {c_float(lo)}', v)};")
+    if hi is not None:
+        code.append(f"{v} = {_select(f'{v} > {c_float(hi)}', f'(vf){{0}} + {c_float(hi)}', v)};")
+    return " ".join(code)
+
+
+def _vector_hard_sigmoid(v, alpha, beta):
+    return f"{v} = {v} * {c_float(alpha)} + {c_float(beta)}; {_vector_clip(v, 0.0, 1.0)}"
+
+
+def _vector_leaky_relu(v, alpha):
+    return f"{v} = {_select(f'{v} >= 0.0f', v, f'{v} * {c_float(alpha)}')};"
+
+
+#: unary ops as lane-wise vector code (no libm): op -> (var, attrs) -> C statements
+VECTOR_STATEMENTS = {
+    "Relu": lambda v, a: f"{v} = (vf)((vi){v} & ({v} > 0.0f));",
+    "Clip": lambda v, a: _vector_clip(v, a.get("min"), a.get("max")),
+    "LeakyRelu": lambda v, a: _vector_leaky_relu(v, a.get("alpha", 0.01)),
+    "HardSigmoid": lambda v, a: _vector_hard_sigmoid(v, a.get("alpha", 0.2), a.get("beta", 0.5)),
+    "HardSwish": lambda v, a: f"{{ vf h = {v}; {_vector_hard_sigmoid('h', 1 / 6, 0.5)} {v} = {v} * h; }}",
+}
+
+
+def vectorizable(chain, lane_axis):
+    """Whether ``vector_epilogue_code`` can apply ``chain`` to whole vectors whose lanes
+    walk coordinate ``lane_axis``."""
+    return all(op in VECTOR_STATEMENTS if op not in BINARY
+               else attrs["strides"][lane_axis] in (0, 1) for op, attrs in chain)
+
+
+def vector_epilogue_code(var, chain, coords, lane_axis, lanes, valid):
+    """C statements applying ``chain`` to vector ``var`` (vf) whose lane 0 is at ``coords``
+    and whose first ``valid`` lanes are results; a binary op's operand is loaded (stride 1
+    along the lanes; only its ``valid`` elements) or broadcast (stride 0)."""
+    statements = []
+    for op, attrs in chain:
+        if op in BINARY:
+            index = " + ".join(f"({c}) * {s}u" for c, s in zip(coords, attrs["strides"]) if s)
+            at = f"{attrs['operand']}[{index or '0'}]"
+            left, right = (var, "w") if attrs["value_first"] else ("w", var)
+            if attrs["strides"][lane_axis] == 0:
+                load = f"const vf w = (vf){{0}} + {at};"
+            elif valid == lanes:
+                load = f"const vf w = *(const vfu *)&{at};"
+            else:
+                load = f"vf w = (vf){{0}}; memcpy(&w, &{at}, {valid}u * sizeof(float));"
+            statements.append(f"{{ {load} {var} = {left} {BINARY[op]} {right}; }}")
+        else:
+            statements.append(VECTOR_STATEMENTS[op](var, attrs))
+    return " ".join(statements)
 
 
 def epilogue_code(var, chain, coords=()):

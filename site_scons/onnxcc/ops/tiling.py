@@ -10,7 +10,7 @@ per cycle; on a scalar one they count instructions (what bench reports there).
 import math
 
 MAX_ROWS = 8
-MAX_VECS = 4
+MAX_VECS = 8
 
 
 def _simd(cpu):
@@ -19,22 +19,24 @@ def _simd(cpu):
 
 def tile_shapes(cpu):
     """(rows, vecs) of the tiles whose accumulators, B vectors and A value fit the CPU's
-    registers (a few spare for the compiler)."""
+    registers (a few spare for the compiler). A one-row tile reads each B vector once,
+    straight into its multiply-add: those need no register."""
     spare = 1 if _simd(cpu) else 4
     return [(r, v) for r in range(1, MAX_ROWS + 1) for v in range(1, MAX_VECS + 1)
-            if r * v + v + 1 + spare <= cpu.registers]
+            if r * v + (v if r > 1 else 0) + 1 + spare <= cpu.registers]
 
 
-def step_cost(rows, vecs, cpu, lanes=None):
-    """Cycles (or instructions) of one step of the sum of one tile."""
-    if _simd(cpu) and (lanes or cpu.lanes()) > 1:
+def step_cost(rows, vecs, cpu):
+    """Cycles (or instructions) of one step of the sum of one tile (of vectors or, as
+    fast on a superscalar core, of floats)."""
+    if _simd(cpu):
         return max(rows * vecs, rows + vecs) / 2 + 0.5
     return rows * vecs + rows + vecs + 0.5
 
 
-def tile_cost(rows, vecs, steps, cpu, lanes=None):
+def tile_cost(rows, vecs, steps, cpu):
     """One tile: its sum, then storing it."""
-    return steps * step_cost(rows, vecs, cpu, lanes) + 2 * rows * vecs + 8
+    return steps * step_cost(rows, vecs, cpu) + 2 * rows * vecs + 8
 
 
 def gemm_cost(m, n, k, rows, vecs, cpu, overhang=True):
@@ -56,7 +58,7 @@ def gemm_cost(m, n, k, rows, vecs, cpu, overhang=True):
             if rest // lanes:
                 cost += tile_cost(r, rest // lanes, k, cpu)
             if rest % lanes:
-                cost += tile_cost(r, rest % lanes, k, cpu, lanes=1)
+                cost += tile_cost(r, rest % lanes, k, cpu)
         return cost
     return full_rows * column_tiles(rows) + column_tiles(rest_rows)
 
