@@ -35,7 +35,7 @@ if getattr(sys.modules.get("onnxcc"), "__path__", None) is None:
     sys.modules["onnxcc"] = importlib.util.module_from_spec(_spec)
     _spec.loader.exec_module(sys.modules["onnxcc"])
 
-from onnxcc import importer, optimizer, planner, tactics, verify  # noqa: E402
+from onnxcc import bench, importer, optimizer, planner, tactics, verify  # noqa: E402
 from onnxcc.cgen import c_ident  # noqa: E402
 from onnxcc.codegen import sources as codegen  # noqa: E402
 from onnxcc.errors import OnnxccError  # noqa: E402
@@ -177,6 +177,15 @@ def _verify_run(targets, sources, env):
                       env["ONNXCC_NAME"])
 
 
+def _bench_harness(targets, sources, env):
+    bench.make_harness(sources[0], targets[0], env["ONNXCC_NAME"], env["ONNXCC_TARGET"])
+    return None
+
+
+def _bench_run(targets, sources, env):
+    return bench.run(env["ONNXCC_TARGET"], sources[0], targets[0], env["ONNXCC_NAME"])
+
+
 def _scan_kernel_templates(node, env, path):
     """The kernel templates a model uses: found by lowering its (built) optimized graph
     with its (built) tactics.json, the scanned node."""
@@ -207,6 +216,8 @@ BUILDERS = {
     "OnnxccVerifyCase": _python_builder("verify", _verify_case,
                                         ["ONNXCC_NAME", "ONNXCC_SEED", "ONNXCC_TESTDATA", "ONNXCC_INPUT_SHAPE"]),
     "OnnxccVerifyRun": _python_builder("verify", _verify_run),
+    "OnnxccBenchHarness": _python_builder("bench", _bench_harness, ["ONNXCC_NAME", "ONNXCC_BENCH"]),
+    "OnnxccBenchRun": _python_builder("bench", _bench_run),
     "OnnxccFootprintMain": _python_builder("report", _footprint_main, ["ONNXCC_NAME"]),
     "OnnxccReport": _python_builder("report", _report, ["ONNXCC_NAME", "ONNXCC_FLASH", "ONNXCC_RAM"]),
 }
@@ -243,7 +254,8 @@ def OnnxModel(env, model, target="x86_64", name=None, build_dir="build", input_s
               ONNXCC_INPUT_SHAPE=input_shape or "", ONNXCC_FUSE=bool(fuse),
               ONNXCC_SEED=int(seed), ONNXCC_TESTDATA=testdata or "", ONNXCC_VERBOSE=bool(verbose),
               ONNXCC_TARGET=tgt, ONNXCC_OPT=opt, ONNXCC_TACTIC=tactic or "",
-              ONNXCC_CPU=json.dumps(tgt.cpu.as_dict(), sort_keys=True))
+              ONNXCC_CPU=json.dumps(tgt.cpu.as_dict(), sort_keys=True),
+              ONNXCC_BENCH=json.dumps(tgt.bench, sort_keys=True))
     e.Append(BUILDERS=BUILDERS, CPPPATH=[out, RUNTIME_DIR])
 
     def at(*parts):
@@ -298,7 +310,16 @@ def OnnxModel(env, model, target="x86_64", name=None, build_dir="build", input_s
                         LIBS=[lib] + tgt.toolchain.libs)
     report = e.OnnxccVerifyRun(at("verify", "report.json"), [harness[0], case[2]])
     e.AlwaysBuild(report)
-    return SimpleNamespace(lib=lib, include=e.Dir(out), verify=report, size=size,
+
+    timing = None
+    if tgt.bench:  # the harness runs the model many times on the verify inputs
+        bench_c = e.OnnxccBenchHarness(at("bench", "bench.c"), optimized[0])
+        e.Depends(bench_c, _PACKAGE_FILES + [os.path.join(TEMPLATES_DIR, "bench.c.mako")])
+        bench_elf = e.Program(at("bench", f"{name}_bench"), bench_c + case[1:2] + startup,
+                              LIBS=[lib] + tgt.toolchain.libs)
+        timing = e.OnnxccBenchRun(at("bench", "bench.json"), bench_elf)
+        e.AlwaysBuild(timing)
+    return SimpleNamespace(lib=lib, include=e.Dir(out), verify=report, size=size, bench=timing,
                            show_size=show_size, name=name, dir=out, target=tgt, env=e)
 
 
