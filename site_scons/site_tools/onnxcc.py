@@ -257,6 +257,8 @@ def OnnxModel(env, model, target="x86_64", name=None, build_dir="build", input_s
               ONNXCC_CPU=json.dumps(tgt.cpu.as_dict(), sort_keys=True),
               ONNXCC_BENCH=json.dumps(tgt.bench, sort_keys=True))
     e.Append(BUILDERS=BUILDERS, CPPPATH=[out, RUNTIME_DIR])
+    if opt == "size":  # the reference kernels, and the compiler's smallest code for them
+        e.Append(CCFLAGS=["-Os"])
 
     def at(*parts):
         return os.path.join(out, *parts)

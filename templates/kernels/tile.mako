@@ -46,7 +46,7 @@ ${vector_epilogue(var, chain, coords, lane_axis, lanes, valid)}
     ind = ' ' * indent
     acc_type = 'vf' if lanes > 1 else 'float'
     full = width == vecs * lanes
-    in_registers = lanes == 1 or (stride is None and vectorizable(chain, lane_axis))
+    in_registers = lanes == 1 or vectorizable(chain, lane_axis)
     def ld(ptr):
         return f'*(const vfu *)({ptr})' if lanes > 1 else f'*({ptr})'
     def first(i):
@@ -83,6 +83,9 @@ ${ind}        float part[${vecs * lanes}];
 ${ind}        ${' '.join(f'*(vfu *)(part + {v * lanes}) = acc{i}_{v};' for v in range(vecs))}
 % if stride is None and in_registers:
 ${ind}        memcpy(${out(i)}, part, ${width}u * sizeof(float));
+% elif in_registers:
+${ind}        for (int jj = 0; jj < ${width}; ++jj)
+${ind}            (${out(i)})[jj * ${stride}] = part[jj];
 % else:
 ${ind}        for (int jj = 0; jj < ${width}; ++jj) {
 ${ind}            float v = part[jj];

@@ -7,8 +7,11 @@
              split into stride phases so that every step reads contiguous vectors
   depthwise  one channel at a time (group == channels), the taps summed over vectors
 
-The GEMM tactics read the weights packed at compile time into panels of tile rows
-(packing.py) and keep a tile of output channels x pixels in registers (tiling.py).
+The GEMM tactics read the weights packed at compile time into panels (packing.py) and
+keep a tile of output channels x pixels in registers (tiling.py), its vectors along the
+pixels -- or, where an image has few pixels and many channels, along the channels
+("transposed": the weights packed in panels of a vector's channels, the tile stored
+channel by channel).
 """
 
 import math
@@ -17,8 +20,7 @@ from .. import packing
 from . import KernelCall, Tactic
 from .epilogue import epilogue_tag, kernel_epilogue, own_inputs
 from .spatial import window_2d, window_tag
-from .tiling import (best_tile, copy_cost, epilogue_cost, gemm_cost, scalar_mac_cost,
-                     tile_cost, tile_shapes)
+from .tiling import best_tile, copy_cost, epilogue_cost, scalar_mac_cost, tile_cost
 
 
 def conv_spans(node, graph):
@@ -72,13 +74,39 @@ def _gemm_shape(g):
     return g["m"] // g["group"], (g["c"] // g["group"]) * g["kh"] * g["kw"], g["oh"] * g["ow"]
 
 
-def _packed_weights(g, rows):
+def _packed_weights(g, width):
+    """Weights in panels of ``width`` output channels (a tile's rows, or its vectors')."""
     mg, k, _ = _gemm_shape(g)
-    return {"w": packing.panels_spec(g["m"], k, rows, "rows", g["group"])}
+    return {"w": packing.panels_spec(g["m"], k, width, "rows", g["group"])}
 
 
-def _with_tile(g, cpu, rows, vecs):
-    return dict(g, rows=rows, vecs=vecs, lanes=cpu.lanes())
+def _orient(mg, n, k, cpu, overhang, repeat=1):
+    """(transposed, rows, vecs, cycles) of a GEMM of mg channels x n pixels, in the
+    orientation of fewer estimated cycles (``repeat`` times)."""
+    (rows, vecs), cycles = best_tile(mg, n, k, cpu, overhang)
+    if cpu.lanes() > 1:
+        (t_rows, t_vecs), t_cycles = best_tile(n, mg, k, cpu, overhang=True, scatter=True)
+        if t_cycles < cycles:
+            return True, t_rows, t_vecs, repeat * t_cycles
+    return False, rows, vecs, repeat * cycles
+
+
+def _with_tile(g, cpu, transposed, rows, vecs):
+    """The template's parameters: the tile, and in the transposed orientation the bias as
+    the epilogue's first op (it varies along the vectors)."""
+    p = dict(g, rows=rows, vecs=vecs, lanes=cpu.lanes(), transposed=transposed)
+    if transposed and g["bias"]:
+        p["epilogue"] = [["Add", {"operand": "b", "value_first": True, "strides": [0, 1, 0]}]] \
+            + g["epilogue"]
+    return p
+
+
+def _panel_width(p):
+    return p["vecs"] * p["lanes"] if p["transposed"] else p["rows"]
+
+
+def _tile_tag(p):
+    return f"{'c' if p['transposed'] else 't'}{p['rows']}x{p['vecs'] * p['lanes']}_"
 
 
 def _is_1x1(node, graph, cpu=None):
@@ -89,22 +117,20 @@ def _is_1x1(node, graph, cpu=None):
 
 def _plan_1x1(g, cpu):
     mg, k, n = _gemm_shape(g)
-    (rows, vecs), cycles = best_tile(mg, n, k, cpu, overhang=False)
-    return rows, vecs, g["n"] * g["group"] * cycles
+    return _orient(mg, n, k, cpu, overhang=False, repeat=g["n"] * g["group"])
 
 
 def lower_gemm1x1(node, graph, cpu):
     g, inputs, outputs = _geometry(node, graph)
-    rows, vecs, _ = _plan_1x1(g, cpu)
-    p = _with_tile(g, cpu, rows, vecs)
-    tag = _tag(g, f"t{rows}x{vecs * p['lanes']}_")
-    return KernelCall("conv2d_1x1", tag, p, inputs, outputs, packed=_packed_weights(g, rows))
+    p = _with_tile(g, cpu, *_plan_1x1(g, cpu)[:3])
+    return KernelCall("conv2d_1x1", _tag(g, _tile_tag(p)), p, inputs, outputs,
+                      packed=_packed_weights(g, _panel_width(p)))
 
 
 def cost_gemm1x1(node, graph, cpu):
     g, _, _ = _geometry(node, graph)
     outputs = g["n"] * g["m"] * g["oh"] * g["ow"]
-    return _plan_1x1(g, cpu)[2] + epilogue_cost(outputs, g["epilogue"])
+    return _plan_1x1(g, cpu)[3] + epilogue_cost(outputs, g["epilogue"])
 
 
 def _im2col_columns(g, cpu, k, width):
@@ -125,12 +151,11 @@ def _plan_im2col(g, cpu):
 def lower_im2col(node, graph, cpu):
     g, inputs, outputs = _geometry(node, graph)
     rows, vecs, _ = _plan_im2col(g, cpu)
-    p = _with_tile(g, cpu, rows, vecs)
+    p = _with_tile(g, cpu, False, rows, vecs)
     _, k, _ = _gemm_shape(g)
     p["columns"] = _im2col_columns(g, cpu, k, vecs * p["lanes"])
-    tag = _tag(g, f"t{rows}x{vecs * p['lanes']}_")
-    return KernelCall("conv2d_im2col", tag, p, inputs, outputs, scratch_bytes=4 * k * p["columns"],
-                      packed=_packed_weights(g, rows))
+    return KernelCall("conv2d_im2col", _tag(g, _tile_tag(p)), p, inputs, outputs,
+                      scratch_bytes=4 * k * p["columns"], packed=_packed_weights(g, rows))
 
 
 def cost_im2col(node, graph, cpu):
@@ -167,36 +192,29 @@ def phase_planes(g, slack):
 
 
 def _plan_implicit(g, cpu):
-    """Tiles of one output row: rows x (vecs * lanes) pixels, fewest estimated cycles."""
+    """A GEMM per output row: (transposed, rows, vecs, planes, cycles)."""
     mg, k, _ = _gemm_shape(g)
-    best = None
-    for rows, vecs in tile_shapes(cpu):
-        if rows > mg:
-            continue
-        cycles = g["oh"] * gemm_cost(mg, g["ow"], k, rows, vecs, cpu, overhang=True)
-        if best is None or cycles < best[2]:
-            best = (rows, vecs, cycles)
-    rows, vecs, cycles = best
-    planes = phase_planes(g, vecs * cpu.lanes())
+    transposed, rows, vecs, cycles = _orient(mg, g["ow"], k, cpu, overhang=True,
+                                             repeat=g["n"] * g["group"] * g["oh"])
+    planes = phase_planes(g, 0 if transposed else vecs * cpu.lanes())
     copy = copy_cost(g["c"] * planes["channel_stride"], cpu, contiguous=g["sw"] == 1)
-    return rows, vecs, planes, g["n"] * (g["group"] * cycles + copy)
+    return transposed, rows, vecs, planes, cycles + g["n"] * copy
 
 
 def lower_implicit(node, graph, cpu):
     g, inputs, outputs = _geometry(node, graph)
-    rows, vecs, planes, _ = _plan_implicit(g, cpu)
-    p = _with_tile(g, cpu, rows, vecs)
+    transposed, rows, vecs, planes, _ = _plan_implicit(g, cpu)
+    p = _with_tile(g, cpu, transposed, rows, vecs)
     p.update(planes)
     size = g["c"] * planes["channel_stride"] + planes["slack"]
-    tag = _tag(g, f"t{rows}x{vecs * p['lanes']}_")
-    return KernelCall("conv2d_implicit", tag, p, inputs, outputs, scratch_bytes=4 * size,
-                      packed=_packed_weights(g, rows))
+    return KernelCall("conv2d_implicit", _tag(g, _tile_tag(p)), p, inputs, outputs,
+                      scratch_bytes=4 * size, packed=_packed_weights(g, _panel_width(p)))
 
 
 def cost_implicit(node, graph, cpu):
     g, _, _ = _geometry(node, graph)
     outputs = g["n"] * g["m"] * g["oh"] * g["ow"]
-    return _plan_implicit(g, cpu)[3] + epilogue_cost(outputs, g["epilogue"])
+    return _plan_implicit(g, cpu)[4] + epilogue_cost(outputs, g["epilogue"])
 
 
 # --- depthwise --------------------------------------------------------------------------
@@ -229,9 +247,9 @@ def _plan_depthwise(g, cpu):
 def lower_depthwise(node, graph, cpu):
     g, inputs, outputs = _geometry(node, graph)
     rows, vecs, planes, _ = _plan_depthwise(g, cpu)
-    p = _with_tile(g, cpu, rows, vecs)
+    p = _with_tile(g, cpu, False, rows, vecs)
     p.update(planes)
-    tag = _tag(g, f"t{rows}x{vecs * p['lanes']}_")
+    tag = _tag(g, _tile_tag(p))
     return KernelCall("conv2d_depthwise", tag, p, inputs, outputs,
                       scratch_bytes=4 * (planes["channel_stride"] + planes["slack"]))
 

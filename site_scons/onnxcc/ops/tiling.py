@@ -34,14 +34,16 @@ def step_cost(rows, vecs, cpu):
     return rows * vecs + rows + vecs + 0.5
 
 
-def tile_cost(rows, vecs, steps, cpu):
-    """One tile: its sum, then storing it."""
-    return steps * step_cost(rows, vecs, cpu) + 2 * rows * vecs + 8
+def tile_cost(rows, vecs, steps, cpu, scatter=False):
+    """One tile: its sum, then storing it (``scatter``: float by float, strided)."""
+    store = rows * vecs * (cpu.lanes() + 1) if scatter else 2 * rows * vecs
+    return steps * step_cost(rows, vecs, cpu) + store + 8
 
 
-def gemm_cost(m, n, k, rows, vecs, cpu, overhang=True):
+def gemm_cost(m, n, k, rows, vecs, cpu, overhang=True, scatter=False):
     """C[m][n] = A[m][k] B[k][n] in tiles of ``rows x vecs`` vectors. ``overhang``: the last
-    column tile may read past n (B is padded), else it is split into vectors and floats."""
+    column tile may read past n (B is padded), else it is split into vectors and floats;
+    ``scatter``: C is stored transposed."""
     lanes = cpu.lanes()
     width = vecs * lanes
     full_rows, rest_rows = divmod(m, rows)
@@ -51,25 +53,25 @@ def gemm_cost(m, n, k, rows, vecs, cpu, overhang=True):
         if r == 0:
             return 0.0
         full, rest = divmod(n, width)
-        cost = full * tile_cost(r, vecs, k, cpu)
+        cost = full * tile_cost(r, vecs, k, cpu, scatter)
         if rest and overhang:
-            cost += tile_cost(r, math.ceil(rest / lanes), k, cpu)
+            cost += tile_cost(r, math.ceil(rest / lanes), k, cpu, scatter)
         elif rest:
             if rest // lanes:
-                cost += tile_cost(r, rest // lanes, k, cpu)
+                cost += tile_cost(r, rest // lanes, k, cpu, scatter)
             if rest % lanes:
-                cost += tile_cost(r, rest % lanes, k, cpu)
+                cost += tile_cost(r, rest % lanes, k, cpu, scatter)
         return cost
     return full_rows * column_tiles(rows) + column_tiles(rest_rows)
 
 
-def best_tile(m, n, k, cpu, overhang=True):
+def best_tile(m, n, k, cpu, overhang=True, scatter=False):
     """The (rows, vecs) of fewest estimated cycles for this GEMM, and that estimate."""
     best = None
     for rows, vecs in tile_shapes(cpu):
         if rows > m:
             continue  # a row block taller than the matrix only wastes flash on padding
-        cost = gemm_cost(m, n, k, rows, vecs, cpu, overhang)
+        cost = gemm_cost(m, n, k, rows, vecs, cpu, overhang, scatter)
         if best is None or cost < best[2]:
             best = (rows, vecs, cost)
     return best[:2], best[2]
