@@ -83,6 +83,11 @@ def select(graph, cpu, opt="speed", forced=None, where="graph"):
     if opt not in OPT_MODES:
         raise OnnxccError(f"opt={opt} is not one of {', '.join(OPT_MODES)}")
     forced = dict(forced or {})
+    for key, want in forced.items():  # an op type's tactic is known even when no node has it
+        known = [t.name for t in ops.TACTICS.get(key, [])] or (["reference"] if key in ops.LOWERINGS else None)
+        if known is not None and want not in known:
+            raise OnnxccError(f"tactic={key}:{want}: op {key} has no tactic '{want}'",
+                              where=where, hint=f"its tactics: {', '.join(known)}")
     taken = set()
     nodes = []
     for node in graph.nodes:
