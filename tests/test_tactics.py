@@ -140,6 +140,53 @@ def test_every_matmul_tactic_matches_onnxruntime(scons, tmp_path, target, lanes,
     verify(scons, model, target, f"Gemm:{tactic},MatMul:{tactic}")
 
 
+POOLS = [("MaxPool", [1, 3, 11, 13], dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])),
+         ("MaxPool", [1, 2, 9, 9], dict(kernel_shape=[3, 3], dilations=[2, 2], pads=[1, 0, 1, 0],
+                                        ceil_mode=1)),
+         ("MaxPool", [2, 4, 16, 16], dict(kernel_shape=[2, 2], strides=[2, 2])),
+         ("AveragePool", [1, 3, 12, 10], dict(kernel_shape=[3, 2], strides=[1, 2])),
+         ("AveragePool", [1, 3, 7, 7], dict(kernel_shape=[3, 3], strides=[2, 2],
+                                            pads=[1, 1, 1, 1], count_include_pad=1)),
+         ("AveragePool", [1, 3, 8, 8], dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])),
+         ("AveragePool", [1, 64, 25, 5], dict(kernel_shape=[25, 5])),  # a global pool
+         ("MaxPool", [1, 5, 3, 7], dict(kernel_shape=[3, 7])),
+         ("MaxPool", [1, 3, 20], dict(kernel_shape=[3], strides=[2])),
+         ("GlobalAveragePool", [1, 6, 5, 5], {}), ("GlobalMaxPool", [2, 3, 4, 5], {}),
+         ("GlobalAveragePool", [1, 3, 2, 1], {})]
+
+
+def pool_and_elementwise_zoo(path):
+    nodes, inputs, outputs = [], {}, {}
+    for k, (op, shape, attrs) in enumerate(POOLS):
+        nodes.append(helper.make_node(op, [f"x{k}"], [f"y{k}"], **attrs))
+        inputs[f"x{k}"], outputs[f"y{k}"] = shape, len(shape)
+    nodes += [helper.make_node("Add", ["a", "b"], ["s"]), helper.make_node("Relu", ["s"], ["e0"]),
+              helper.make_node("Mul", ["a", "c"], ["e1"]),  # a per-row broadcast
+              helper.make_node("Sub", ["d", "a"], ["t"]),
+              helper.make_node("Clip", ["t", "lo", "hi"], ["e2"]),
+              helper.make_node("Div", ["a", "half"], ["e3"]),
+              helper.make_node("HardSwish", ["a"], ["h"]),
+              helper.make_node("LeakyRelu", ["h"], ["e4"], alpha=0.3),
+              helper.make_node("HardSigmoid", ["e"], ["e5"]),
+              helper.make_node("Add", ["e", "row"], ["e6"])]
+    inputs.update(a=[2, 3, 19], b=[2, 3, 19], d=[3, 19], e=[5, 3])
+    outputs.update(e0=3, e1=3, e2=3, e3=3, e4=3, e5=2, e6=2)
+    inits = {"c": w(3, 1), "half": np.array(0.5, np.float32), "row": w(3),
+             "lo": np.array(-0.3, np.float32), "hi": np.array(0.4, np.float32)}
+    return save_model(path, nodes, inputs, outputs, inits)
+
+
+@pytest.mark.parametrize("target", ["x86_64", "aarch64"])
+@pytest.mark.parametrize("tactic", ["reference", "vector"])
+def test_pooling_and_elementwise_tactics_match_onnxruntime(scons, tmp_path, target, tactic):
+    model = pool_and_elementwise_zoo(tmp_path / "pools.onnx")
+    ops_ = ("MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "Add", "Mul", "Sub",
+            "Div", "HardSwish", "HardSigmoid")
+    verify(scons, model, target, ",".join(f"{op}:{tactic}" for op in ops_))
+    kernels = (scons.build_dir / target / "pools" / "pools_kernels.c").read_text()
+    assert ("vector_size" in kernels) == (tactic == "vector")
+
+
 def test_orientations_both_appear_in_the_conv_zoo(tmp_path):
     graph = optimized_zoo(tmp_path)
     transposed = set()

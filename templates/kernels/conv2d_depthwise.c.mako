@@ -93,7 +93,7 @@ ${signature}
 {
 ${tl.types(lanes, p['epilogue'], 2)}\
     float *const pc = (float *)scratch;
-    memset(pc + ${cs}u, 0, ${p['slack']}u * sizeof(float)); /* read by the last tile's spare lanes */
+${planes.clear('pc', cs + p['slack'], '0.0f', 4)}\
     for (int nb = 0; nb < ${n}; ++nb) {
         for (int ic = 0; ic < ${c}; ++ic) {
             const float *xc = x + ((size_t)nb * ${c} + ic) * ${h * w}u;

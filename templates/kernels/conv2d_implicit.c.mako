@@ -68,9 +68,7 @@ ${signature}
 {
 ${tl.types(lanes, chain, 1 if transposed else 2)}\
     float *const pl = (float *)scratch;
-% if p['slack']:
-    memset(pl + ${c * cs}u, 0, ${p['slack']}u * sizeof(float)); /* read by the last tile's spare lanes */
-% endif
+${planes.clear('pl', c * cs + p['slack'], '0.0f', 4)}\
     for (int nb = 0; nb < ${n}; ++nb) {
         for (int ic = 0; ic < ${c}; ++ic) {
             const float *xc = x + ((size_t)nb * ${c} + ic) * ${h * w}u;

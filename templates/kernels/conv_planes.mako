@@ -1,10 +1,23 @@
 <%doc>
-  The zero-padded input of a convolution split into stride phases (ops/conv.py:
-  phase_planes), which conv2d_implicit and conv2d_depthwise read their windows from:
-  tap (ky, kx) of the pixels of an output row is then one contiguous run of a plane.
+  The padded input of a convolution or pooling window split into stride phases
+  (ops/conv.py: phase_planes), which conv2d_implicit, conv2d_depthwise and pool2d_vector
+  read their windows from: tap (ky, kx) of the pixels of an output row is then one
+  contiguous run of a plane. The padding is the same for every channel and image: the
+  planes are cleared once per call (clear), then each channel copies in its pixels (fill).
 </%doc>
 
-## Fill the planes of one input channel: `src` (H x W floats) -> `dst` (C pointer names).
+## Set `count` floats from pointer `dst` to `value` (a C float expression).
+<%def name="clear(dst, count, value, indent)">\
+<% ind = ' ' * indent %>\
+% if value == '0.0f':
+${ind}memset(${dst}, 0, ${count}u * sizeof(float));
+% else:
+${ind}for (size_t i = 0; i < ${count}u; ++i)
+${ind}    ${dst}[i] = ${value};
+% endif
+</%def>
+
+## Copy the pixels of one input channel `src` (H x W floats) into its planes at `dst`.
 <%def name="fill(p, src, dst, indent)">\
 <%
     ind = ' ' * indent
@@ -19,27 +32,17 @@
     row0 = f['py'] - p['pt']
     col0 = f['px'] - p['pl']
 %>\
-% if r_lo:
-${ind}memset(${pp}, 0, ${r_lo * cols}u * sizeof(float));
-% endif
+% if r_hi > r_lo and c_hi > c_lo:
 ${ind}for (int r = ${r_lo}; r < ${r_hi}; ++r) {
 ${ind}    float *d = ${pp} + (size_t)r * ${cols}u;
 ${ind}    const float *s = ${src} + (size_t)(r * ${p['sh']} + ${row0}) * ${p['w']}u;
-% if c_lo:
-${ind}    memset(d, 0, ${c_lo}u * sizeof(float));
-% endif
 % if p['sw'] == 1:
 ${ind}    memcpy(d + ${c_lo}, s + ${c_lo + col0}, ${c_hi - c_lo}u * sizeof(float));
 % else:
 ${ind}    for (int q = ${c_lo}; q < ${c_hi}; ++q)
 ${ind}        d[q] = s[q * ${p['sw']} + ${col0}];
 % endif
-% if cols > c_hi:
-${ind}    memset(d + ${c_hi}, 0, ${cols - c_hi}u * sizeof(float));
-% endif
 ${ind}}
-% if rows > r_hi:
-${ind}memset(${pp} + ${r_hi * cols}u, 0, ${(rows - r_hi) * cols}u * sizeof(float));
 % endif
 % endfor
 </%def>

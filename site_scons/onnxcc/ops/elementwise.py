@@ -1,0 +1,53 @@
+"""SIMD tactics of the elementwise ops (unary.py, binary.py): the reference kernel, or
+``vector``: the innermost loop in whole vectors of the target (the rest one by one), with
+the fused epilogue on vectors. A unary chain qualifies when every op in it has a vector
+form (no libm call); a binary op when both operands walk its innermost dimension
+contiguously or not at all (a broadcast).
+"""
+
+from . import Tactic
+from .binary import C_OPERATORS, lower_binary
+from .epilogue import VECTOR_STATEMENTS, vectorizable
+from .tiling import epilogue_cost
+from .unary import EXPRESSIONS, lower_unary, unary_chain
+
+
+def _with_lanes(call, cpu, template):
+    call.template = template
+    call.params = dict(call.params, lanes=cpu.lanes())
+    return call
+
+
+def _unary_vectorizes(node, graph, cpu):
+    chain = unary_chain(node)
+    return (cpu.lanes() > 1 and _elements(node, graph) >= cpu.lanes()
+            and all(op in VECTOR_STATEMENTS for op, _ in chain))
+
+
+def _binary_vectorizes(node, graph, cpu):
+    p = lower_binary(node, graph).params
+    return (cpu.lanes() > 1 and p["shape"][-1] >= cpu.lanes()
+            and p["a_strides"][-1] in (0, 1) and p["b_strides"][-1] in (0, 1)
+            and vectorizable(p["epilogue"], 0))
+
+
+def _elements(node, graph):
+    return graph.info(node.outputs[0]).size
+
+
+def _unary_cost(node, graph, cpu, lanes=1):
+    return _elements(node, graph) * (1 + epilogue_cost(1, unary_chain(node))) / lanes
+
+
+def _binary_cost(node, graph, cpu, lanes=1):
+    p = lower_binary(node, graph).params
+    return _elements(node, graph) * (3 + epilogue_cost(1, p["epilogue"])) / lanes
+
+
+UNARY = [Tactic("reference", lambda n, g, cpu: lower_unary(n, g), cost=_unary_cost),
+         Tactic("vector", lambda n, g, cpu: _with_lanes(lower_unary(n, g), cpu, "unary_vector"),
+                _unary_vectorizes, lambda n, g, cpu: _unary_cost(n, g, cpu, cpu.lanes()))]
+BINARY = [Tactic("reference", lambda n, g, cpu: lower_binary(n, g), cost=_binary_cost),
+          Tactic("vector", lambda n, g, cpu: _with_lanes(lower_binary(n, g), cpu, "binary_vector"),
+                 _binary_vectorizes, lambda n, g, cpu: _binary_cost(n, g, cpu, cpu.lanes()))]
+TACTICS = {**{op: UNARY for op in EXPRESSIONS}, **{op: BINARY for op in C_OPERATORS}}
