@@ -322,3 +322,26 @@ def test_weights_are_packed_for_their_kernel(scons):
     # a weight read only packed is not in flash twice
     assert weights.count("packed panels") == len(packed) == 10
     assert "fc_autoencoder_w_fc1_weight_bn[" not in weights
+
+
+def test_autotune_measures_records_and_later_builds_reuse(scons, tmp_path):
+    model = tmp_path / "kws.onnx"
+    model.write_bytes(open(os.path.join(REPO, "models", "kws.onnx"), "rb").read())
+    args = (f"model={model}", "target=armv7", "bench")
+    r = scons(*args)  # the cost model's choice
+    assert r.returncode == 0, r.stdout + r.stderr
+    bench = scons.build_dir / "armv7" / "kws" / "bench" / "bench.json"
+    estimated = json.loads(bench.read_text())["median"]
+    r = scons(*args, "autotune=1")
+    assert r.returncode == 0, r.stdout + r.stderr
+    record = tmp_path / "kws.tactics.armv7.json"
+    tuned = json.loads(record.read_text())
+    assert tuned["conv1"] in ("direct", "im2col", "implicit") and "pw1" in tuned
+    measured = json.loads(bench.read_text())["median"]
+    # instruction counts add up step by step: the measured choice is never worse
+    assert measured <= estimated + 40
+    r = scons(*args)  # a later build reuses the record without measuring
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"measured ({record})" in r.stdout
+    chosen = json.loads((scons.build_dir / "armv7" / "kws" / "tactics.json").read_text())
+    assert {n["node"]: n["tactic"] for n in chosen["nodes"] if n["node"] in tuned} == tuned

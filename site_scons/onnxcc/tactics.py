@@ -12,6 +12,8 @@ kernels when the weights file is generated.
   tactic=...   forced choices, "Conv:im2col,fc1:reference" (op types or node names) or a
                JSON file {"Conv": "im2col", "fc1": "reference"}; a node's name beats its op
                type, and an op-type choice applies where it can (elsewhere: as above)
+  tuned        the choices autotune measured (autotune.py), node name -> tactic: taken
+               where they still apply, unless forced
 """
 
 import json
@@ -78,8 +80,9 @@ def _fastest(candidates, estimates):
     return best
 
 
-def select(graph, cpu, opt="speed", forced=None, where="graph"):
+def select(graph, cpu, opt="speed", forced=None, where="graph", tuned=None):
     """The JSON-able content of tactics.json for ``graph`` on ``cpu``."""
+    tuned = tuned or {}
     if opt not in OPT_MODES:
         raise OnnxccError(f"opt={opt} is not one of {', '.join(OPT_MODES)}")
     forced = dict(forced or {})
@@ -110,6 +113,8 @@ def select(graph, cpu, opt="speed", forced=None, where="graph"):
                 raise OnnxccError(f"tactic={key}:{want}: tactic '{want}' cannot run node "
                                   f"'{node.name}' (op {node.op})", where=where,
                                   hint=f"tactics that can: {', '.join(t.name for t in candidates)}")
+        if chosen is None and tuned.get(node.name) in [t.name for t in candidates]:
+            chosen, by = tuned[node.name], "tuned"
         if chosen is None:
             chosen = candidates[0].name if opt == "size" else _fastest(candidates, estimates).name
         nodes.append({"node": node.name, "op": node.op, "tactic": chosen, "by": by,
@@ -123,9 +128,11 @@ def select(graph, cpu, opt="speed", forced=None, where="graph"):
     return {"opt": opt, "cpu": cpu.as_dict(), "nodes": nodes}
 
 
-def run(graph_path, out_path, cpu, opt, forced_text):
+def run(graph_path, out_path, cpu, opt, forced_text, tuned_path=None):
+    """The select stage; ``tuned_path``: a file of measured choices (autotune.py)."""
     graph = load_graph(graph_path, with_values=False)
-    result = select(graph, cpu, opt, parse_forced(forced_text), graph_path)
+    tuned = parse_forced(tuned_path) if tuned_path else None
+    result = select(graph, cpu, opt, parse_forced(forced_text), graph_path, tuned)
     write_text(out_path, json.dumps(result, indent=1) + "\n")
     return result
 

@@ -35,6 +35,7 @@ if getattr(sys.modules.get("onnxcc"), "__path__", None) is None:
     sys.modules["onnxcc"] = importlib.util.module_from_spec(_spec)
     _spec.loader.exec_module(sys.modules["onnxcc"])
 
+from onnxcc import autotune as autotuner  # noqa: E402
 from onnxcc import bench, importer, optimizer, planner, tactics, verify  # noqa: E402
 from onnxcc.cgen import c_ident  # noqa: E402
 from onnxcc.codegen import sources as codegen  # noqa: E402
@@ -92,11 +93,18 @@ def _optimize(targets, sources, env):
 
 
 def _select(targets, sources, env):
+    """tactics.json; with autotune, first the measured choices (targets[1]); a recorded
+    measurement of an earlier build is ONNXCC_TUNED."""
+    tuned = env["ONNXCC_TUNED"] or None
+    if env["ONNXCC_AUTOTUNE"]:
+        autotuner.run(sources[0], targets[1], env["ONNXCC_NAME"], env["ONNXCC_TARGET"])
+        tuned = targets[1]
     result = tactics.run(sources[0], targets[0], env["ONNXCC_TARGET"].cpu, env["ONNXCC_OPT"],
-                         env["ONNXCC_TACTIC"])
+                         env["ONNXCC_TACTIC"], tuned)
     chosen = sorted({f"{n['op']}:{n['tactic']}" for n in result["nodes"]
                      if n["tactic"] != "reference"})
     return (f"[tactics] {env['ONNXCC_NAME']}: opt={env['ONNXCC_OPT']}"
+            + (f", measured ({tuned})" if tuned else "")
             + (f", {', '.join(chosen)}" if chosen else ", reference kernels"))
 
 
@@ -206,7 +214,8 @@ BUILDERS = {
     "OnnxccImport": _python_builder("import", _import, ["ONNXCC_INPUT_SHAPE"]),
     "OnnxccOptimize": _python_builder("optimize", _optimize, ["ONNXCC_FUSE"]),
     "OnnxccSelect": _python_builder("tactics", _select, ["ONNXCC_OPT", "ONNXCC_TACTIC",
-                                                         "ONNXCC_CPU"]),
+                                                         "ONNXCC_CPU", "ONNXCC_AUTOTUNE",
+                                                         "ONNXCC_TUNED"]),
     "OnnxccPlan": _python_builder("plan", _plan),
     "OnnxccGenerateModel": _python_builder("generate", _generate_model, ["ONNXCC_NAME", "ONNXCC_SOURCE"]),
     "OnnxccGenerateKernels": _python_builder(
@@ -240,13 +249,18 @@ def _target_env(env, target, verbose):
 
 def OnnxModel(env, model, target="x86_64", name=None, build_dir="build", input_shape="",
               fuse=True, seed=0, testdata=None, verbose=False, need_runner=False, flash=None,
-              ram=None, opt="speed", tactic=""):
+              ram=None, opt="speed", tactic="", autotune=False):
     """Declare every stage for one model; returns (lib, include, verify, size, ...)."""
     tgt = with_memory(load_target(target), flash, ram)
     tgt.check_tools(need_runner)
     if opt not in tactics.OPT_MODES:
         raise OnnxccError(f"opt={opt} is not one of {', '.join(tactics.OPT_MODES)}")
     tactics.parse_forced(tactic)  # a malformed tactic= fails now, in one line
+    record = autotuner.record_path(model, tgt.name)
+    if autotune_on := bool(autotune):
+        bench.settings(tgt)  # it measures like bench: one line when the target cannot
+        tgt.check_tools(True)
+    tuned = record if not autotune_on and not tactic and os.path.exists(record) else ""
     name = c_ident(name or os.path.splitext(os.path.basename(str(model)))[0])
     out = os.path.join(str(build_dir), tgt.name, name)
     e = _target_env(env, tgt, verbose)
@@ -255,7 +269,8 @@ def OnnxModel(env, model, target="x86_64", name=None, build_dir="build", input_s
               ONNXCC_SEED=int(seed), ONNXCC_TESTDATA=testdata or "", ONNXCC_VERBOSE=bool(verbose),
               ONNXCC_TARGET=tgt, ONNXCC_OPT=opt, ONNXCC_TACTIC=tactic or "",
               ONNXCC_CPU=json.dumps(tgt.cpu.as_dict(), sort_keys=True),
-              ONNXCC_BENCH=json.dumps(tgt.bench, sort_keys=True))
+              ONNXCC_BENCH=json.dumps(tgt.bench, sort_keys=True), ONNXCC_AUTOTUNE=autotune_on,
+              ONNXCC_TUNED=tuned)
     e.Append(BUILDERS=BUILDERS, CPPPATH=[out, RUNTIME_DIR])
     if opt == "size":  # the reference kernels, and the compiler's smallest code for them
         e.Append(CCFLAGS=["-Os"])
@@ -265,8 +280,11 @@ def OnnxModel(env, model, target="x86_64", name=None, build_dir="build", input_s
 
     imported = e.OnnxccImport([at("imported.onnx"), at("imported.bin")], model)
     optimized = e.OnnxccOptimize([at("optimized.onnx"), at("optimized.bin")], imported)
-    chosen = e.OnnxccSelect(at("tactics.json"), [optimized[0]] + (
-        [tactic] if str(tactic or "").endswith(".json") else []))
+    if autotune_on:  # measures the candidates (with the weights), records the choice
+        chosen = e.OnnxccSelect([at("tactics.json"), record], optimized)[:1]
+    else:
+        chosen = e.OnnxccSelect(at("tactics.json"), [optimized[0]] + (
+            [tactic] if str(tactic or "").endswith(".json") else []) + ([tuned] if tuned else []))
     plan = e.OnnxccPlan(at("plan.json"), [optimized[0], chosen])
     header_c = e.OnnxccGenerateModel([at(f"{name}.h"), at(f"{name}.c")],
                                      [optimized[0], plan, chosen])
@@ -316,7 +334,8 @@ def OnnxModel(env, model, target="x86_64", name=None, build_dir="build", input_s
     timing = None
     if tgt.bench:  # the harness runs the model many times on the verify inputs
         bench_c = e.OnnxccBenchHarness(at("bench", "bench.c"), optimized[0])
-        e.Depends(bench_c, _PACKAGE_FILES + [os.path.join(TEMPLATES_DIR, "bench.c.mako")])
+        e.Depends(bench_c, _PACKAGE_FILES + [os.path.join(TEMPLATES_DIR, t)
+                                             for t in ("bench.c.mako", "clock.mako")])
         bench_elf = e.Program(at("bench", f"{name}_bench"), bench_c + case[1:2] + startup,
                               LIBS=[lib] + tgt.toolchain.libs)
         timing = e.OnnxccBenchRun(at("bench", "bench.json"), bench_elf)

@@ -17,8 +17,9 @@ def _io(graph, names):
              "shape": list(graph.info(t).shape), "bytes": graph.info(t).nbytes} for t in names]
 
 
-def model_sources(graph, plan, name, source, selection=tactics.REFERENCE):
-    """``<name>.h`` and ``<name>.c``: the API and the run function (structure + plan)."""
+def run_function(graph, plan, name, source, selection=tactics.REFERENCE):
+    """What the run function does: its kernel calls, in order, with their C arguments
+    (``calls``: {node, code}), the weights they read, and the API's inputs and outputs."""
     steps, _ = lower_graph(graph, name, source, selection)
     offsets = {b["tensor"]: b["offset"] for b in plan["buffers"] if not b.get("scratch")}
     scratch = {b["node"]: b["offset"] for b in plan["buffers"] if b.get("scratch")}
@@ -59,9 +60,14 @@ def model_sources(graph, plan, name, source, selection=tactics.REFERENCE):
     used_weights = [(weights[t], c_type(graph.info(t).dtype), graph.info(t).size, t) for t in raw]
     used_weights += [(packed[packed_key(t, spec)], c_type(graph.info(t).dtype),
                       packing.packed_size(spec), f"{t}, packed") for t, spec in packed_uses]
-    values = dict(name=name, NAME=name.upper(), source=source, plan=plan,
-                  inputs=_io(graph, graph.inputs), outputs=_io(graph, graph.outputs),
-                  calls=calls, weights=used_weights)
+    return dict(name=name, NAME=name.upper(), source=source, plan=plan,
+                inputs=_io(graph, graph.inputs), outputs=_io(graph, graph.outputs),
+                calls=calls, weights=used_weights)
+
+
+def model_sources(graph, plan, name, source, selection=tactics.REFERENCE):
+    """``<name>.h`` and ``<name>.c``: the API and the run function (structure + plan)."""
+    values = run_function(graph, plan, name, source, selection)
     return {"h": render("model.h.mako", **values), "c": render("model.c.mako", **values)}
 
 
