@@ -15,13 +15,15 @@ from onnxcc import ops, tactics
 from onnxcc.errors import OnnxccError
 from onnxcc.importer import import_model
 from onnxcc.passes import optimize
-from onnxcc.targets import Cpu
+from onnxcc.targets import Cpu, host_cpu_flags
 
 RNG = np.random.default_rng(11)
 F = TensorProto.FLOAT
 AVX2 = Cpu(32, 16, True, 32768, ("avx2", "fma"))
-#: (target, vector floats): AVX2, NEON and the scalar fallback
-TARGETS = [("x86_64", 8), ("aarch64", 4), ("riscv32", 1)]
+#: (target, vector floats): AVX2, NEON and the scalar fallback (and AVX-512 where the host has it)
+TARGETS = [("x86_64", 8), ("aarch64", 4), ("riscv32", 1),
+           pytest.param("x86_64-avx512", 16, marks=pytest.mark.skipif(
+               "avx512f" not in host_cpu_flags(), reason="this host has no AVX-512"))]
 
 
 def w(*shape):
