@@ -135,9 +135,9 @@ def cortex_m(model_path, build_dir):
     name = os.path.splitext(os.path.basename(model_path))[0]
     result = {}
     for opt in OPTS:
-        scons(f"model={model_path}", "target=armv7", f"opt={opt}",
-              f"build_dir={os.path.join(build_dir, opt)}", "bench")
         out = os.path.join(build_dir, opt, "armv7", name)
+        scons(f"model={model_path}", "target=armv7", f"opt={opt}",
+              f"build_dir={os.path.join(build_dir, opt)}", "bench", os.path.join(out, "size.json"))
         with open(os.path.join(out, "bench", "bench.json")) as f:
             instructions = json.load(f)["median"]
         with open(os.path.join(out, "size.json")) as f:
@@ -156,8 +156,16 @@ def main():
     parser.add_argument("--chunk", type=int, default=25, help="runs per engine per round")
     parser.add_argument("--build-dir", default=os.path.join(REPO, "build", "speed"))
     parser.add_argument("--cortex-m", action="store_true", help="add Cortex-M4 instruction counts")
+    parser.add_argument("--no-host", action="store_true", help="skip the host comparison")
     args = parser.parse_args()
     models = args.models or sorted(glob.glob(os.path.join(REPO, "models", "*.onnx")))
+    if not args.no_host:
+        host(models, args)
+    if args.cortex_m:
+        cortex_m_table(models, args)
+
+
+def host(models, args):
 
     print("| model | onnxcc speed (us) | onnxcc size (us) | onnxruntime (us) | ratio speed | "
           "ratio size | code speed / size (KiB) | weights speed / size (KiB) |")
@@ -175,20 +183,22 @@ def main():
               f"{sizes['speed']['flash']['weights'] / 1024:.1f} / "
               f"{sizes['size']['flash']['weights'] / 1024:.1f} |", flush=True)
     geomean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
-    print(f"\ngeometric mean of onnxcc (opt=speed) / onnxruntime: {geomean:.2f}")
+    print(f"\ngeometric mean of onnxcc (opt=speed) / onnxruntime: {geomean:.2f}\n")
 
-    if args.cortex_m:
-        print("\n| model | Cortex-M4 instructions speed | size | speedup | "
-              "flash speed / size (KiB) | arena speed / size (KiB) |")
-        print("| --- | ---: | ---: | ---: | ---: | ---: |")
-        for path in models:
-            r = cortex_m(path, args.build_dir)
-            (fast, s_fast), (small, s_small) = r["speed"], r["size"]
-            name = os.path.splitext(os.path.basename(path))[0]
-            print(f"| {name} | {fast:,.0f} | {small:,.0f} | {small / fast:.1f}x | "
-                  f"{s_fast['flash']['total'] / 1024:.1f} / {s_small['flash']['total'] / 1024:.1f} | "
-                  f"{s_fast['ram']['arena'] / 1024:.1f} / {s_small['ram']['arena'] / 1024:.1f} |",
-                  flush=True)
+
+def cortex_m_table(models, args):
+    print("| model | Cortex-M4 instructions speed | size | speedup | code speed / size (KiB) | "
+          "flash speed / size (KiB) | arena speed / size (KiB) |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for path in models:
+        r = cortex_m(path, args.build_dir)
+        (fast, s_fast), (small, s_small) = r["speed"], r["size"]
+        name = os.path.splitext(os.path.basename(path))[0]
+        print(f"| {name} | {fast:,.0f} | {small:,.0f} | {small / fast:.1f}x | "
+              f"{code_bytes(s_fast) / 1024:.1f} / {code_bytes(s_small) / 1024:.1f} | "
+              f"{s_fast['flash']['total'] / 1024:.1f} / {s_small['flash']['total'] / 1024:.1f} | "
+              f"{s_fast['ram']['arena'] / 1024:.1f} / {s_small['ram']['arena'] / 1024:.1f} |",
+              flush=True)
 
 
 if __name__ == "__main__":
