@@ -66,7 +66,7 @@ ${tl.tile(rest_rows, -(-store // lanes), lanes, cg, 1, t_a_at, t_b_at, zero, t_o
 </%def>\
 ${signature}
 {
-${tl.types(lanes, chain, lane_axis)}\
+${tl.types(lanes if transposed or full or any(l > 1 for _, _, l in tails) else 1, chain, lane_axis)}\
     for (int nb = 0; nb < ${n}; ++nb) {
         for (int gi = 0; gi < ${group}; ++gi) {
             const float *xg = x + (size_t)nb * ${c * hw}u + (size_t)gi * ${cg * hw}u;

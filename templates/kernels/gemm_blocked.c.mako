@@ -50,7 +50,7 @@ ${tl.tile(rest_rows, nvecs, nlanes, k, 1, a_at, b_at(j0), zero, out(j0), store, 
 </%def>\
 ${signature}
 {
-${tl.types(lanes, chain, lane_axis)}\
+${tl.types(lanes if full or any(nl > 1 for _, _, nl, _ in tails) else 1, chain, lane_axis)}\
 % if len(batches) > 1:
     static const uint32_t a_offset[${len(batches)}] = {${', '.join(str(o[0]) for o in batches)}};
     static const uint32_t b_offset[${len(batches)}] = {${', '.join(str(o[1]) for o in batches)}};
