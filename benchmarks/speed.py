@@ -29,7 +29,7 @@ import time
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper
+from onnx import helper
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "site_scons"))

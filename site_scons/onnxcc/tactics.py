@@ -17,7 +17,6 @@ kernels when the weights file is generated.
 """
 
 import json
-import os
 from dataclasses import dataclass
 
 from . import ops
@@ -36,7 +35,8 @@ class Selection:
     tactics: dict  # node name -> tactic name
 
     def tactic(self, node):
-        return self.tactics.get(node.name, "reference")
+        """The node's tactic; its op's reference kernel when none was chosen."""
+        return self.tactics.get(node.name) or ops.tactics_for(node)[0].name
 
 
 #: the reference kernels, for a CPU without SIMD (what tools get without a tactics.json)
@@ -144,9 +144,3 @@ def load(path):
     c = data["cpu"]
     cpu = Cpu(c["simd_bytes"], c["registers"], c["fma"], c["l1d_bytes"], tuple(c["features"]))
     return Selection(cpu, {n["node"]: n["tactic"] for n in data["nodes"]})
-
-
-def load_beside(graph_path):
-    """The selection written next to a stage's graph file (REFERENCE when there is none)."""
-    path = os.path.join(os.path.dirname(graph_path), "tactics.json")
-    return load(path) if os.path.exists(path) else REFERENCE
