@@ -59,6 +59,8 @@ CONVS = [
     ([1, 32, 3, 3], [40, 32, 1, 1], {}, "residual"),
     ([1, 16, 4, 5], [27, 16, 3, 3], dict(pads=[1, 1, 1, 1]), "relu"),
     ([1, 8, 3, 3], [12, 4, 1, 1], dict(group=2), None),
+    # 13 pixels, read in place: a vector, half a vector and a float
+    ([1, 4, 1, 13], [3, 4, 1, 1], {}, "relu"),
 ]
 
 
@@ -91,7 +93,7 @@ def _out_spatial(xs, ws, attrs):
 
 
 def gemm_zoo(path):
-    inputs = {"a": [5, 19], "v": [19], "m3": [2, 7, 19], "q": [2, 3, 6, 5], "k": [2, 1, 5, 11],
+    inputs = {"a": [5, 19], "v": [19], "m3": [2, 7, 19], "q": [2, 3, 6, 5], "k": [2, 1, 5, 13],
               "r": [2, 7, 21]}
     inits = {"w": w(19, 21), "wt": w(21, 19), "c": w(21), "cm": w(5, 1), "w2": w(19, 3)}
     nodes = [
@@ -133,6 +135,8 @@ def test_every_conv_tactic_matches_onnxruntime(scons, tmp_path, target, lanes, t
     assert ("vector_size" in kernels) == (lanes > 1 and tactic != "direct")
     if lanes > 1 and tactic in ("gemm1x1", "implicit"):  # both orientations ran
         assert "_c" in kernels and "_t" in kernels
+    if lanes == 8 and tactic == "gemm1x1":  # the half-vector tail
+        assert "vector_size(16)" in kernels
 
 
 @pytest.mark.parametrize("target, lanes", TARGETS)
@@ -140,6 +144,9 @@ def test_every_conv_tactic_matches_onnxruntime(scons, tmp_path, target, lanes, t
 def test_every_matmul_tactic_matches_onnxruntime(scons, tmp_path, target, lanes, tactic):
     model = gemm_zoo(tmp_path / "gemms.onnx")
     verify(scons, model, target, f"Gemm:{tactic},MatMul:{tactic}")
+    kernels = (scons.build_dir / target / "gemms" / "gemms_kernels.c").read_text()
+    if lanes == 8 and tactic == "blocked":  # 13 computed columns: 8 + 4 + 1
+        assert "vector_size(16)" in kernels
 
 
 POOLS = [("MaxPool", [1, 3, 11, 13], dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])),

@@ -27,10 +27,8 @@
     else:
         panel = cg * rows
         group_floats = -(-mg // rows) * panel
-        full, rest = divmod(hw, width)
-        # the column tiles after the full ones: (first column, vecs, lanes)
-        tails = [(full * width + s, v, l) for s, v, l in
-                 ((0, rest // lanes, lanes), (rest // lanes * lanes, rest % lanes, 1)) if v]
+        full = hw // width
+        tails = p['tails']  # the columns after the full tiles: [first, vecs, lanes]
     def a_at(i, t):
         return f"wp[kc * {rows} + {i}]"
     def b_at(j0):
@@ -94,6 +92,9 @@ ${tl.row_blocks(mg, rows, vecs, lanes, cg, 1, 'wg', panel, a_at, b_at('j0'), ini
 % endif
 % for j0, v, l in tails:
             {
+% if 1 < l < lanes:
+${tl.types(l, chain, 2)}\
+% endif
 ${tl.row_blocks(mg, rows, v, l, cg, 1, 'wg', panel, a_at, b_at(j0), init, out(j0), v * l, chain, coords(j0), 2, 16)}\
             }
 % endfor

@@ -12,12 +12,9 @@
     rows, vecs, lanes = p['rows'], p['vecs'], p['lanes']
     width = vecs * lanes
     full_rows, rest_rows = divmod(m, rows)
-    full, rest = divmod(n, width)
-    if p['packed']:
-        tails = [(full * width, -(-rest // lanes), lanes, rest)] if rest else []
-    else:
-        tails = [(full * width + s, v, l, v * l) for s, v, l in
-                 ((0, rest // lanes, lanes), (rest // lanes * lanes, rest % lanes, 1)) if v]
+    full = n // width
+    # the columns after the full tiles: [first, vecs, lanes, columns stored]
+    tails = [(j0, v, l, min(v * l, n - j0)) for j0, v, l in p['tails']]
     chain = p['epilogue']
     lane_axis = 2 if len(batches) > 1 else 1
     def a_at(i, t):
@@ -73,6 +70,9 @@ ${column_tile('j0', vecs, lanes, width)}\
 % endif
 % for j0, nv, nl, store in tails:
         {
+% if 1 < nl < lanes:
+${tl.types(nl, chain, lane_axis)}\
+% endif
 ${column_tile(j0, nv, nl, store)}\
         }
 % endfor

@@ -20,7 +20,8 @@ from .. import packing
 from . import KernelCall, Tactic
 from .epilogue import epilogue_tag, kernel_epilogue, own_inputs
 from .spatial import window_2d, window_tag
-from .tiling import best_tile, copy_cost, epilogue_cost, scalar_mac_cost, tile_cost
+from .tiling import (best_tile, column_tails, copy_cost, epilogue_cost, scalar_mac_cost,
+                     tile_cost)
 
 
 def conv_spans(node, graph):
@@ -123,6 +124,9 @@ def _plan_1x1(g, cpu):
 def lower_gemm1x1(node, graph, cpu):
     g, inputs, outputs = _geometry(node, graph)
     p = _with_tile(g, cpu, *_plan_1x1(g, cpu)[:3])
+    width = p["vecs"] * p["lanes"]
+    full = g["oh"] * g["ow"] // width * width
+    p["tails"] = [[full + s, v, l] for s, v, l in column_tails(g["oh"] * g["ow"] - full, p["lanes"])]
     return KernelCall("conv2d_1x1", _tag(g, _tile_tag(p)), p, inputs, outputs,
                       packed=_packed_weights(g, _panel_width(p)))
 

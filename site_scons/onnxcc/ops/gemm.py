@@ -14,7 +14,7 @@ from .. import packing
 from . import KernelCall, Tactic
 from .binary import broadcast_strides, merge_dims
 from .epilogue import epilogue_tag, kernel_epilogue, own_inputs
-from .tiling import best_tile, epilogue_cost, scalar_mac_cost
+from .tiling import best_tile, column_tails, epilogue_cost, scalar_mac_cost
 
 
 def _gemm_params(m, n, k, a_strides, b_strides, batches, epilogue):
@@ -136,6 +136,10 @@ def lower_blocked(node, graph, cpu):
     p, inputs, outputs, packed, rows, vecs, _ = _plan_blocked(node, graph, cpu)
     lanes = cpu.lanes()
     p.update(rows=rows, vecs=vecs, lanes=lanes, packed=packed)
+    full = p["n"] // (vecs * lanes) * vecs * lanes
+    rest = p["n"] - full  # a packed B is padded: one last tile reads past; else split
+    p["tails"] = ([[full, -(-rest // lanes), lanes]] if packed and rest else
+                  [[full + s, v, l] for s, v, l in column_tails(rest, lanes)])
     if p["c"] is not None:  # the bias is the epilogue's first op, C its operand
         strides = {"n": [0, 1], "m": [1, 0], "mn": [p["n"], 1], "1": [0, 0]}[p["c"]]
         strides = ([0] if len(p["batches"]) > 1 else []) + strides

@@ -26,6 +26,19 @@ def tile_shapes(cpu):
             if r * v + (v if r > 1 else 0) + 1 + spare <= cpu.registers]
 
 
+def column_tails(rest, lanes):
+    """The last ``rest`` columns of a matrix that must not be read past, as tiles of
+    (first column, vecs, lanes): whole vectors, then one of half the lanes (from 8 lanes
+    up), then single floats."""
+    tails, start = [], 0
+    for width in (lanes, lanes // 2 if lanes >= 8 else 0, 1):
+        if width and rest - start >= width:
+            count = (rest - start) // width
+            tails.append((start, count, width))
+            start += count * width
+    return tails
+
+
 def step_cost(rows, vecs, cpu):
     """Cycles (or instructions) of one step of the sum of one tile (of vectors or, as
     fast on a superscalar core, of floats)."""
@@ -57,10 +70,7 @@ def gemm_cost(m, n, k, rows, vecs, cpu, overhang=True, scatter=False):
         if rest and overhang:
             cost += tile_cost(r, math.ceil(rest / lanes), k, cpu, scatter)
         elif rest:
-            if rest // lanes:
-                cost += tile_cost(r, rest // lanes, k, cpu, scatter)
-            if rest % lanes:
-                cost += tile_cost(r, rest % lanes, k, cpu, scatter)
+            cost += sum(tile_cost(r, v, k, cpu, scatter) for _, v, _ in column_tails(rest, lanes))
         return cost
     return full_rows * column_tiles(rows) + column_tiles(rest_rows)
 
