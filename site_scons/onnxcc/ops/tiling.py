@@ -39,18 +39,20 @@ def column_tails(rest, lanes):
     return tails
 
 
-def step_cost(rows, vecs, cpu):
+def step_cost(rows, vecs, cpu, from_l2=False):
     """Cycles (or instructions) of one step of the sum of one tile (of vectors or, as
-    fast on a superscalar core, of floats)."""
+    fast on a superscalar core, of floats). ``from_l2``: the B vectors stream from the
+    level-2 cache (the panel a tile sums over outgrew the level-1): two cycles each."""
     if _simd(cpu):
-        return max(rows * vecs, rows + vecs) / 2 + 0.5
+        return max(rows * vecs, rows + vecs, 4 * vecs if from_l2 else 0) / 2 + 0.5
     return rows * vecs + rows + vecs + 0.5
 
 
 def tile_cost(rows, vecs, steps, cpu, scatter=False):
     """One tile: its sum, then storing it (``scatter``: float by float, strided)."""
     store = rows * vecs * (cpu.lanes() + 1) if scatter else 2 * rows * vecs
-    return steps * step_cost(rows, vecs, cpu) + store + 8
+    from_l2 = cpu.l1d_bytes and steps * vecs * cpu.lanes() * 4 > cpu.l1d_bytes // 2
+    return steps * step_cost(rows, vecs, cpu, from_l2) + store + 8
 
 
 def gemm_cost(m, n, k, rows, vecs, cpu, overhang=True, scatter=False):
