@@ -94,8 +94,9 @@ def _out_spatial(xs, ws, attrs):
 
 def gemm_zoo(path):
     inputs = {"a": [5, 19], "v": [19], "m3": [2, 7, 19], "q": [2, 3, 6, 5], "k": [2, 1, 5, 13],
-              "r": [2, 7, 21]}
-    inits = {"w": w(19, 21), "wt": w(21, 19), "c": w(21), "cm": w(5, 1), "w2": w(19, 3)}
+              "r": [2, 7, 21], "long": [13, 1200], "lb": [1200, 21]}
+    inits = {"w": w(19, 21), "wt": w(21, 19), "c": w(21), "cm": w(5, 1), "w2": w(19, 3),
+             "w3": w(1200, 37) * 0.1}
     nodes = [
         helper.make_node("Gemm", ["a", "wt", "c"], ["g1"], transB=1),
         helper.make_node("Relu", ["g1"], ["y1"]),
@@ -107,8 +108,12 @@ def gemm_zoo(path):
         helper.make_node("MatMul", ["q", "k"], ["y5"]),  # both computed, broadcast batches
         helper.make_node("MatMul", ["a", "w2"], ["y6"]),  # fewer columns than a vector
         helper.make_node("Gemm", ["a", "wt", "c"], ["y7"], transB=1, alpha=0.5),  # reference only
+        # a sum too long for a panel in L1: in chunks (on CPUs with a cache)
+        helper.make_node("MatMul", ["long", "w3"], ["l8"]),
+        helper.make_node("Relu", ["l8"], ["y8"]),
+        helper.make_node("MatMul", ["long", "lb"], ["y9"]),
     ]
-    outputs = {"y1": 2, "y2": 2, "y3": 1, "y4": 3, "y5": 4, "y6": 2, "y7": 2}
+    outputs = {"y1": 2, "y2": 2, "y3": 1, "y4": 3, "y5": 4, "y6": 2, "y7": 2, "y8": 2, "y9": 2}
     return save_model(path, nodes, inputs, outputs, inits)
 
 
@@ -147,6 +152,8 @@ def test_every_matmul_tactic_matches_onnxruntime(scons, tmp_path, target, lanes,
     kernels = (scons.build_dir / target / "gemms" / "gemms_kernels.c").read_text()
     if lanes == 8 and tactic == "blocked":  # 13 computed columns: 8 + 4 + 1
         assert "vector_size(16)" in kernels
+    if lanes > 1 and tactic == "blocked":  # the long sums ran in cached chunks
+        assert "for (int k0 = " in kernels
 
 
 POOLS = [("MaxPool", [1, 3, 11, 13], dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])),

@@ -4,7 +4,9 @@
   batch (Gemm's bias C is the epilogue's first op). A constant B is packed (packing.py)
   in panels of the tile's columns, each read contiguously and zero-padded at the end; a
   computed B is read in place (row-major), its last columns in narrower tiles down to
-  scalars.
+  scalars. When a column panel outgrows the L1 cache, the sum runs in chunks of k_chunk
+  steps, each over every row block while its piece of the panel stays cached; the tile's
+  partial sums wait in y, and the epilogue runs after the last chunk.
 </%doc>\
 <%
     m, n, k = p['m'], p['n'], p['k']
@@ -17,14 +19,17 @@
     tails = [(j0, v, l, min(v * l, n - j0)) for j0, v, l in p['tails']]
     chain = p['epilogue']
     lane_axis = 2 if len(batches) > 1 else 1
+    chunk = p['k_chunk']
+    chunks = -(-k // chunk)
+    step = 'kc' if chunks == 1 else '(k0 + kc)'
     def a_at(i, t):
-        col = 'kc' if p['a_cs'] == 1 else f"kc * {p['a_cs']}"
+        col = step if p['a_cs'] == 1 else f"{step} * {p['a_cs']}"
         return f"ab[(size_t)(i0 + {i}) * {p['a_rs']}u + {col}]"
     def b_at(j0):
         if p['packed']:
             panel = f"(size_t)({j0} / {width}) * {k * width}u" if isinstance(j0, str) else f"{j0 // width * k * width}u"
-            return lambda t: f"b + {panel} + (size_t)kc * {width}u"
-        return lambda t: f"bb + (size_t)kc * {p['b_rs']}u + {j0}"
+            return lambda t: f"b + {panel} + (size_t){step} * {width}u"
+        return lambda t: f"bb + (size_t){step} * {p['b_rs']}u + {j0}"
     def out(j0):
         return lambda i: f"yb + (size_t)(i0 + {i}) * {n}u + {j0}"
     def coords(j0):
@@ -32,16 +37,35 @@
     def zero(i):
         return '0.0f'
 %>\
-<%def name="column_tile(j0, nvecs, nlanes, store)">\
+<%def name="row_blocks(j0, nvecs, nlanes, store, count, first, last)">\
 % if full_rows:
             for (int i0 = 0; i0 < ${full_rows * rows}; i0 += ${rows}) {
-${tl.tile(rows, nvecs, nlanes, k, 1, a_at, b_at(j0), zero, out(j0), store, chain, coords(j0), lane_axis, 16)}\
+${tl.tile(rows, nvecs, nlanes, count, 1, a_at, b_at(j0), zero, out(j0), store, chain if last else [], coords(j0), lane_axis, 16, accumulate=not first)}\
             }
 % endif
 % if rest_rows:
             {
                 const int i0 = ${full_rows * rows};
-${tl.tile(rest_rows, nvecs, nlanes, k, 1, a_at, b_at(j0), zero, out(j0), store, chain, coords(j0), lane_axis, 16)}\
+${tl.tile(rest_rows, nvecs, nlanes, count, 1, a_at, b_at(j0), zero, out(j0), store, chain if last else [], coords(j0), lane_axis, 16, accumulate=not first)}\
+            }
+% endif
+</%def>\
+<%def name="column_tile(j0, nvecs, nlanes, store)">\
+% if chunks == 1:
+${row_blocks(j0, nvecs, nlanes, store, k, True, True)}\
+% else:
+            {
+                const int k0 = 0;
+${row_blocks(j0, nvecs, nlanes, store, chunk, True, False)}\
+            }
+% if chunks > 2:
+            for (int k0 = ${chunk}; k0 < ${(chunks - 1) * chunk}; k0 += ${chunk}) {
+${row_blocks(j0, nvecs, nlanes, store, chunk, False, False)}\
+            }
+% endif
+            {
+                const int k0 = ${(chunks - 1) * chunk};
+${row_blocks(j0, nvecs, nlanes, store, k - (chunks - 1) * chunk, False, True)}\
             }
 % endif
 </%def>\

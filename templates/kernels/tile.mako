@@ -36,12 +36,13 @@ ${vector_epilogue(var, chain, coords, lane_axis, lanes, valid)}
 <%doc>
   One tile. The sum runs over kc = 0..count-1, each with `taps` unrolled steps t:
   a_at(i, t) is the C expression of A's value for row i, b_at(t) the C pointer to the
-  step's first B value (both may use kc); init(i) a row's first value (broadcast).
+  step's first B value (both may use kc); init(i) a row's first value (broadcast), or,
+  with `accumulate`, the partial sums already at out(i) (a sum cut in chunks).
   Row i's first `width` results go to pointer out(i), contiguous, or `stride` floats
   apart; coords(i, col) are the kernel coordinates of its element col (lanes walk
   coordinate lane_axis), for the epilogue `chain`.
 </%doc>
-<%def name="tile(rows, vecs, lanes, count, taps, a_at, b_at, init, out, width, chain, coords, lane_axis, indent, stride=None)">\
+<%def name="tile(rows, vecs, lanes, count, taps, a_at, b_at, init, out, width, chain, coords, lane_axis, indent, stride=None, accumulate=False)">\
 <%
     ind = ' ' * indent
     acc_type = 'vf' if lanes > 1 else 'float'
@@ -52,10 +53,28 @@ ${vector_epilogue(var, chain, coords, lane_axis, lanes, valid)}
     def first(i):
         value = init(i)
         return value if lanes == 1 else '(vf){0}' if value == '0.0f' else f'(vf){{0}} + {value}'
+    def partial(i, v):
+        """Accumulator (i, v) from the partial sums at out(i)."""
+        if lanes == 1:
+            return f"({out(i)})[{v}]"
+        if (v + 1) * lanes <= width:
+            return f"*(const vfu *)({out(i)} + {v * lanes})"
+        return None
 %>\
 ${ind}{
 % for i in range(rows):
+% if not accumulate:
 ${ind}    ${acc_type} ${', '.join(f'acc{i}_{v} = {first(i)}' for v in range(vecs))};
+% else:
+% for v in range(vecs):
+% if partial(i, v):
+${ind}    ${acc_type} acc${i}_${v} = ${partial(i, v)};
+% else:
+${ind}    ${acc_type} acc${i}_${v} = (vf){0};
+${ind}    memcpy(&acc${i}_${v}, ${out(i)} + ${v * lanes}, ${width - v * lanes}u * sizeof(float));
+% endif
+% endfor
+% endif
 % endfor
 ${ind}    for (int kc = 0; kc < ${count}; ++kc) {
 % for t in range(taps):

@@ -5,9 +5,10 @@ element strides, batch broadcasting becomes a table of per-batch offsets, and a 
 whose B is one matrix shared by every batch folds the batch into M. Two tactics:
 
   reference  the plain loop nest
-  blocked    register tiles of rows x (vecs * lanes) outputs (tiling.py); a constant B
-             (the weights) is packed at compile time into panels of the tile's columns,
-             a computed B must be row-major
+  blocked    register tiles of rows x (vecs * lanes) outputs (tiling.py), the sum cut
+             in chunks that keep a panel of B in the L1 cache; a constant B (the
+             weights) is packed at compile time into panels of the tile's columns, a
+             computed B must be row-major
 """
 
 from .. import packing
@@ -140,6 +141,7 @@ def lower_blocked(node, graph, cpu):
     rest = p["n"] - full  # a packed B is padded: one last tile reads past; else split
     p["tails"] = ([[full, -(-rest // lanes), lanes]] if packed and rest else
                   [[full + s, v, l] for s, v, l in column_tails(rest, lanes)])
+    p["k_chunk"] = k_chunk(p["m"], p["k"], rows, vecs * lanes, cpu)
     if p["c"] is not None:  # the bias is the epilogue's first op, C its operand
         strides = {"n": [0, 1], "m": [1, 0], "mn": [p["n"], 1], "1": [0, 0]}[p["c"]]
         strides = ([0] if len(p["batches"]) > 1 else []) + strides
@@ -151,6 +153,13 @@ def lower_blocked(node, graph, cpu):
         specs["b"] = packing.panels_spec(p["n"], p["k"], vecs * lanes, layout)
     tag = f"t{rows}x{vecs * lanes}{'p' if packed else ''}_{_tag(p)}"
     return KernelCall("gemm_blocked", tag, p, inputs, outputs, packed=specs)
+
+
+def k_chunk(m, k, rows, width, cpu):
+    """Steps of the sum per chunk: all of them, unless several row blocks reuse a column
+    panel (k x width floats) too big for half the L1 cache; then pieces that fit."""
+    fits = (cpu.l1d_bytes // 2) // (4 * width) if cpu.l1d_bytes else k
+    return k if m <= rows or k <= fits else max(16, fits)
 
 
 def cost_blocked(node, graph, cpu):
