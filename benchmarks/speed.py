@@ -103,13 +103,13 @@ def time_session(session, feeds, runs):
     return costs
 
 
-def time_harness(elf, runs):
-    target = load_target("x86_64")
-    r = subprocess.run(bench.command(target, elf, runs), capture_output=True, text=True, check=True)
+def time_harness(elf, runs, target):
+    r = subprocess.run(bench.command(load_target(target), elf, runs), capture_output=True,
+                       text=True, check=True)
     return bench.parse(r.stdout)
 
 
-def measure(model_path, build_dir, rounds, chunk):
+def measure(model_path, build_dir, rounds, chunk, target):
     model = read_model(model_path)
     inputs = verify.random_inputs(model, {}, 0)
     ort_model = onnx.load(model_path)
@@ -120,13 +120,13 @@ def measure(model_path, build_dir, rounds, chunk):
     idle_feeds = {i.name: x for i, x in zip(idle.get_inputs(), inputs)}
     elfs, sizes = {}, {}
     for opt in OPTS:
-        elfs[opt], sizes[opt] = build(model_path, opt, build_dir)
+        elfs[opt], sizes[opt] = build(model_path, opt, build_dir, target)
     samples = {k: [] for k in ("ort", "idle") + OPTS}
     time_session(session, feeds, chunk)  # warm up
     time_session(idle, idle_feeds, chunk)
     for _ in range(rounds):
         for opt in OPTS:
-            samples[opt] += time_harness(elfs[opt], chunk)
+            samples[opt] += time_harness(elfs[opt], chunk, target)
         samples["ort"] += time_session(session, feeds, chunk)
         samples["idle"] += time_session(idle, idle_feeds, chunk)
     med = {k: statistics.median(v) / 1000 for k, v in samples.items()}
@@ -158,6 +158,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=20, help="interleaved rounds")
     parser.add_argument("--chunk", type=int, default=25, help="runs per engine per round")
     parser.add_argument("--build-dir", default=os.path.join(REPO, "build", "speed"))
+    parser.add_argument("--target", default="x86_64", help="the host target (x86_64-avx512 too)")
     parser.add_argument("--cortex-m", action="store_true", help="add Cortex-M4 instruction counts")
     parser.add_argument("--no-host", action="store_true", help="skip the host comparison")
     args = parser.parse_args()
@@ -175,7 +176,7 @@ def host(models, args):
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     ratios = []
     for path in models:
-        med, sizes = measure(path, args.build_dir, args.rounds, args.chunk)
+        med, sizes = measure(path, args.build_dir, args.rounds, args.chunk, args.target)
         ort = med["ort"] - med["idle"]
         ratio = {opt: med[opt] / ort for opt in OPTS}
         name = os.path.splitext(os.path.basename(path))[0]
