@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 DEBIAN_PACKAGES=(
-    gcc libc6-dev binutils
+    gcc libc6-dev binutils make cmake
     gcc-arm-none-eabi libnewlib-arm-none-eabi
     gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf
     gcc-arm-linux-gnueabihf libc6-dev-armhf-cross

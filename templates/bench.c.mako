@@ -1,4 +1,7 @@
 <%namespace name="clock_lib" file="/clock.mako"/>\
+<%
+    pool_args = ', '.join(f"pool_{p}" for p in pools)
+%>\
 /* bench.c: runs model ${name} ${runs} times (after ${warmup} warm-up runs) on the inputs in
  * verify_data.c and prints what each run cost, for onnxcc's bench to take the median:
 % if clock == "monotonic":
@@ -12,16 +15,21 @@
 ${clock_lib.head(clock)}\
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "${name}.h"
 
 % for k, ctype in enumerate(inputs):
 extern const ${ctype} verify_input${k}[];
 % endfor
+% if not io_in_arena:
 % for k, ctype in enumerate(outputs):
 static ${ctype} output${k}[(${NAME}_OUTPUT${k}_BYTES + sizeof(${ctype}) - 1u) / sizeof(${ctype}) + 1u];
 % endfor
-static uint8_t arena[${NAME}_ARENA_BYTES + 1u] __attribute__((aligned(${NAME}_ARENA_ALIGN)));
+% endif
+% for p in pools:
+static uint8_t pool_${p}[${NAME}_${p.upper()}_BYTES + 1u] __attribute__((aligned(${NAME}_${p.upper()}_ALIGN)));
+% endfor
 
 ${clock_lib.functions(clock)}
 % if clock == "monotonic":
@@ -33,6 +41,12 @@ int main(void)
 {
     const long runs = ${runs};
 % endif
+% if io_in_arena:
+% for k in range(len(inputs)):
+    memcpy(${name}_input${k}(${pool_args}), verify_input${k}, ${NAME}_INPUT${k}_BYTES);
+% endfor
+<% run = f"{name}_run({pool_args})" %>\
+% else:
     const void *inputs[] = {
 % for k in range(len(inputs)):
         verify_input${k},
@@ -43,16 +57,18 @@ int main(void)
         output${k},
 % endfor
         0};
+<% run = f"{name}_run(inputs, outputs, {pool_args})" %>\
+% endif
 % if clock == "systick":
     start_clock();
 % endif
     for (int k = 0; k < ${warmup}; ++k)
-        if (${name}_run(inputs, outputs, arena) != 0)
+        if (${run} != 0)
             return 1;
     printf("${mark} BENCH %ld\n", runs);
     for (long k = 0; k < runs; ++k) {
         const uint64_t start = now();
-        ${name}_run(inputs, outputs, arena);
+        ${run};
         const uint64_t cost = now() - start;
         printf("%lu\n", (unsigned long)cost);
     }

@@ -6,21 +6,33 @@
 
 #include "${name}.h"
 
+% if not io_in_arena:
 % for k in range(num_inputs):
 static uint8_t ${name}_footprint_input${k}[${NAME}_INPUT${k}_BYTES] __attribute__((aligned(16)));
 % endfor
 % for k in range(num_outputs):
 static uint8_t ${name}_footprint_output${k}[${NAME}_OUTPUT${k}_BYTES] __attribute__((aligned(16)));
 % endfor
-#if ${NAME}_ARENA_BYTES > 0
-static uint8_t ${name}_footprint_arena[${NAME}_ARENA_BYTES] __attribute__((aligned(${NAME}_ARENA_ALIGN)));
+% endif
+% for p in pools:
+<% symbol = f"{name}_footprint_arena" + ("" if p == "arena" else f"_{p}") %>\
+#if ${NAME}_${p.upper()}_BYTES > 0
+static uint8_t ${symbol}[${NAME}_${p.upper()}_BYTES] __attribute__((aligned(${NAME}_${p.upper()}_ALIGN)));
 #else
-#define ${name}_footprint_arena NULL
+#define ${symbol} NULL
 #endif
+% endfor
+<%
+    pool_args = ', '.join(f"{name}_footprint_arena" + ("" if p == "arena" else f"_{p}") for p in pools)
+%>\
 
 int main(void)
 {
+% if io_in_arena:
+    return ${name}_run(${pool_args});
+% else:
     const void *inputs[] = {${', '.join(f'{name}_footprint_input{k}' for k in range(num_inputs)) or 'NULL'}};
     void *outputs[] = {${', '.join(f'{name}_footprint_output{k}' for k in range(num_outputs)) or 'NULL'}};
-    return ${name}_run(inputs, outputs, ${name}_footprint_arena);
+    return ${name}_run(inputs, outputs, ${pool_args});
+% endif
 }

@@ -20,15 +20,16 @@ static ${io['ctype']} input${k}[${max(1, io['bytes'] // 4)}] __attribute__((alig
 % for k, io in enumerate(outputs):
 static ${io['ctype']} output${k}[${max(1, io['bytes'] // 4)}] __attribute__((aligned(16)));
 % endfor
-static uint8_t arena[${NAME}_ARENA_BYTES + 1u] __attribute__((aligned(${NAME}_ARENA_ALIGN)));
+% for p in pools:
+static uint8_t pool_${p['name']}[${NAME}_${p['NAME']}_BYTES + 1u] __attribute__((aligned(${NAME}_${p['NAME']}_ALIGN)));
+% endfor
 
 ${clock_lib.functions(clock)}
-static void steps(const void *const *inputs, void *const *outputs, uint8_t *a, uint64_t *cost)
+static void steps(const void *const *inputs, void *const *outputs, uint64_t *cost)
 {
     uint64_t t;
     (void)inputs;
     (void)outputs;
-    (void)a;
 % for k, call in enumerate(calls):
     t = now();
     ${call['code']}
@@ -52,9 +53,9 @@ int main(void)
 % if clock == "systick":
     start_clock();
 % endif
-    steps(inputs, outputs, arena, cost); /* warm up */
+    steps(inputs, outputs, cost); /* warm up */
     for (int run = 0; run < ${runs}; ++run) {
-        steps(inputs, outputs, arena, cost);
+        steps(inputs, outputs, cost);
         printf("${mark} PROFILE");
         for (int k = 0; k < ${len(calls)}; ++k)
             printf(" %lu", (unsigned long)cost[k]);

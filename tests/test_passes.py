@@ -126,3 +126,35 @@ def test_fuse_elementwise_chains_activations_into_producer(tmp_path):
     assert add.attrs["onnxcc_epilogue"] == [["Relu", {}], ["Clip", {"max": 1.0}]]
     # a graph output (a2) is never fused away
     assert "Sigmoid" in ops(g)
+
+
+def test_fuse_elementwise_takes_a_residual_add_into_the_later_conv(tmp_path):
+    inits = {"w1": RNG.standard_normal((2, 2, 3, 3)).astype(np.float32),
+             "w2": RNG.standard_normal((2, 2, 1, 1)).astype(np.float32)}
+    model, g = make(tmp_path, [helper.make_node("Conv", ["x", "w1"], ["c"], pads=[1, 1, 1, 1]),
+                               helper.make_node("Relu", ["c"], ["r"]),
+                               helper.make_node("Conv", ["x", "w2"], ["s"]),  # the shortcut
+                               helper.make_node("Add", ["r", "s"], ["a"]),
+                               helper.make_node("Relu", ["a"], ["y"])],
+                    [helper.make_tensor_value_info("x", F, [1, 2, 4, 4])],
+                    [helper.make_tensor_value_info("y", F, [1, 2, 4, 4])], inits)
+    fuse_elementwise(g)
+    # the shortcut conv reads the first conv's output at its own index and adds it
+    assert ops(g) == ["Conv", "Conv"]
+    first, shortcut = g.nodes
+    assert first.outputs == ["r"] and first.attrs["onnxcc_epilogue"] == [["Relu", {}]]
+    assert shortcut.inputs == ["x", "w2", "r"] and shortcut.outputs == ["y"]
+    assert shortcut.attrs["onnxcc_epilogue"] == [["Add", {"value_first": False}], ["Relu", {}]]
+
+
+def test_fuse_elementwise_needs_the_conv_output_used_once(tmp_path):
+    inits = {"w": RNG.standard_normal((2, 2, 1, 1)).astype(np.float32)}
+    model, g = make(tmp_path, [helper.make_node("Conv", ["x", "w"], ["c"]),
+                               helper.make_node("Add", ["c", "x"], ["a"]),
+                               helper.make_node("Mul", ["a", "c"], ["y"])],
+                    [helper.make_tensor_value_info("x", F, [1, 2, 4, 4])],
+                    [helper.make_tensor_value_info("y", F, [1, 2, 4, 4])], inits)
+    fuse_elementwise(g)
+    # c is read twice: the conv keeps it; the Mul goes into the Add's kernel instead
+    assert ops(g) == ["Conv", "Add"] and g.nodes[0].outputs == ["c"]
+    assert g.nodes[1].inputs == ["c", "x", "c"]

@@ -18,7 +18,6 @@ import tempfile
 
 from . import ops
 from .bench import MARK, command, settings
-from .codegen.lowering import scratch_needs
 from .codegen.render import render
 from .codegen.sources import kernel_sources, run_function, weights_source
 from .errors import OnnxccError
@@ -26,7 +25,7 @@ from .files import write_text
 from .onnx_io import load_graph
 from .paths import RUNTIME_DIR
 from .planner import plan
-from .tactics import Selection
+from .tactics import Selection, annotate
 
 RUNS = {"monotonic": 30}  # exact counters need one run
 
@@ -52,12 +51,13 @@ def _profile(graph, selection, name, target, folder):
     """Per node, what its step cost in one run (the median over the runs)."""
     clock = settings(target)["clock"]
     runs = RUNS.get(clock, 1)
-    values = run_function(graph, plan(graph, scratch_needs(graph, selection)), name, name,
-                          selection)
-    kernels = kernel_sources(graph, name, name, selection)
+    annotate(graph, selection)
+    layout = plan(graph, planner="greedy_by_size")
+    values = run_function(graph, layout, name, name)
+    kernels = kernel_sources(graph, layout, name, name)
     files = {f"{name}.h": render("model.h.mako", **values),
              f"{name}_kernels.c": kernels["c"], f"{name}_kernels.h": kernels["h"],
-             f"{name}_weights.c": weights_source(graph, name, name, selection),
+             f"{name}_weights.c": weights_source(graph, name, name),
              "profile.c": render("profile.c.mako", clock=clock, runs=runs, mark=MARK, **values)}
     for file, text in files.items():
         write_text(os.path.join(folder, file), text)

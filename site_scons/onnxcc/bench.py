@@ -43,13 +43,15 @@ def settings(target):
     return b
 
 
-def make_harness(graph_path, c_path, name, target):
+def make_harness(graph_path, c_path, name, target, pools=("arena",), io_in_arena=False):
+    """bench.c, for the API that ``pools`` and ``io_in_arena`` give (as verify's harness)."""
     graph = load_graph(graph_path, with_values=False)
     b = settings(target)
     text = render("bench.c.mako", name=name, NAME=name.upper(), mark=MARK, clock=b["clock"],
                   runs=b["runs"], warmup=b["warmup"],
                   inputs=[c_type(graph.info(t).dtype) for t in graph.inputs],
-                  outputs=[c_type(graph.info(t).dtype) for t in graph.outputs])
+                  outputs=[c_type(graph.info(t).dtype) for t in graph.outputs],
+                  pools=list(pools), io_in_arena=io_in_arena)
     write_text(c_path, text)
 
 

@@ -1,8 +1,9 @@
 """Where the bytes of a model go: flash and RAM of its footprint ELF, and the CI size gate.
 
 Every model build links a small *footprint* program: a ``main`` that calls
-``<name>_run(inputs, outputs, arena)`` on static buffers ``<name>_footprint_arena``,
-``<name>_footprint_input<k>`` and ``<name>_footprint_output<k>``.  :func:`measure` reads
+``<name>_run(inputs, outputs, arena)`` on static buffers ``<name>_footprint_arena``
+(``<name>_footprint_arena_<pool>`` with pools), ``<name>_footprint_input<k>`` and
+``<name>_footprint_output<k>`` (none with io=arena).  :func:`measure` reads
 that ELF (and the gcc ``-fstack-usage`` files of the model library) and splits
 
 * flash (``text + data``, the ``.data`` image lives in flash) into the model's kernels
@@ -137,7 +138,7 @@ def symbol_category(symbol, name):
 
 def _footprint_buffer(symbol, name):
     """"arena", "io" or None for a symbol of the footprint program."""
-    if symbol == f"{name}_footprint_arena":
+    if re.fullmatch(re.escape(name) + r"_footprint_arena(_\w+)?", symbol):  # one per pool
         return "arena"
     if re.fullmatch(re.escape(name) + r"_footprint_(input|output)\d+", symbol):
         return "io"

@@ -17,6 +17,8 @@ from . import ops
 from .errors import OnnxccError
 from .onnx_io import graph_from_model, save_graph
 from .passes.fold_constants import compile_time_nodes
+from .passes.qdq_to_qlinear import annotate_quantization
+from .qoperator import qoperator_to_qdq
 
 
 def parse_input_shapes(text):
@@ -104,6 +106,7 @@ def import_model(path, input_shapes=None):
         raise OnnxccError(f"invalid ONNX model: {first}", where=path) from None
     _fix_input_shapes(model, input_shapes or {}, path)
     _lift_constant_nodes(model)
+    qoperator_to_qdq(model, path)
     try:
         model = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True,
                                                   data_prop=True)
@@ -112,7 +115,7 @@ def import_model(path, input_shapes=None):
         raise OnnxccError(f"shape inference failed: {first}", where=path) from None
     graph = graph_from_model(model, path)
     check_supported(graph, path)
-    return graph
+    return annotate_quantization(graph)
 
 
 def run(model_path, graph_path, weights_path, input_shapes=None):

@@ -6,6 +6,7 @@ therefore changes only when the graph structure changes: a weights-only edit lea
 byte-identical, so SCons does not re-plan memory or regenerate kernels.
 """
 
+import dataclasses
 import json
 import os
 
@@ -19,6 +20,8 @@ from .ir import Graph, Node, TensorInfo
 
 #: attributes the optimizer adds (JSON-encoded, so any ONNX viewer shows them)
 INTERNAL_ATTR_PREFIX = "onnxcc_"
+#: model metadata key of every quantized tensor's TensorInfo.quant (JSON)
+QUANT_METADATA = "onnxcc_quant"
 
 
 def np_dtype(elem_type):
@@ -81,6 +84,10 @@ def graph_from_model(model, where, with_values=True):
                               where=where, hint="onnxcc supports the default ONNX domain only")
         attrs = {a.name: _attr_value(a, f"{where}: node '{name}' ({n.op_type})") for a in n.attribute}
         nodes.append(Node(name, n.op_type, list(n.input), list(n.output), attrs))
+    quant = next((json.loads(p.value) for p in model.metadata_props if p.key == QUANT_METADATA), {})
+    for name, q in quant.items():
+        if name in tensors:
+            tensors[name] = dataclasses.replace(tensors[name], quant=q)
     inputs = [i.name for i in g.input if i.name not in constants]
     return Graph(g.name or "main", inputs, [o.name for o in g.output], nodes, tensors,
                  constants, opset)
@@ -117,6 +124,9 @@ def model_from_graph(graph):
     model = helper.make_model(g, producer_name="onnxcc",
                               opset_imports=[helper.make_opsetid("", graph.opset)])
     model.ir_version = 8
+    quant = {name: t.quant for name, t in sorted(graph.tensors.items()) if t.quant}
+    if quant:
+        helper.set_model_props(model, {QUANT_METADATA: json.dumps(quant, sort_keys=True)})
     return model
 
 

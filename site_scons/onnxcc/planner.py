@@ -1,102 +1,203 @@
-"""Plan stage: where every intermediate tensor lives in the caller's arena.
+"""Plan stage: where every tensor and every kernel's scratch lives (plan.json).
 
 Reads the optimized graph's structure only (never its weights), so a weights-only edit
-does not re-plan. Graph inputs and outputs stay in the caller's own buffers; constants
-are in flash; the reshape family shares its input's memory. Every other tensor is a
-buffer live from the step that writes it to the last step that reads it (or a view of
-it); buffers live at the same time get disjoint, aligned ranges. A kernel's scratch
-memory (``KernelCall.scratch_bytes``) is a buffer live during its own step only.
+does not re-plan. The steps are the modules of ``memory/``: choose the order of the nodes,
+decide which tensors share memory (views, concat slices, kernels writing over an input
+that dies at them), turn that into buffers with their live bytes at every step, and place
+the buffers in the pools. Constants stay in flash; graph inputs and outputs stay in the
+caller's buffers unless ``io=arena``.
 """
 
 import json
 
-from . import ops
+from . import ops, tactics
+from .errors import OnnxccError
 from .files import write_text
+from .memory import liveness, schedule as scheduling
+from .memory.algorithms import ALGORITHMS
+from .memory.forwarding import forward
+from .memory.pools import parse_pools, place_in_pools
+from .memory.problem import align_up, live_bytes, lower_bound
 from .onnx_io import load_graph
+from .report import human_bytes
 
 ALIGNMENT = 16
+SCHEDULES = ("memory", "graph")
+IO_MODES = ("caller", "arena")
 
 
-def _align(n):
-    return (n + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
+def check_options(planner, schedule, io):
+    for option, value, known in (("planner", planner, ALGORITHMS), ("schedule", schedule, SCHEDULES),
+                                 ("io", io, IO_MODES)):
+        if value not in known:
+            raise OnnxccError(f"{option}={value} is not known",
+                              hint=f"{option}= takes {', '.join(known)}")
 
 
-def storage_roots(graph):
-    """tensor -> the tensor whose memory it views (itself when it owns its memory)."""
-    root = {}
-    for node in graph.nodes:
-        if node.op in ops.ALIASES or node.op == "Identity":
-            src, dst = node.inputs[0], node.outputs[0]
-            if dst not in graph.outputs and not graph.is_constant(src):
-                root[dst] = root.get(src, src)
-    return root
+def order_lower_bound(graph, order, io_in_arena, **forwarding):
+    """The lower bound of the arena of ``graph`` run in ``order``."""
+    f = forward(graph, order, io_in_arena, **forwarding)
+    return lower_bound([p.buffer for p in liveness.buffers(graph, order, f, ALIGNMENT)])
 
 
-def live_buffers(graph, scratch=None):
-    """[{tensor, bytes, first, last}] for every tensor the arena must hold, and
-    [{node, scratch, bytes, first, last}] for the scratch of node (``scratch``: name -> bytes)."""
-    root = storage_roots(graph)
-    external = set(graph.inputs) | set(graph.outputs) | set(graph.constants)
-    ranges = {}
-    for step, node in enumerate(graph.nodes):
-        for name in node.outputs:
-            if name and name not in external and name not in root:
-                ranges[name] = [step, step]
-        for name in node.inputs:
-            owner = root.get(name, name)
-            if owner in ranges:
-                ranges[owner][1] = step
-    buffers = [{"tensor": t, "bytes": _align(graph.info(t).nbytes), "first": f, "last": l}
-               for t, (f, l) in ranges.items()]
-    return buffers + [{"node": n.name, "scratch": True, "bytes": _align(scratch[n.name]),
-                       "first": step, "last": step}
-                      for step, n in enumerate(graph.nodes) if (scratch or {}).get(n.name)]
+def graph_lower_bound(graph):
+    """The liveness lower bound of the graph itself: every tensor but views in memory of
+    its own, inputs and outputs included, in the graph's order. Forwarding is measured
+    against it."""
+    return order_lower_bound(graph, list(range(len(graph.nodes))), True, in_place=False,
+                             concat=False)
 
 
-def _name(buffer):
-    return buffer.get("tensor") or "scratch of " + buffer["node"]
+def choose_order(graph, schedule, io_in_arena):
+    """The graph's order, or the memory-aware one when it needs less."""
+    given = list(range(len(graph.nodes)))
+    if schedule == "graph":
+        return given
+    found = scheduling.memory_order(graph, io_in_arena, ALIGNMENT)
+    if found != given and (order_lower_bound(graph, found, io_in_arena)
+                           < order_lower_bound(graph, given, io_in_arena)):
+        return found
+    return given
 
 
-def lower_bound(buffers, steps):
-    """Most bytes live at any one step: no placement can use less."""
-    return max((sum(b["bytes"] for b in buffers if b["first"] <= s <= b["last"])
-                for s in range(steps)), default=0)
+def in_place_that_counts(graph, order, f, planned):
+    """The nodes whose writing over an input keeps the peak down: without it, the bytes
+    live at their step would exceed the lower bound. Elsewhere, writing over the input
+    only ties buffers together (a shrunk output left at the bottom of a large one), which
+    can keep the placement from reaching the lower bound."""
+    live = live_bytes([p.buffer for p in planned])
+    bound = max(live.values(), default=0)
+    needed = set()
+    for step, k in enumerate(order):
+        if k not in f.overwrites:
+            continue
+        node = graph.nodes[k]
+        x, y = f.sizes[f.overwrites[k]], f.sizes[node.outputs[0]]
+        scratch = f.calls[k].scratch_bytes - ops.lower(node, graph).scratch_bytes
+        if live[step] + align_up(min(x, y), ALIGNMENT) - scratch > bound:
+            needed.add(k)
+    return needed
 
 
-def greedy_by_size(buffers):
-    """Largest first, each at the lowest offset clear of the placed buffers it is live with."""
-    placed = []
-    for b in sorted(buffers, key=lambda b: (-b["bytes"], b["first"], _name(b))):
-        busy = sorted((p["offset"], p["offset"] + p["bytes"]) for p in placed
-                      if p["first"] <= b["last"] and b["first"] <= p["last"])
-        offset = 0
-        for start, end in busy:
-            if offset + b["bytes"] <= start:
-                break
-            offset = max(offset, end)
-        placed.append(dict(b, offset=offset))
-    return placed
+def _forward_and_place(graph, order, io_in_arena, pools, algorithm):
+    """(forwarding, buffers, pool plans): writing over inputs wherever kernels can, or only
+    where that keeps the peak down, whichever needs fewer bytes (the latter on a tie:
+    in-place kernels that need scratch are the slower ones)."""
+    best = None
+    in_place = True
+    while True:
+        f = forward(graph, order, io_in_arena, in_place=in_place)
+        planned = liveness.buffers(graph, order, f, ALIGNMENT)
+        plans = place_in_pools([p.buffer for p in planned], pools, algorithm)
+        size = sum(p.placement.bytes for p in plans)
+        if best is None or size <= best[0]:
+            best = (size, f, planned, plans)
+        if in_place is not True:
+            return best[1:]
+        in_place = in_place_that_counts(graph, order, f, planned)
+        if in_place == set(f.overwrites):
+            return best[1:]
 
 
-def plan(graph, scratch=None):
-    buffers = sorted(greedy_by_size(live_buffers(graph, scratch)),
-                     key=lambda b: (b["first"], _name(b)))
+def plan(graph, planner="auto", schedule="memory", pools="", io="caller"):
+    check_options(planner, schedule, io)
+    io_in_arena = io == "arena"
+    if io_in_arena:
+        for t in graph.outputs:
+            if t in graph.constants:
+                raise OnnxccError(f"output '{t}' is a constant, which io=arena cannot hold",
+                                  hint="use io=caller")
+    order = choose_order(graph, schedule, io_in_arena)
+    f, planned, pool_plans = _forward_and_place(graph, order, io_in_arena, parse_pools(pools),
+                                                ALGORITHMS[planner])
+
+    where = {}  # buffer index -> (pool name, offset)
+    pools_json = []
+    for pp in pool_plans:
+        listed = []
+        for i, offset in zip(pp.buffers, pp.placement.offsets):
+            where[i] = (pp.pool.name, offset)
+            b = planned[i].buffer
+            listed.append({"name": b.name, "offset": offset, "bytes": b.size, "first": b.first,
+                           "last": b.last, "tensors": dict(sorted(planned[i].tensors.items()))})
+        pools_json.append({
+            "name": pp.pool.name, "capacity": pp.pool.capacity, "bytes": pp.placement.bytes,
+            "lower_bound_bytes": pp.lower_bound, "algorithm": pp.placement.algorithm,
+            "optimal": pp.placement.optimal,
+            "buffers": sorted(listed, key=lambda b: (b["first"], b["offset"], b["name"]))})
+
     return {
         "model": graph.name,
         "alignment": ALIGNMENT,
-        "algorithm": "greedy_by_size",
-        "arena_bytes": max((b["offset"] + b["bytes"] for b in buffers), default=0),
-        "lower_bound_bytes": lower_bound(buffers, len(graph.nodes)),
-        "schedule": [{"step": i, "node": n.name, "op": n.op} for i, n in enumerate(graph.nodes)],
-        "buffers": buffers,
-        "views": dict(sorted(storage_roots(graph).items())),
+        "io": io,
+        "arena_bytes": sum(p["bytes"] for p in pools_json),
+        "lower_bound_bytes": lower_bound([p.buffer for p in planned]),
+        "io_bytes": 0 if io_in_arena else sum(graph.info(t).nbytes for t in
+                                                dict.fromkeys(graph.inputs + graph.outputs)),
+        "graph_lower_bound_bytes": graph_lower_bound(graph),
+        "pools": pools_json,
+        "schedule": _schedule_json(graph, order, f, planned, where),
+        "tensors": _tensors_json(graph, f, planned, where),
     }
 
 
-def run(graph_path, plan_path, selection=None):
-    """``selection``: the tactics (tactics.py), whose kernels may need scratch memory."""
-    from .codegen.lowering import scratch_needs  # (the planner needs no code otherwise)
+def _schedule_json(graph, order, f, planned, where):
+    scratch = {p.scratch_step: where[i] for i, p in enumerate(planned) if p.scratch_step is not None}
+    steps = []
+    for step, k in enumerate(order):
+        node = graph.nodes[k]
+        entry = {"step": step, "index": k, "node": node.name, "op": node.op, "code": f.code[k]}
+        if k in f.overwrites:
+            entry["overwrites"] = f.overwrites[k]
+        if step in scratch:
+            pool, offset = scratch[step]
+            entry["scratch"] = {"pool": pool, "offset": offset,
+                                "bytes": f.calls[k].scratch_bytes}
+        steps.append(entry)
+    return steps
+
+
+def _tensors_json(graph, f, planned, where):
+    """Where each tensor's first byte is, for every tensor a step reads or writes."""
+    buffer_of = {p.buffer.name: i for i, p in enumerate(planned) if p.scratch_step is None}
+    used = dict.fromkeys(t for node in graph.nodes for t in node.inputs + node.outputs if t)
+    used.update(dict.fromkeys(graph.inputs + graph.outputs))
+    tensors = {}
+    for t in used:
+        root, offset = f.place[t]
+        if root in graph.constants:
+            if t != root:
+                tensors[t] = {"constant": root, "offset": offset}
+        elif root in f.fixed:
+            kind = "input" if root in graph.inputs else "output"
+            tensors[t] = {kind: (graph.inputs if kind == "input" else graph.outputs).index(root),
+                          "offset": offset}
+        else:
+            pool, base = where[buffer_of[root]]
+            tensors[t] = {"pool": pool, "offset": base + offset}
+    return dict(sorted(tensors.items()))
+
+
+def summary(plan):
+    """One line: each pool against its lower bound, then the graph's own lower bound."""
+    pools = ", ".join(f"{p['name']} {human_bytes(p['bytes'])} (lower bound "
+                      f"{human_bytes(p['lower_bound_bytes'])}, {p['algorithm']})"
+                      for p in plan["pools"])
+    io = f" + io {human_bytes(plan['io_bytes'])}" if plan["io_bytes"] else ""
+    return (f"{pools}{io}; liveness lower bound of the graph "
+            f"{human_bytes(plan['graph_lower_bound_bytes'])}")
+
+
+def run(graph_path, plan_path, source=None, tactics_path=None, **options):
+    """Plan the graph at ``graph_path`` into ``plan_path``; errors name ``source`` (the
+    user's model file). ``tactics_path``: the kernels the nodes run (their scratch, and
+    whether they can write over an input), else the reference kernels."""
     graph = load_graph(graph_path, with_values=False)
-    result = plan(graph, scratch_needs(graph, selection) if selection else None)
+    if tactics_path:
+        tactics.annotate(graph, tactics.load(tactics_path))
+    try:
+        result = plan(graph, **options)
+    except OnnxccError as e:
+        raise OnnxccError(e.message, where=e.where or source or graph_path, hint=e.hint) from None
     write_text(plan_path, json.dumps(result, indent=1) + "\n")
     return result

@@ -137,6 +137,16 @@ def run(graph_path, out_path, cpu, opt, forced_text, tuned_path=None):
     return result
 
 
+def annotate(graph, selection):
+    """Record on each node the tactic it runs and the CPU it runs on (``onnxcc_tactic``,
+    read by ops.lower), for the stages that lower the graph; not saved."""
+    cpu = selection.cpu.as_dict()
+    for node in graph.nodes:
+        if node.op not in ops.ALIASES and node.op != "Identity":
+            node.attrs["onnxcc_tactic"] = [selection.tactic(node), cpu]
+    return graph
+
+
 def load(path):
     """The Selection a select stage wrote."""
     with open(path) as f:

@@ -60,17 +60,18 @@ class Target:
     runner: list
     runner_package: str
     cpu: Cpu = Cpu()
-    bench: dict = field(default_factory=dict)  # how `bench` counts: see _bench_settings
+    bench: dict = field(default_factory=dict)  # how `bench` counts (bench.py)
 
     def run_command(self, elf):
         if not self.runner:
             return [os.path.abspath(elf)]
         return [arg.replace("{elf}", elf) for arg in self.runner]
 
-    def check_tools(self, need_runner):
-        """One clear line naming the Debian package when a compiler or emulator is missing."""
+    def check_tools(self, need_runner, compiler=True):
+        """One clear line naming the Debian package when a compiler (unless the build brings
+        its own) or the emulator is missing."""
         cc = self.toolchain.tool("gcc")
-        if shutil.which(cc) is None:
+        if compiler and shutil.which(cc) is None:
             raise OnnxccError(f"target {self.name}: compiler '{cc}' not found",
                               hint=f"install it: apt-get install {' '.join(self.toolchain.packages)}")
         if need_runner and self.runner and shutil.which(self.runner[0]) is None:

@@ -86,8 +86,18 @@ def reference_outputs(model_path, inputs):
                           where=model_path) from None
 
 
-def make_case(model_path, name, harness_c, data_c, expected_npz, input_shapes, seed, testdata):
-    """Write the harness, its input data and the expected outputs."""
+def exact_outputs(model):
+    """Per graph output: whether it must match exactly. Integer outputs do, and so do the
+    float outputs of a DequantizeLinear: multiples of its scale, from integers that match."""
+    producers = {o: n for n in model.graph.node for o in n.output}
+    return [getattr(producers.get(o.name), "op_type", None) == "DequantizeLinear"
+            for o in model.graph.output]
+
+
+def make_case(model_path, name, harness_c, data_c, expected_npz, input_shapes, seed, testdata,
+              pools=("arena",), io_in_arena=False):
+    """Write the harness (for the API that ``pools`` and ``io_in_arena`` give), its input
+    data and the expected outputs."""
     model = read_model(model_path)
     if testdata:
         inputs, expected = read_test_data(testdata)
@@ -100,9 +110,10 @@ def make_case(model_path, name, harness_c, data_c, expected_npz, input_shapes, s
          "body": c_array_body(x if x.size else np.zeros(1, x.dtype))} for k, x in enumerate(inputs)])
     harness = render("harness.c.mako", name=name, NAME=name.upper(), mark=MARK,
                      inputs=[c_type(x.dtype) for x in inputs],
-                     outputs=[c_type(np.asarray(y).dtype) for y in expected])
+                     outputs=[c_type(np.asarray(y).dtype) for y in expected],
+                     pools=list(pools), io_in_arena=io_in_arena)
     tmp = expected_npz + ".tmp.npz"
-    np.savez(tmp, *[np.asarray(y) for y in expected])
+    np.savez(tmp, *[np.asarray(y) for y in expected], exact=np.array(exact_outputs(model)))
     write_texts({harness_c: harness, data_c: data})
     os.replace(tmp, expected_npz)
 
@@ -122,12 +133,14 @@ def parse_outputs(text):
     return status, {k: b"".join(v) for k, v in outputs.items()}
 
 
-def compare(expected, got, fma):
+def compare(expected, got, fma, exact=()):
     """Per output (max abs error, max relative error, ok); relative to the output's largest
-    expected magnitude, so values near zero do not inflate it."""
+    expected magnitude, so values near zero do not inflate it. Outputs flagged in ``exact``
+    (and integer outputs) must be equal."""
     rtol = RTOL * (FMA_FACTOR if fma else 1)
     results = []
-    for exp, raw in zip(expected, got):
+    exact = list(exact) + [False] * (len(expected) - len(exact))
+    for exp, raw, must_equal in zip(expected, got, exact):
         exp = np.asarray(exp)
         if len(raw) != exp.nbytes:
             results.append((float("inf"), float("inf"), False))
@@ -136,6 +149,11 @@ def compare(expected, got, fma):
         if exp.dtype.kind != "f":
             err = float(np.max(np.abs(out.astype(np.int64) - exp.astype(np.int64)), initial=0))
             results.append((err, err, err == 0))
+            continue
+        if must_equal:
+            err = float(np.max(np.abs(out.astype(np.float64) - exp.astype(np.float64)), initial=0))
+            scale = max(float(np.max(np.abs(exp), initial=0.0)), 1e-30)
+            results.append((err, err / scale, bool(np.array_equal(out, exp))))
             continue
         diff = np.abs(out.astype(np.float64) - exp.astype(np.float64))
         scale = max(float(np.max(np.abs(exp), initial=0.0)), 1e-30)
@@ -157,21 +175,23 @@ def run(target, elf, expected_npz, report_path, name, timeout=600):
                           where=elf) from None
     status, got = parse_outputs(proc.stdout)
     with np.load(expected_npz) as f:
-        expected = [f[f"arr_{k}"] for k in range(len(f.files))]
+        expected = [f[f"arr_{k}"] for k in range(len(f.files) - 1)]
+        exact = list(f["exact"])
     if status is None:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
         raise OnnxccError(f"the harness crashed on {target.name} (exit {proc.returncode}): {tail[0]}",
                           where=elf)
     if status != 0:
         raise OnnxccError(f"{name}_run returned {status}", where=elf)
-    results = compare(expected, [got.get(k, b"") for k in range(len(expected))], target.fma)
+    results = compare(expected, [got.get(k, b"") for k in range(len(expected))], target.fma, exact)
     report = {"model": name, "target": target.name, "outputs": [
-        {"index": k, "max_abs_error": a, "max_rel_error": r, "ok": ok}
-        for k, (a, r, ok) in enumerate(results)]}
+        {"index": k, "max_abs_error": a, "max_rel_error": r, "ok": ok, "exact": bool(x)}
+        for k, ((a, r, ok), x) in enumerate(zip(results, exact))]}
     report["ok"] = all(o["ok"] for o in report["outputs"])
     abs_err = max((a for a, _, _ in results), default=0.0)
     rel_err = max((r for _, r, _ in results), default=0.0)
-    line = (f"[verify] {name} on {target.name}: {len(results)} output(s), "
+    exactly = f" ({sum(map(bool, exact))} compared exactly)" if any(exact) else ""
+    line = (f"[verify] {name} on {target.name}: {len(results)} output(s){exactly}, "
             f"max abs error {abs_err:.3g}, max rel error {rel_err:.3g}")
     if not report["ok"]:
         bad = [str(o["index"]) for o in report["outputs"] if not o["ok"]]

@@ -1,8 +1,12 @@
 """SCons tool ``onnxcc``: one build rule per compiler stage.
 
-    env = Environment(tools=['default', 'onnxcc'])
-    model = env.OnnxModel('models/kws.onnx', target='x86_64')
-    # model.lib (lib<name>.a), model.include (folder of <name>.h), model.verify (alias)
+    env.Tool('onnxcc', toolpath=['path/to/onnxcc/site_scons/site_tools'])
+    lib, include = env.OnnxModel('kws', 'models/kws.onnx', target='armv7')
+    env.Program('firmware.elf', sources, CPPPATH=[include], LIBS=[lib, 'm'])
+
+``OnnxModel`` returns an :class:`OnnxModelNodes` (``lib``, ``include``, the Make/CMake
+fragments, ``size``, ``verify`` ...) that unpacks as ``lib, include``; ``OnnxSharedArena``
+declares one arena for several models; ``OnnxSizeGate`` the CI size gate.
 
 Every stage's outputs are files that SCons signs by content, so a stage runs again only
 when what it reads changed: a weights-only edit re-generates the weights file and re-links,
@@ -10,25 +14,27 @@ without re-planning memory or re-generating kernels. The compiler itself is the 
 package beside this folder; this module only declares builders over it.
 """
 
+import functools
 import glob
 import importlib.util
 import json
 import os
 import sys
 import traceback
-from types import SimpleNamespace
+from dataclasses import dataclass
 
 import SCons.Action
 import SCons.Builder
 import SCons.Errors
 import SCons.Scanner
 
+# SCons runs a tool module as sys.modules[<tool name>], and this tool is named like the
+# compiler package beside it: whether it is loaded by onnxcc's own SConstruct or, with
+# toolpath=, by another project's, sys.modules["onnxcc"] is this module at this point (again
+# each time the tool is loaded). Put the package back under its name, from its own folder;
+# its submodules are then found through the package's path, whatever sys.path holds (SCons
+# restores sys.path after loading a tool).
 _SITE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if _SITE not in sys.path:  # the tool may be loaded with toolpath= from another tree
-    sys.path.insert(0, _SITE)
-# SCons registers a tool module as sys.modules[<tool name>] while loading it (with
-# site_tools/ first on sys.path), and this tool shares its name with the compiler package:
-# load the package under its own name from its own folder.
 if getattr(sys.modules.get("onnxcc"), "__path__", None) is None:
     _spec = importlib.util.spec_from_file_location(
         "onnxcc", os.path.join(_SITE, "onnxcc", "__init__.py"))
@@ -36,8 +42,10 @@ if getattr(sys.modules.get("onnxcc"), "__path__", None) is None:
     _spec.loader.exec_module(sys.modules["onnxcc"])
 
 from onnxcc import autotune as autotuner  # noqa: E402
-from onnxcc import bench, importer, optimizer, planner, tactics, verify  # noqa: E402
+from onnxcc import bench, importer, integration, optimizer, planner, tactics, verify  # noqa: E402
 from onnxcc.cgen import c_ident  # noqa: E402
+from onnxcc.memory.pools import parse_pools  # noqa: E402
+from onnxcc.planner import check_options as check_plan_options  # noqa: E402
 from onnxcc.codegen import sources as codegen  # noqa: E402
 from onnxcc.errors import OnnxccError  # noqa: E402
 from onnxcc.files import write_text  # noqa: E402
@@ -109,9 +117,10 @@ def _select(targets, sources, env):
 
 
 def _plan(targets, sources, env):
-    p = planner.run(sources[0], targets[0], tactics.load(sources[1]))
-    return (f"[plan] {env['ONNXCC_NAME']}: arena {human_bytes(p['arena_bytes'])}, "
-            f"lower bound {human_bytes(p['lower_bound_bytes'])}")
+    p = planner.run(sources[0], targets[0], env["ONNXCC_SOURCE"], planner=env["ONNXCC_PLANNER"],
+                    schedule=env["ONNXCC_SCHEDULE"], pools=env["ONNXCC_POOLS"], io=env["ONNXCC_IO"],
+                    tactics_path=sources[1])
+    return f"[plan] {env['ONNXCC_NAME']}: {planner.summary(p)}"
 
 
 def _generate_model(targets, sources, env):
@@ -121,19 +130,33 @@ def _generate_model(targets, sources, env):
 
 
 def _generate_kernels(targets, sources, env):
-    n = codegen.run_kernels(sources[0], sources[1], targets[0], targets[1], env["ONNXCC_NAME"],
-                            env["ONNXCC_SOURCE"])
+    n = codegen.run_kernels(sources[0], sources[1], sources[2], targets[0], targets[1],
+                            env["ONNXCC_NAME"], env["ONNXCC_SOURCE"])
     return f"[generate] {env['ONNXCC_NAME']}: {os.path.basename(targets[0])} ({n} kernels)"
 
 
 def _generate_weights(targets, sources, env):
     n = codegen.run_weights(sources[0], sources[2], targets[0], env["ONNXCC_NAME"],
-                            env["ONNXCC_SOURCE"])
+                            env["ONNXCC_SOURCE"], env["ONNXCC_WEIGHTS_SECTION"])
     return f"[generate] {env['ONNXCC_NAME']}: {os.path.basename(targets[0])} ({human_bytes(n)})"
 
 
+def _fragments(targets, sources, env):
+    integration.run_fragments(sources[0], sources[1], *targets, env["ONNXCC_NAME"],
+                              env["ONNXCC_TARGET"].name, env["ONNXCC_SYSTEM_LIBS"],
+                              env["ONNXCC_TARGET_CFLAGS"], env["ONNXCC_WEIGHTS_SECTION"])
+    return None
+
+
+def _shared_arena(targets, sources, env):
+    integration.run_shared_arena(targets[0], targets[1], env["ONNXCC_ARENA"],
+                                 env["ONNXCC_ARENA_MODELS"])
+    return f"[generate] {env['ONNXCC_ARENA']}: shared by {', '.join(env['ONNXCC_ARENA_MODELS'])}"
+
+
 def _footprint_main(targets, sources, env):
-    codegen.run_footprint_main(sources[0], targets[0], env["ONNXCC_NAME"])
+    codegen.run_footprint_main(sources[0], targets[0], env["ONNXCC_NAME"], _pool_names(env),
+                               env["ONNXCC_IO"] == "arena")
     return None
 
 
@@ -176,7 +199,8 @@ def _size_check(targets, sources, env):
 def _verify_case(targets, sources, env):
     verify.make_case(sources[0], env["ONNXCC_NAME"], targets[0], targets[1], targets[2],
                      importer.parse_input_shapes(env["ONNXCC_INPUT_SHAPE"]),
-                     int(env["ONNXCC_SEED"]), env["ONNXCC_TESTDATA"] or None)
+                     int(env["ONNXCC_SEED"]), env["ONNXCC_TESTDATA"] or None, _pool_names(env),
+                     env["ONNXCC_IO"] == "arena")
     return None
 
 
@@ -185,8 +209,13 @@ def _verify_run(targets, sources, env):
                       env["ONNXCC_NAME"])
 
 
+def _pool_names(env):
+    return [p.name for p in parse_pools(env["ONNXCC_POOLS"])]
+
+
 def _bench_harness(targets, sources, env):
-    bench.make_harness(sources[0], targets[0], env["ONNXCC_NAME"], env["ONNXCC_TARGET"])
+    bench.make_harness(sources[0], targets[0], env["ONNXCC_NAME"], env["ONNXCC_TARGET"],
+                       _pool_names(env), env["ONNXCC_IO"] == "arena")
     return None
 
 
@@ -195,13 +224,13 @@ def _bench_run(targets, sources, env):
 
 
 def _scan_kernel_templates(node, env, path):
-    """The kernel templates a model uses: found by lowering its (built) optimized graph
+    """The kernel templates a model may use: found by lowering its (built) optimized graph
     with its (built) tactics.json, the scanned node."""
     graph = os.path.join(os.path.dirname(str(node)), "optimized.onnx")
     if not str(node).endswith("tactics.json") or not os.path.exists(str(node)):
         return []
     try:
-        return env.File(codegen.used_kernel_templates(graph, str(node), env["ONNXCC_NAME"]))
+        return env.File(codegen.used_kernel_templates(graph, str(node)))
     except OnnxccError:
         return []  # the generate stage itself reports it
 
@@ -216,98 +245,204 @@ BUILDERS = {
     "OnnxccSelect": _python_builder("tactics", _select, ["ONNXCC_OPT", "ONNXCC_TACTIC",
                                                          "ONNXCC_CPU", "ONNXCC_AUTOTUNE",
                                                          "ONNXCC_TUNED"]),
-    "OnnxccPlan": _python_builder("plan", _plan),
+    "OnnxccPlan": _python_builder("plan", _plan, ["ONNXCC_SOURCE", "ONNXCC_PLANNER",
+                                                  "ONNXCC_SCHEDULE", "ONNXCC_POOLS", "ONNXCC_IO"]),
     "OnnxccGenerateModel": _python_builder("generate", _generate_model, ["ONNXCC_NAME", "ONNXCC_SOURCE"]),
     "OnnxccGenerateKernels": _python_builder(
         "generate", _generate_kernels, ["ONNXCC_NAME", "ONNXCC_SOURCE"],
         source_scanner=SCons.Scanner.Scanner(_scan_kernel_templates, name="onnxcc_kernels")),
-    "OnnxccGenerateWeights": _python_builder("generate", _generate_weights, ["ONNXCC_NAME", "ONNXCC_SOURCE"]),
+    "OnnxccGenerateWeights": _python_builder("generate", _generate_weights,
+                                             ["ONNXCC_NAME", "ONNXCC_SOURCE", "ONNXCC_WEIGHTS_SECTION"]),
+    "OnnxccFragments": _python_builder("generate", _fragments,
+                                       ["ONNXCC_NAME", "ONNXCC_SYSTEM_LIBS", "ONNXCC_TARGET_CFLAGS",
+                                        "ONNXCC_WEIGHTS_SECTION"]),
+    "OnnxccSharedArena": _python_builder("generate", _shared_arena,
+                                         ["ONNXCC_ARENA", "ONNXCC_ARENA_MODELS"]),
     "OnnxccVerifyCase": _python_builder("verify", _verify_case,
-                                        ["ONNXCC_NAME", "ONNXCC_SEED", "ONNXCC_TESTDATA", "ONNXCC_INPUT_SHAPE"]),
+                                        ["ONNXCC_NAME", "ONNXCC_SEED", "ONNXCC_TESTDATA", "ONNXCC_INPUT_SHAPE",
+                                         "ONNXCC_POOLS", "ONNXCC_IO"]),
     "OnnxccVerifyRun": _python_builder("verify", _verify_run),
-    "OnnxccBenchHarness": _python_builder("bench", _bench_harness, ["ONNXCC_NAME", "ONNXCC_BENCH"]),
+    "OnnxccBenchHarness": _python_builder("bench", _bench_harness,
+                                          ["ONNXCC_NAME", "ONNXCC_BENCH", "ONNXCC_POOLS", "ONNXCC_IO"]),
     "OnnxccBenchRun": _python_builder("bench", _bench_run),
-    "OnnxccFootprintMain": _python_builder("report", _footprint_main, ["ONNXCC_NAME"]),
+    "OnnxccFootprintMain": _python_builder("report", _footprint_main,
+                                           ["ONNXCC_NAME", "ONNXCC_POOLS", "ONNXCC_IO"]),
     "OnnxccReport": _python_builder("report", _report, ["ONNXCC_NAME", "ONNXCC_FLASH", "ONNXCC_RAM"]),
 }
 
 
-# --- the pseudo-builder --------------------------------------------------------------------
+# --- the pseudo-builders -------------------------------------------------------------------
 
-def _target_env(env, target, verbose):
-    """A clone of ``env`` that compiles for ``target`` with its toolchain."""
+class OnnxccDeclarationError(OnnxccError, SCons.Errors.UserError):
+    """Bad arguments of a pseudo-builder: SCons stops with one line (``scons: *** ...``) in
+    any SConstruct, and onnxcc's own SConstruct still catches it as an OnnxccError."""
+
+
+def _declaration(pseudo_builder):
+    @functools.wraps(pseudo_builder)
+    def declare(*args, **kwargs):
+        try:
+            return pseudo_builder(*args, **kwargs)
+        except OnnxccDeclarationError:
+            raise
+        except OnnxccError as e:
+            raise OnnxccDeclarationError(e.message, where=e.where, hint=e.hint) from None
+    return declare
+
+
+#: ``toolchain=`` of OnnxModel: the target's toolchain file, or the calling environment's
+#: own compiler and flags (a firmware that builds everything with its own)
+TOOLCHAINS = ("target", "env")
+
+#: one relocatable object of all the library's objects, in which every symbol but
+#: ``<name>_run`` is made local: kernels, weights and the runtime's ``onnxcc_*`` functions
+#: can then never clash with another model's, whatever the link order or --whole-archive.
+#: (No --specs: a specs file may add a linker script, which a relocatable link must not get.)
+_LINK_MODEL = SCons.Builder.Builder(action=SCons.Action.Action(
+    "$CC $ONNXCC_RELOCATABLE_FLAGS -nostdlib -r -o $TARGET $SOURCES && "
+    "$OBJCOPY --keep-global-symbol=${ONNXCC_NAME}_run $TARGET", "$ONNXCC_LINKMODELCOMSTR"))
+
+
+@dataclass
+class OnnxModelNodes:
+    """What OnnxModel declares for one model; unpacks as ``lib, include``."""
+    name: str          # the C prefix: <name>_run(), <NAME>_ARENA_BYTES
+    lib: object        # lib<name>.a, whose only global symbol is <name>_run
+    include: object    # the folder of <name>.h
+    fragments: list    # <name>.mk, <name>.cmake and CMakeLists.txt, for Make and CMake trees
+    size: object       # size.json: flash and RAM of the model on its target
+    show_size: object  # an alias that prints the size table
+    verify: object     # runs the model on the target and compares it with onnxruntime
+    bench: object      # runs it many times and reports the median cost (None: cannot)
+    dir: str           # the model's build folder
+    target: object     # the onnxcc Target
+    env: object        # the environment its files are built in
+
+    def __iter__(self):
+        return iter((self.lib, self.include))
+
+
+def _objcopy_beside(env):
+    """The objcopy of the environment's compiler: $OBJCOPY, else <prefix>objcopy for <prefix>gcc."""
+    cc = env.subst("$CC")
+    objcopy = env.get("OBJCOPY") or (cc[:-3] + "objcopy" if cc.endswith("gcc") else "")
+    if not objcopy or not env.WhereIs(env.subst(objcopy)):
+        raise OnnxccError(f"toolchain='env': no objcopy found for CC={cc}",
+                          hint="set OBJCOPY in the environment, e.g. OBJCOPY='arm-none-eabi-objcopy'")
+    return objcopy
+
+
+def _model_env(env, target, toolchain, verbose):
+    """A clone of ``env`` that compiles for ``target``: with the target's toolchain file, or
+    (``toolchain='env'``) with env's own CC, AR, CCFLAGS, CFLAGS and CPPDEFINES. The size
+    report and verify programs link with the target's startup code and linker script either way."""
     tc = target.toolchain
     e = env.Clone()
-    e.Replace(CC=tc.tool("gcc"), LINK=tc.tool("gcc"), AR=tc.tool("ar"), RANLIB=tc.tool("ranlib"))
-    e.Replace(CCFLAGS=tc.cflags + target.cflags + ["-Wall", "-Wextra"], CFLAGS=["-std=c99"],
-              LINKFLAGS=tc.cflags + target.cflags + tc.linkflags + target.linkflags)
+    if toolchain == "target":
+        e.Replace(CC=tc.tool("gcc"), LINK=tc.tool("gcc"), AR=tc.tool("ar"),
+                  RANLIB=tc.tool("ranlib"), OBJCOPY=tc.tool("objcopy"))
+        e.Replace(CCFLAGS=tc.cflags + target.cflags + ["-Wall", "-Wextra"], CFLAGS=["-std=c99"],
+                  LINKFLAGS=tc.cflags + target.cflags + tc.linkflags + target.linkflags)
+    else:
+        e.Replace(OBJCOPY=_objcopy_beside(e), LINK="$CC",
+                  LINKFLAGS=["$CCFLAGS"] + tc.linkflags + target.linkflags)
+    compile_flags = [str(f) for f in e.subst_list("$CCFLAGS")[0]]
+    # (recorded in the fragments: the flags a firmware must be compatible with)
+    e.Replace(ONNXCC_TARGET_CFLAGS=list(target.cflags) if toolchain == "target" else compile_flags,
+              ONNXCC_RELOCATABLE_FLAGS=[f for f in compile_flags if not f.startswith("--specs")])
     if not verbose:
         e.Replace(CCCOMSTR="[compile] $SOURCE", ARCOMSTR="[archive] $TARGET", RANLIBCOMSTR="",
-                  LINKCOMSTR="[link] $TARGET")
+                  LINKCOMSTR="[link] $TARGET",
+                  ONNXCC_LINKMODELCOMSTR="[link] $TARGET (exports ${ONNXCC_NAME}_run only)")
     return e
 
 
-def OnnxModel(env, model, target="x86_64", name=None, build_dir="build", input_shape="",
-              fuse=True, seed=0, testdata=None, verbose=False, need_runner=False, flash=None,
-              ram=None, opt="speed", tactic="", autotune=False):
-    """Declare every stage for one model; returns (lib, include, verify, size, ...)."""
-    tgt = with_memory(load_target(target), flash, ram)
-    tgt.check_tools(need_runner)
+@_declaration
+def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain="target",
+              weights_section="", input_shape="", fuse=True, seed=0, testdata=None,
+              verbose=False, need_runner=False, flash=None, ram=None, planner="auto",
+              schedule="memory", pools="", io="caller", opt="speed", tactic="", autotune=False):
+    """Declare every stage of the ONNX file ``model``, compiled as C prefix ``name`` (None:
+    the file's stem) for ``target`` into ``<build_dir>/<target>/<name>/``; relative paths are
+    relative to the calling SConscript. ``toolchain='env'`` compiles with this environment's
+    compiler and flags instead of the target's; ``weights_section`` puts the weights into
+    that linker section; ``planner``, ``schedule``, ``pools`` and ``io`` steer the memory
+    plan, ``opt``, ``tactic`` and ``autotune`` the kernels (README.md). Returns an
+    :class:`OnnxModelNodes` (unpacks as ``lib, include``)."""
+    if toolchain not in TOOLCHAINS:
+        raise OnnxccError(f"toolchain={toolchain!r} is not one of {', '.join(TOOLCHAINS)}",
+                          hint="'target' compiles with the target's toolchain file, "
+                               "'env' with the calling environment's CC and flags")
+    weights_section = integration.check_section_name(weights_section)
+    check_plan_options(planner, schedule, io)
+    parse_pools(pools)
     if opt not in tactics.OPT_MODES:
         raise OnnxccError(f"opt={opt} is not one of {', '.join(tactics.OPT_MODES)}")
     tactics.parse_forced(tactic)  # a malformed tactic= fails now, in one line
-    record = autotuner.record_path(model, tgt.name)
-    if autotune_on := bool(autotune):
+    tgt = with_memory(load_target(target), flash, ram)
+    tgt.check_tools(need_runner or autotune, compiler=toolchain == "target")
+    if autotune:
         bench.settings(tgt)  # it measures like bench: one line when the target cannot
-        tgt.check_tools(True)
-    tuned = record if not autotune_on and not tactic and os.path.exists(record) else ""
-    name = c_ident(name or os.path.splitext(os.path.basename(str(model)))[0])
-    out = os.path.join(str(build_dir), tgt.name, name)
-    e = _target_env(env, tgt, verbose)
-    e.Replace(ONNXCC_FLASH=tgt.flash_bytes, ONNXCC_RAM=tgt.ram_bytes, ONNXCC_NAME=name, ONNXCC_SOURCE=os.path.basename(str(model)),
+    model = env.File(model)
+    record = env.File(autotuner.record_path(model.srcnode().abspath, tgt.name))
+    tuned = record if not autotune and not tactic and os.path.exists(record.abspath) else None
+    name = c_ident(name or os.path.splitext(model.name)[0])
+    out = env.Dir(build_dir).Dir(tgt.name).Dir(name)
+    testdata = os.path.join(env.Dir(".").srcnode().abspath, testdata) if testdata else ""
+    e = _model_env(env, tgt, toolchain, verbose)
+    e.Replace(ONNXCC_FLASH=tgt.flash_bytes, ONNXCC_RAM=tgt.ram_bytes, ONNXCC_NAME=name, ONNXCC_SOURCE=model.name,
               ONNXCC_INPUT_SHAPE=input_shape or "", ONNXCC_FUSE=bool(fuse),
-              ONNXCC_SEED=int(seed), ONNXCC_TESTDATA=testdata or "", ONNXCC_VERBOSE=bool(verbose),
-              ONNXCC_TARGET=tgt, ONNXCC_OPT=opt, ONNXCC_TACTIC=tactic or "",
+              ONNXCC_SEED=int(seed), ONNXCC_TESTDATA=testdata, ONNXCC_VERBOSE=bool(verbose),
+              ONNXCC_TARGET=tgt, ONNXCC_WEIGHTS_SECTION=weights_section,
+              ONNXCC_SYSTEM_LIBS=list(tgt.toolchain.libs), ONNXCC_PLANNER=planner,
+              ONNXCC_SCHEDULE=schedule, ONNXCC_POOLS=pools or "", ONNXCC_IO=io,
+              ONNXCC_OPT=opt, ONNXCC_TACTIC=tactic or "", ONNXCC_AUTOTUNE=bool(autotune),
+              ONNXCC_TUNED=tuned.abspath if tuned else "",
               ONNXCC_CPU=json.dumps(tgt.cpu.as_dict(), sort_keys=True),
-              ONNXCC_BENCH=json.dumps(tgt.bench, sort_keys=True), ONNXCC_AUTOTUNE=autotune_on,
-              ONNXCC_TUNED=tuned)
-    e.Append(BUILDERS=BUILDERS, CPPPATH=[out, RUNTIME_DIR])
+              ONNXCC_BENCH=json.dumps(tgt.bench, sort_keys=True))
+    e.Append(BUILDERS=dict(BUILDERS, OnnxccLinkModel=_LINK_MODEL),
+             CPPPATH=[out, e.Dir(RUNTIME_DIR)])
     if opt == "size":  # the reference kernels, and the compiler's smallest code for them
         e.Append(CCFLAGS=["-Os"])
 
     def at(*parts):
-        return os.path.join(out, *parts)
+        return out.File(os.path.join(*parts))
 
     imported = e.OnnxccImport([at("imported.onnx"), at("imported.bin")], model)
     optimized = e.OnnxccOptimize([at("optimized.onnx"), at("optimized.bin")], imported)
-    if autotune_on:  # measures the candidates (with the weights), records the choice
+    if autotune:  # measures the candidates (with the weights), records the choice
         chosen = e.OnnxccSelect([at("tactics.json"), record], optimized)[:1]
     else:
-        chosen = e.OnnxccSelect(at("tactics.json"), [optimized[0]] + (
-            [tactic] if str(tactic or "").endswith(".json") else []) + ([tuned] if tuned else []))
+        forced = [env.File(tactic)] if str(tactic or "").endswith(".json") else []
+        chosen = e.OnnxccSelect(at("tactics.json"),
+                                [optimized[0]] + forced + ([tuned] if tuned else []))
     plan = e.OnnxccPlan(at("plan.json"), [optimized[0], chosen])
     header_c = e.OnnxccGenerateModel([at(f"{name}.h"), at(f"{name}.c")],
                                      [optimized[0], plan, chosen])
     kernels = e.OnnxccGenerateKernels([at(f"{name}_kernels.c"), at(f"{name}_kernels.h")],
-                                      [optimized[0], chosen])
+                                      [optimized[0], plan, chosen])
     weights = e.OnnxccGenerateWeights(at(f"{name}_weights.c"), optimized + chosen)
-    stages = imported + optimized + chosen + plan + header_c + kernels + weights
+    fragments = e.OnnxccFragments([at(f"{name}.mk"), at(f"{name}.cmake"), at("CMakeLists.txt")],
+                                  [plan[0], header_c[0]])
+    stages = imported + optimized + chosen + plan + header_c + kernels + weights + fragments
     e.Depends(stages, _PACKAGE_FILES)
     e.Depends(header_c, [os.path.join(TEMPLATES_DIR, t) for t in ("model.h.mako", "model.c.mako")])
     e.Depends(kernels, [os.path.join(TEMPLATES_DIR, t)
                         for t in ("model_kernels.c.mako", "model_kernels.h.mako")])
     e.Depends(weights, os.path.join(TEMPLATES_DIR, "model_weights.c.mako"))
+    e.Depends(fragments, [os.path.join(TEMPLATES_DIR, t) for t in
+                          ("model.mk.mako", "model.cmake.mako", "model_CMakeLists.txt.mako")])
 
     # the library's objects, each with gcc's stack usage (.su) for the size report
     lib_sources = [header_c[1], kernels[0], weights[0], os.path.join(RUNTIME_DIR, "onnxcc_runtime.c")]
     objects, stack_usage = [], []
     for src in lib_sources:
-        stem = at(os.path.splitext(os.path.basename(str(src)))[0])
-        obj, su = e.Object([stem + ".o", stem + ".su"], src,
+        stem = os.path.splitext(os.path.basename(str(src)))[0]
+        obj, su = e.Object([at(stem + ".o"), at(stem + ".su")], src,
                            CCFLAGS=e["CCFLAGS"] + ["-fstack-usage"])
         objects.append(obj)
         stack_usage.append(su)
-    lib = e.StaticLibrary(at(f"lib{name}"), objects)
+    lib = e.StaticLibrary(at(f"lib{name}.a"), e.OnnxccLinkModel(at(f"lib{name}.o"), objects))
     startup = [e.Object(at("startup", os.path.splitext(os.path.basename(s))[0] + ".o"), s)
                for s in tgt.harness_sources]
 
@@ -340,8 +475,38 @@ def OnnxModel(env, model, target="x86_64", name=None, build_dir="build", input_s
                               LIBS=[lib] + tgt.toolchain.libs)
         timing = e.OnnxccBenchRun(at("bench", "bench.json"), bench_elf)
         e.AlwaysBuild(timing)
-    return SimpleNamespace(lib=lib, include=e.Dir(out), verify=report, size=size, bench=timing,
-                           show_size=show_size, name=name, dir=out, target=tgt, env=e)
+    return OnnxModelNodes(name=name, lib=lib[0], include=out, fragments=list(fragments),
+                          size=size, show_size=show_size, verify=report, bench=timing,
+                          dir=out.abspath, target=tgt, env=e)
+
+
+@_declaration
+def OnnxSharedArena(env, name, models):
+    """One arena for ``models`` (from OnnxModel, one target), which never run at the same
+    time: ``<name>.h`` (``<NAME>_BYTES``, ``<NAME>_ALIGN``, ``extern uint8_t <name>[]``) and
+    ``lib<name>.a`` that defines it, sized by the largest of the models' arenas, in
+    ``<build_dir>/<target>/<name>/``. Returns ``(lib, include)``."""
+    models = list(models)
+    name = c_ident(name)
+    if not models:
+        raise OnnxccError(f"shared arena {name}: no models", hint="pass the results of OnnxModel")
+    if len({m.target.name for m in models}) > 1:
+        raise OnnxccError(f"shared arena {name}: models of different targets "
+                          f"({', '.join(f'{m.name} on {m.target.name}' for m in models)})",
+                          hint="one firmware runs on one target: build its models for it")
+    if name in {m.name for m in models}:
+        raise OnnxccError(f"shared arena {name}: named like one of its models",
+                          hint="give the arena a name of its own, e.g. shared_arena")
+    first = models[0]
+    out = first.env.Dir(first.dir).Dir("..").Dir(name)
+    e = first.env.Clone(ONNXCC_ARENA=name, ONNXCC_ARENA_MODELS=[m.name for m in models])
+    e.Replace(CPPPATH=[m.include for m in models] + [out])
+    sources = e.OnnxccSharedArena([out.File(f"{name}.h"), out.File(f"{name}.c")],
+                                  e.Value(" ".join(m.name for m in models)))
+    e.Depends(sources, _PACKAGE_FILES + [os.path.join(TEMPLATES_DIR, t) for t in
+                                         ("shared_arena.h.mako", "shared_arena.c.mako")])
+    lib = e.StaticLibrary(out.File(f"lib{name}.a"), e.Object(out.File(f"{name}.o"), sources[1]))
+    return lib[0], out
 
 
 def OnnxSizeGate(env, model, baseline, tolerance=0.0, write=False):
@@ -357,6 +522,7 @@ def OnnxSizeGate(env, model, baseline, tolerance=0.0, write=False):
 
 def generate(env):
     env.AddMethod(OnnxModel, "OnnxModel")
+    env.AddMethod(OnnxSharedArena, "OnnxSharedArena")
     env.AddMethod(OnnxSizeGate, "OnnxSizeGate")
     env.SetDefault(ONNXCC_REPO=REPO_ROOT)
 

@@ -62,7 +62,7 @@ ${tl.tile(rest_rows, -(-store // lanes), lanes, cg, 1, t_a_at, t_b_at, zero, t_o
                 }
 % endif
 </%def>\
-${signature}
+${tl.contracted(signature)}
 {
 ${tl.types(lanes if transposed or full or any(l > 1 for _, _, l in tails) else 1, chain, lane_axis)}\
     for (int nb = 0; nb < ${n}; ++nb) {

@@ -89,7 +89,7 @@ ${block(nrows, -(-rest // lanes), rest)}\
                 }
 % endif
 </%def>\
-${signature}
+${tl.contracted(signature)}
 {
 ${tl.types(lanes, p['epilogue'], 2)}\
     float *const pc = (float *)scratch;

@@ -63,7 +63,7 @@ ${tl.row_blocks(mg, rows, -(-rest // lanes), lanes, k, 1, 'wg', panel, a_at, b_a
                 }
 % endif
 </%def>\
-${signature}
+${tl.contracted(signature)}
 {
 ${tl.types(lanes, p['epilogue'], 2)}\
     float *const col = (float *)scratch;

@@ -64,7 +64,7 @@ ${tl.tile(rest_rows, -(-store // lanes), lanes, cg, taps, t_a_at, t_b_at, zero, 
                     }
 % endif
 </%def>\
-${signature}
+${tl.contracted(signature)}
 {
 ${tl.types(lanes, chain, 1 if transposed else 2)}\
     float *const pl = (float *)scratch;

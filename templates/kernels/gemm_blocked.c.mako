@@ -69,7 +69,7 @@ ${row_blocks(j0, nvecs, nlanes, store, k - (chunks - 1) * chunk, False, True)}\
             }
 % endif
 </%def>\
-${signature}
+${tl.contracted(signature)}
 {
 ${tl.types(lanes if full or any(nl > 1 for _, _, nl, _ in tails) else 1, chain, lane_axis)}\
 % if len(batches) > 1:

@@ -12,7 +12,11 @@ ${signature}
 {
     for (int nc = 0; nc < ${n * c}; ++nc) {
         const float *xc = x + (size_t)nc * ${h * w}u;
+% if p.get('in_place'):
+        float *yc = (float *)scratch; /* copied over y's channel once x's is read */
+% else:
         float *yc = y + (size_t)nc * ${oh * ow}u;
+% endif
         for (int oy = 0; oy < ${oh}; ++oy) {
             const int iy0 = oy * ${sh} - ${pt};
             for (int ox = 0; ox < ${ow}; ++ox) {
@@ -51,5 +55,8 @@ ${signature}
 % endif
             }
         }
+% if p.get('in_place'):
+        memcpy(y + (size_t)nc * ${oh * ow}u, yc, ${oh * ow}u * sizeof(float));
+% endif
     }
 }

@@ -8,6 +8,13 @@
   sizes come from ops/tiling.py.
 </%doc>
 
+## The definition line of a kernel whose multiply-adds may each round once: on CPUs with
+## a fused multiply-add its tiles use it (-std=c99 leaves every other kernel uncontracted).
+<%def name="contracted(signature)">\
+__attribute__((optimize("fp-contract=fast")))
+${signature}\
+</%def>
+
 ## The vector types (once per kernel function that uses lanes > 1); vi (lane masks) only
 ## for an epilogue that runs on vectors and selects (a unary op).
 <%def name="types(lanes, chain=(), lane_axis=0)">\

@@ -2,7 +2,7 @@
 
 Kernels are shared: every node with the same template and parameters calls one function,
 named after what it computes (``kws_conv2d_f32_dw_3x3_s1x1_p1x1_64x25x5_m64_relu``).
-Each node runs the tactic its selection (tactics.json) names.
+Each node runs the tactic recorded on it (tactics.annotate, from tactics.json).
 """
 
 import hashlib
@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from .. import ops, packing
 from ..cgen import c_ident, c_type
 from ..errors import OnnxccError
-from ..tactics import REFERENCE
 
 
 @dataclass
@@ -21,9 +20,14 @@ class Kernel:
     call: object  # the first KernelCall that needed it (all share template and params)
 
     def signature(self, graph):
-        args = [f"const {c_type(graph.info(t).dtype)} *restrict {role}"
-                for role, t in self.call.inputs]
-        args += [f"{c_type(graph.info(t).dtype)} *restrict {role}" for role, t in self.call.outputs]
+        # an output written over an input shares its memory: neither may be restrict
+        shared = set(self.call.overwrites) | set(self.call.overwrites.values())
+
+        def param(role, t, const):
+            restrict = "" if role in shared else "restrict "
+            return f"{'const ' if const else ''}{c_type(graph.info(t).dtype)} *{restrict}{role}"
+        args = [param(role, t, True) for role, t in self.call.inputs]
+        args += [param(role, t, False) for role, t in self.call.outputs]
         if self.call.scratch_bytes:
             args.append("void *restrict scratch")
         return f"void {self.name}({', '.join(args)})"
@@ -31,8 +35,9 @@ class Kernel:
 
 @dataclass
 class Step:
+    plan: dict  # the step's entry in the plan's schedule
     node: object
-    kernel: Kernel = None  # None: a view (no code) or a copy into a graph output
+    kernel: Kernel = None  # None: no code (the memory plan did its work) or a copy
     call: object = None  # this node's KernelCall: its own tensors for the shared kernel
 
 
@@ -47,42 +52,65 @@ def _kernel_name(prefix, call):
     return name
 
 
-def lower_graph(graph, prefix, where, selection=REFERENCE):
-    """(steps, kernels): one step per node, one kernel per distinct (template, params)."""
+def lower_graph(graph, prefix, where, plan):
+    """(steps, kernels): one step per node in the plan's order, one kernel per distinct
+    (template, params, memory sharing)."""
     kernels, steps, names = {}, [], set()
-    for node in graph.nodes:
-        if node.op in ops.ALIASES or node.op == "Identity":
-            steps.append(Step(node))
+    for entry in plan["schedule"]:
+        node = graph.nodes[entry["index"]]
+        if entry["code"] != "kernel":
+            steps.append(Step(entry, node))
             continue
         try:
-            call = ops.lower(node, graph, selection.tactic(node), selection.cpu)
+            call = ops.lower(node, graph, entry.get("overwrites"))
         except OnnxccError as e:
             raise OnnxccError(e.message, where=where, hint=e.hint) from None
         key = (call.template, json.dumps(call.params, sort_keys=True),
-               tuple(graph.info(t).dtype for _, t in call.inputs + call.outputs))
+               tuple(graph.info(t).dtype for _, t in call.inputs + call.outputs),
+               json.dumps(call.overwrites, sort_keys=True), call.scratch_bytes)
         if key not in kernels:
             name, k = _kernel_name(prefix, call), 2
             while name in names:
                 name, k = f"{_kernel_name(prefix, call)}_{k}", k + 1
             names.add(name)
             kernels[key] = Kernel(name, call)
-        steps.append(Step(node, kernels[key], call))
+        steps.append(Step(entry, node, kernels[key], call))
     return steps, list(kernels.values())
-
-
-def scratch_needs(graph, selection):
-    """node name -> bytes of scratch memory its kernel needs (nodes that need some)."""
-    steps, _ = lower_graph(graph, "", graph.name, selection)
-    return {s.node.name: s.call.scratch_bytes for s in steps if s.call and s.call.scratch_bytes}
 
 
 def packed_key(tensor, spec):
     return (tensor, json.dumps(spec, sort_keys=True))
 
 
-def weight_symbols(graph, prefix, steps=()):
+def _kernel_calls(graph):
+    """Each node's kernel call by its tactic (never an in-place one: those are reference
+    kernels, which read constants as they are), in graph order."""
+    return [(node, ops.lower(node, graph)) for node in graph.nodes
+            if node.op not in ops.ALIASES and node.op != "Identity"]
+
+
+def weight_uses(graph):
+    """(constants read as they are, [(tensor, spec)] read packed), in a stable order."""
+    raw, packed = set(), {}
+    for node in graph.nodes:
+        if node.op in ops.ALIASES or node.op == "Identity":
+            raw.update(t for t in node.inputs if graph.is_constant(t))
+    for node, call in _kernel_calls(graph):
+        for role, tensor in call.inputs:
+            if not graph.is_constant(tensor):
+                continue
+            if role in call.packed:
+                spec = call.packed[role]
+                packed.setdefault(packed_key(tensor, spec), (tensor, spec))
+            else:
+                raw.add(tensor)
+    raw.update(o for o in graph.outputs if graph.is_constant(o))
+    return [t for t in graph.constants if t in raw], list(packed.values())
+
+
+def weight_symbols(graph, prefix):
     """The C arrays of the constants, in the graph's order: {tensor: symbol} for each as
-    it is, and {packed_key(tensor, spec): symbol} for each packed layout ``steps`` read."""
+    it is, and {packed_key(tensor, spec): symbol} for each packed layout a kernel reads."""
     symbols, taken = {}, set()
 
     def fresh(base):
@@ -95,29 +123,6 @@ def weight_symbols(graph, prefix, steps=()):
     for name in graph.constants:
         symbols[name] = fresh(f"{prefix}_w_{name}")
     packed = {}
-    for step in steps:
-        for role, spec in sorted(step.call.packed.items()) if step.call else ():
-            tensor = dict(step.call.inputs)[role]
-            key = packed_key(tensor, spec)
-            if key not in packed:
-                packed[key] = fresh(f"{symbols[tensor][:52]}_{packing.tag(spec)}")
+    for tensor, spec in weight_uses(graph)[1]:
+        packed[packed_key(tensor, spec)] = fresh(f"{symbols[tensor][:52]}_{packing.tag(spec)}")
     return symbols, packed
-
-
-def weight_uses(graph, steps):
-    """(constants read as they are, [(tensor, spec)] read packed), in a stable order."""
-    raw, packed = set(), {}
-    for step in steps:
-        if step.call is None:
-            raw.update(t for t in step.node.inputs if graph.is_constant(t))
-            continue
-        for role, tensor in step.call.inputs:
-            if not graph.is_constant(tensor):
-                continue
-            if role in step.call.packed:
-                spec = step.call.packed[role]
-                packed.setdefault(packed_key(tensor, spec), (tensor, spec))
-            else:
-                raw.add(tensor)
-    raw.update(o for o in graph.outputs if graph.is_constant(o))
-    return [t for t in graph.constants if t in raw], list(packed.values())

@@ -2,7 +2,9 @@
 
 Each module here covers one family of ONNX operators. It exports
 ``LOWERINGS`` (op type -> function(node, graph) -> KernelCall) for ops that run a kernel,
-and ``ALIASES`` (op types whose output is its first input, re-viewed: no code, no memory).
+``ALIASES`` (op types whose output is its first input, re-viewed: no code, no memory),
+and ``INPLACE`` (op type -> function(node, graph, tensor) -> KernelCall that writes the
+node's output over its input ``tensor``, or None where it cannot).
 A kernel call names the Mako template under ``templates/kernels/`` that implements it
 and the compile-time parameters the template specializes on.
 
@@ -12,16 +14,18 @@ counters walks; ops/epilogue.py).
 
 An op with several implementations also exports ``TACTICS`` (op type -> [Tactic]):
 sibling kernels with the same C interface, the first being the reference (smallest code);
-``tactics.py`` picks one per node. An op with only ``LOWERINGS`` has one tactic,
-``reference``.
+``tactics.py`` picks one per node and records it on the node (``onnxcc_tactic``), which
+``lower`` follows. An op with only ``LOWERINGS`` has one tactic, ``reference``; its
+kernels that write over an input are ``INPLACE``'s, another tactic's its ``in_place``.
 """
 
 import importlib
 import pkgutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from ..errors import OnnxccError
+from ..targets import Cpu
 
 
 @dataclass
@@ -31,9 +35,11 @@ class KernelCall:
     params: dict  # everything the template specializes on (JSON-able)
     inputs: list  # [(role, tensor name)]: C parameter names and the tensors passed
     outputs: list
-    #: working memory the kernel needs during the call (its last parameter, ``scratch``),
-    #: placed in the arena by the planner like a tensor that lives for one step
+    #: bytes of workspace the kernel needs during the call, passed as ``void *scratch``;
+    #: the memory planner places it in the arena with everything else
     scratch_bytes: int = 0
+    #: output role -> input role: that output is written over that input (same address)
+    overwrites: dict = field(default_factory=dict)
     #: role -> packing spec (packing.py): that constant input is passed re-laid-out at
     #: compile time into the order the kernel reads it
     packed: dict = field(default_factory=dict)
@@ -46,6 +52,9 @@ class Tactic:
     lower: Callable  # (node, graph, cpu) -> KernelCall
     applies: Callable = None  # (node, graph, cpu) -> bool; None: always
     cost: Callable = None  # (node, graph, cpu) -> estimated cycles; None: not estimated
+    #: (node, graph, cpu, tensor) -> its KernelCall writing the output over that input, or
+    #: None (the reference tactic's are the module's INPLACE instead)
+    in_place: Callable = None
 
 
 #: ops the optimizer removes before code generation (inference-time no-ops)
@@ -73,13 +82,58 @@ def applicable(node, graph, cpu):
     return [t for t in tactics_for(node) if t.applies is None or t.applies(node, graph, cpu)]
 
 
-def lower(node, graph, tactic="reference", cpu=None):
-    """``node``'s KernelCall by the tactic named ``tactic`` (chosen by tactics.py)."""
+def chosen_tactic(node):
+    """(tactic name, Cpu) recorded on the node by tactics.annotate; the reference kernel
+    for a plain CPU when none was."""
+    name, cpu = node.attrs.get("onnxcc_tactic", [None, None])
+    return (name or tactics_for(node)[0].name,
+            Cpu(**dict(cpu, features=tuple(cpu["features"]))) if cpu else Cpu())
+
+
+def lower(node, graph, overwrite=None):
+    """The node's kernel call, by its chosen tactic; with ``overwrite``, the one that
+    writes the node's output over that input tensor (the memory plan chose it; see
+    ``can_overwrite``)."""
+    if overwrite is not None:
+        call = can_overwrite(node, graph, overwrite)
+        if call is None:
+            raise OnnxccError(f"node '{node.name}' (op {node.op}) cannot write its output over "
+                              f"'{overwrite}'", hint="re-run the plan stage")
+        return call
+    tactic, cpu = chosen_tactic(node)
     for t in tactics_for(node):
         if t.name == tactic:
             return t.lower(node, graph, cpu)
     raise OnnxccError(f"node '{node.name}' (op {node.op}) has no tactic '{tactic}'",
                       hint=f"its tactics: {', '.join(t.name for t in tactics_for(node))}")
+
+
+def can_overwrite(node, graph, tensor):
+    """A kernel call of the node's tactic writing its output over its input ``tensor``,
+    or None."""
+    name, cpu = chosen_tactic(node)
+    tactics = tactics_for(node)
+    if name == tactics[0].name:
+        fn = INPLACE.get(node.op)
+        return fn(node, graph, tensor) if fn else None
+    tactic = next((t for t in tactics if t.name == name), None)
+    return tactic.in_place(node, graph, cpu, tensor) if tactic and tactic.in_place else None
+
+
+def possible_templates(node, graph):
+    """Every template the node's kernel may come from, whichever the memory plan picks."""
+    calls = [lower(node, graph)] + [can_overwrite(node, graph, t) for t in set(node.inputs) if t]
+    return {c.template for c in calls if c is not None}
+
+
+def in_place(call, tensor, roles, **changes):
+    """``call`` made to write its one output over input ``tensor``, when the kernel reads
+    that tensor once, as one of ``roles`` (those it may share memory with); else None."""
+    matching = [role for role, t in call.inputs if t == tensor]
+    if len(matching) != 1 or matching[0] not in roles or len(call.outputs) != 1:
+        return None
+    changes.setdefault("tag", f"{call.tag}_inplace")
+    return replace(call, overwrites={call.outputs[0][0]: matching[0]}, **changes)
 
 
 def unsupported(node, what, hint=None):
@@ -91,9 +145,11 @@ LOWERINGS = {}
 TACTICS = {}
 EPILOGUE_SPANS = {}
 ALIASES = set()
+INPLACE = {}
 for _mod in pkgutil.iter_modules(__path__):
     _m = importlib.import_module(f"{__name__}.{_mod.name}")
     LOWERINGS.update(getattr(_m, "LOWERINGS", {}))
     TACTICS.update(getattr(_m, "TACTICS", {}))
     EPILOGUE_SPANS.update(getattr(_m, "EPILOGUE_SPANS", {}))
     ALIASES.update(getattr(_m, "ALIASES", ()))
+    INPLACE.update(getattr(_m, "INPLACE", {}))

@@ -5,8 +5,8 @@ output's dimensions (0 where an operand repeats), with contiguous dimensions mer
 the common cases (equal shapes, a scalar, a per-channel vector) become one or two loops.
 """
 
-from . import KernelCall
-from .epilogue import epilogue_tag, kernel_epilogue, own_inputs
+from . import KernelCall, in_place
+from .epilogue import epilogue_tag, kernel_epilogue, own_inputs, residual_roles
 
 C_OPERATORS = {"Add": "+", "Sub": "-", "Mul": "*", "Div": "/"}
 
@@ -58,5 +58,18 @@ def lower_binary(node, graph):
     return KernelCall("binary", tag, params, [("a", a), ("b", b)] + operands, [("y", y)])
 
 
+def binary_in_place(node, graph, tensor):
+    """y may be an operand read at y's own index (one not broadcast, or a fused epilogue
+    operand of y's shape): each element is read right before the same element of y is
+    written."""
+    call = lower_binary(node, graph)
+    p = call.params
+    roles = [r for r, strides in (("a", p["a_strides"]), ("b", p["b_strides"]))
+             if strides == p["out_strides"]]
+    roles += residual_roles(call, graph)
+    return in_place(call, tensor, roles)
+
+
 LOWERINGS = {op: lower_binary for op in C_OPERATORS}
+INPLACE = {op: binary_in_place for op in C_OPERATORS}
 EPILOGUE_SPANS = {op: flat_spans for op in C_OPERATORS}

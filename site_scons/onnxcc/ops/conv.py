@@ -17,8 +17,8 @@ channel by channel).
 import math
 
 from .. import packing
-from . import KernelCall, Tactic
-from .epilogue import epilogue_tag, kernel_epilogue, own_inputs
+from . import KernelCall, Tactic, in_place
+from .epilogue import epilogue_tag, kernel_epilogue, own_inputs, residual_roles
 from .spatial import window_2d, window_tag
 from .tiling import (best_tile, column_tails, copy_cost, epilogue_cost, scalar_mac_cost,
                      tile_cost)
@@ -264,11 +264,22 @@ def cost_depthwise(node, graph, cpu):
     return _plan_depthwise(g, cpu)[3] + epilogue_cost(outputs, g["epilogue"])
 
 
+def _over_residual(lower):
+    """The tactic's kernel writing y over a fused residual: each tile reads the residual's
+    elements right before it stores the same elements of y."""
+    def call_over(node, graph, cpu, tensor):
+        call = lower(node, graph, cpu)
+        return in_place(call, tensor, residual_roles(call, graph))
+    return call_over
+
+
 TACTICS = {"Conv": [
     Tactic("direct", lower_direct, cost=cost_direct),
-    Tactic("gemm1x1", lower_gemm1x1, _is_1x1, cost_gemm1x1),
-    Tactic("im2col", lower_im2col, cost=cost_im2col),
-    Tactic("implicit", lower_implicit, cost=cost_implicit),
-    Tactic("depthwise", lower_depthwise, _is_depthwise, cost_depthwise),
+    Tactic("gemm1x1", lower_gemm1x1, _is_1x1, cost_gemm1x1, _over_residual(lower_gemm1x1)),
+    Tactic("im2col", lower_im2col, cost=cost_im2col, in_place=_over_residual(lower_im2col)),
+    Tactic("implicit", lower_implicit, cost=cost_implicit,
+           in_place=_over_residual(lower_implicit)),
+    Tactic("depthwise", lower_depthwise, _is_depthwise, cost_depthwise,
+           _over_residual(lower_depthwise)),
 ]}
 EPILOGUE_SPANS = {"Conv": conv_spans}

@@ -5,8 +5,8 @@ form (no libm call); a binary op when both operands walk its innermost dimension
 contiguously or not at all (a broadcast).
 """
 
-from . import Tactic
-from .binary import C_OPERATORS, lower_binary
+from . import LOWERINGS, Tactic, in_place
+from .binary import C_OPERATORS, binary_in_place, lower_binary
 from .epilogue import VECTOR_STATEMENTS, vectorizable
 from .tiling import epilogue_cost
 from .unary import EXPRESSIONS, lower_unary, unary_chain
@@ -44,10 +44,31 @@ def _binary_cost(node, graph, cpu, lanes=1):
     return _elements(node, graph) * (3 + epilogue_cost(1, p["epilogue"])) / lanes
 
 
-UNARY = [Tactic("reference", lambda n, g, cpu: lower_unary(n, g), cost=_unary_cost),
-         Tactic("vector", lambda n, g, cpu: _with_lanes(lower_unary(n, g), cpu, "unary_vector"),
-                _unary_vectorizes, lambda n, g, cpu: _unary_cost(n, g, cpu, cpu.lanes()))]
-BINARY = [Tactic("reference", lambda n, g, cpu: lower_binary(n, g), cost=_binary_cost),
-          Tactic("vector", lambda n, g, cpu: _with_lanes(lower_binary(n, g), cpu, "binary_vector"),
-                 _binary_vectorizes, lambda n, g, cpu: _binary_cost(n, g, cpu, cpu.lanes()))]
+def _unary_vector(node, graph, cpu):
+    return _with_lanes(lower_unary(node, graph), cpu, "unary_vector")
+
+
+def _binary_vector(node, graph, cpu):
+    return _with_lanes(lower_binary(node, graph), cpu, "binary_vector")
+
+
+def _unary_vector_in_place(node, graph, cpu, tensor):
+    """A vector of y is written right after the same vector of x is read."""
+    return in_place(_unary_vector(node, graph, cpu), tensor, ("x",))
+
+
+def _binary_vector_in_place(node, graph, cpu, tensor):
+    """As the reference kernel (binary.py), a vector at a time."""
+    reference = binary_in_place(node, graph, tensor)
+    return reference and in_place(_binary_vector(node, graph, cpu), tensor,
+                                  list(reference.overwrites.values()))
+
+
+# (the reference kernels are looked up when lowered: a test may replace one)
+UNARY = [Tactic("reference", lambda n, g, cpu: LOWERINGS[n.op](n, g), cost=_unary_cost),
+         Tactic("vector", _unary_vector, _unary_vectorizes,
+                lambda n, g, cpu: _unary_cost(n, g, cpu, cpu.lanes()), _unary_vector_in_place)]
+BINARY = [Tactic("reference", lambda n, g, cpu: LOWERINGS[n.op](n, g), cost=_binary_cost),
+          Tactic("vector", _binary_vector, _binary_vectorizes,
+                 lambda n, g, cpu: _binary_cost(n, g, cpu, cpu.lanes()), _binary_vector_in_place)]
 TACTICS = {**{op: UNARY for op in EXPRESSIONS}, **{op: BINARY for op in C_OPERATORS}}

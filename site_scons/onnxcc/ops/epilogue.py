@@ -81,6 +81,15 @@ def kernel_epilogue(node, graph, spans):
     return chain, inputs
 
 
+def residual_roles(call, graph):
+    """The roles of a kernel call's epilogue operands of its output's own shape (a
+    residual): every kernel reads such an element right before it writes the same element
+    of y, so y may be written over it."""
+    shape = graph.info(call.outputs[0][1]).shape
+    return [role for role, t in call.inputs
+            if role.startswith("e") and role[1:].isdigit() and graph.info(t).shape == shape]
+
+
 def _select(mask, a, b):
     """mask ? a : b, lane by lane (vf/vi: the kernel's float and int vector types)."""
     return f"(vf)(((vi)({a}) & ({mask})) | ((vi)({b}) & ~({mask})))"

@@ -12,9 +12,9 @@ whose B is one matrix shared by every batch folds the batch into M. Two tactics:
 """
 
 from .. import packing
-from . import KernelCall, Tactic
+from . import KernelCall, Tactic, in_place
 from .binary import broadcast_strides, merge_dims
-from .epilogue import epilogue_tag, kernel_epilogue, own_inputs
+from .epilogue import epilogue_tag, kernel_epilogue, own_inputs, residual_roles
 from .tiling import best_tile, column_tails, epilogue_cost, scalar_mac_cost
 
 
@@ -190,7 +190,16 @@ def _batch_offsets(shape, stra, strb):
     return offsets
 
 
+def blocked_in_place(node, graph, cpu, tensor):
+    """y over a fused residual, when the sum is not cut in chunks (those keep partial sums
+    in y): each tile reads the residual's elements right before storing the same ones."""
+    call = lower_blocked(node, graph, cpu)
+    if call.params["k_chunk"] < call.params["k"]:
+        return None
+    return in_place(call, tensor, residual_roles(call, graph))
+
+
 _TACTICS = [Tactic("reference", lower_reference, cost=cost_reference),
-            Tactic("blocked", lower_blocked, _is_blockable, cost_blocked)]
+            Tactic("blocked", lower_blocked, _is_blockable, cost_blocked, blocked_in_place)]
 TACTICS = {"Gemm": _TACTICS, "MatMul": _TACTICS}
 EPILOGUE_SPANS = {"Gemm": gemm_spans, "MatMul": gemm_spans}

@@ -1,6 +1,6 @@
 """Softmax and LayerNormalization: reductions over trailing axes."""
 
-from . import KernelCall, unsupported
+from . import KernelCall, in_place, unsupported
 
 
 def _split(shape, axis):
@@ -42,4 +42,16 @@ def lower_layernorm(node, graph):
     return KernelCall("layernorm", tag, p, inputs, [("y", node.outputs[0])])
 
 
+def softmax_in_place(node, graph, tensor):
+    """Each element of y is written after the same element of x was last read."""
+    return in_place(lower_softmax(node, graph), tensor, ("x",))
+
+
+def layernorm_in_place(node, graph, tensor):
+    """The statistics of a row are taken before any of it is written; then each y[i]
+    right after x[i] is read."""
+    return in_place(lower_layernorm(node, graph), tensor, ("x",))
+
+
 LOWERINGS = {"Softmax": lower_softmax, "LayerNormalization": lower_layernorm}
+INPLACE = {"Softmax": softmax_in_place, "LayerNormalization": layernorm_in_place}

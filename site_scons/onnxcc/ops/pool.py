@@ -4,11 +4,15 @@
   vector     a channel at a time, padded into stride phases (like a depthwise convolution,
              ops/conv.py) so that each tap of an output row is one vector run; max pools
              pad with -inf, and average pools qualify where every window has the same count
+
+Only the reference kernels write over their input (INPLACE).
 """
 
-from . import KernelCall, Tactic, unsupported
+from dataclasses import replace
+
+from . import KernelCall, Tactic, in_place, unsupported
 from .conv import phase_planes
-from .spatial import window_2d, window_tag
+from .spatial import overwrites_only_read_input, window_2d, window_tag
 from .tiling import copy_cost
 
 
@@ -122,3 +126,29 @@ _GLOBAL = [Tactic("reference", lambda n, g, cpu: lower_global_pool(n, g), cost=c
                   lambda n, g, cpu: cost_global(n, g, cpu, vector=True))]
 TACTICS = {"MaxPool": _WINDOWED, "AveragePool": _WINDOWED,
            "GlobalAveragePool": _GLOBAL, "GlobalMaxPool": _GLOBAL}
+
+
+def pool_in_place(node, graph, tensor):
+    """Straight over x where that only overwrites x already read (strided pools); else
+    each channel is pooled into scratch, then copied over y's channel: that lands on
+    channels of x already read, as long as a channel does not grow. A window over the
+    whole input is a global pool (global_pool_in_place)."""
+    call = lower_pool(node, graph)
+    p = call.params
+    if call.template == "global_pool":
+        return in_place(call, tensor, ("x",))
+    if overwrites_only_read_input(p):
+        return in_place(call, tensor, ("x",))
+    if p["oh"] * p["ow"] > p["h"] * p["w"]:
+        return None
+    return in_place(replace(call, params=dict(p, in_place=True)), tensor, ("x",),
+                    scratch_bytes=4 * p["oh"] * p["ow"])
+
+
+def global_pool_in_place(node, graph, tensor):
+    """y[o] is written after row o of x is read, and lies at or before that row."""
+    return in_place(lower_global_pool(node, graph), tensor, ("x",))
+
+
+INPLACE = {"MaxPool": pool_in_place, "AveragePool": pool_in_place,
+           "GlobalAveragePool": global_pool_in_place, "GlobalMaxPool": global_pool_in_place}

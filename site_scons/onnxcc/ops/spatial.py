@@ -42,3 +42,25 @@ def window_tag(g):
     if (g["dh"], g["dw"]) != (1, 1):
         tag += f"_d{g['dh']}x{g['dw']}"
     return tag + f"_{g['c']}x{g['h']}x{g['w']}"
+
+
+def overwrites_only_read_input(g):
+    """Whether a window kernel that walks y in order (channel, row, column) and reads only
+    the same channel of x may write y straight over x: each element of y must land where
+    no later element reads x. Channel k of y starts at or before channel k of x (a channel
+    does not grow), so channel 0 is the tightest: checked element by element."""
+    h, w, oh, ow = g["h"], g["w"], g["oh"], g["ow"]
+    if oh * ow > h * w:
+        return False
+    last_read = [-1] * (h * w)  # element of x -> the last element of y reading it
+    for oy in range(oh):  # (y in order: each element read is last read by the latest)
+        for ky in range(g["kh"]):
+            iy = oy * g["sh"] - g["pt"] + ky * g["dh"]
+            if not 0 <= iy < h:
+                continue
+            for ox in range(ow):
+                for kx in range(g["kw"]):
+                    ix = ox * g["sw"] - g["pl"] + kx * g["dw"]
+                    if 0 <= ix < w:
+                        last_read[iy * w + ix] = oy * ow + ox
+    return all(q >= t for q, t in enumerate(last_read))

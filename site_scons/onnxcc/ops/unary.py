@@ -6,7 +6,7 @@ templates spell it with ``epilogue.epilogue_code``.
 """
 
 from ..cgen import c_float
-from . import KernelCall
+from . import KernelCall, in_place
 
 
 def _clip(v, a):
@@ -56,4 +56,10 @@ def lower_unary(node, graph):
                       [("x", x)], [("y", y)])
 
 
+def unary_in_place(node, graph, tensor):
+    """y[i] is written right after x[i] is read: y may be x."""
+    return in_place(lower_unary(node, graph), tensor, ("x",))
+
+
 LOWERINGS = {op: lower_unary for op in EXPRESSIONS}
+INPLACE = {op: unary_in_place for op in EXPRESSIONS}

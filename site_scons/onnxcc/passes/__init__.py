@@ -8,11 +8,13 @@ from .fold_constants import fold_constants
 from .fuse_elementwise import fuse_elementwise
 from .fuse_matmul_add import fuse_matmul_add
 from .params_to_attrs import params_to_attrs
+from .qdq_to_qlinear import qdq_to_qlinear
 from .remove_noops import remove_noops
 
 
 def optimize(graph, where, fuse=True):
     remove_noops(graph)
+    qdq_to_qlinear(graph)
     fold_constants(graph, where)
     params_to_attrs(graph, where)
     fuse_matmul_add(graph)

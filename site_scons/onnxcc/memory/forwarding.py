@@ -1,0 +1,149 @@
+"""Memory forwarding: which tensors share memory, and which nodes need no code for it.
+
+Every tensor is placed in the memory of a *root* tensor at a byte offset. A root and the
+tensors placed in it form one buffer of the arena, unless the root is *fixed*: a
+constant (flash), or a graph input or output the caller owns (``io=caller``). Decided
+in this order, each on what the previous ones left:
+
+1. views: the reshape family and Identity re-view their input: the output is placed
+   where the input is. A view the caller must receive in its own output buffer moves the
+   input there instead (its producer writes straight into the caller's buffer), else it
+   is a copy;
+2. concat: when the inputs lie end to end in the output (all dimensions before the axis
+   are 1), each input's memory is moved into its slice of the output: the producers
+   write straight into it and the concat needs no code;
+3. in place: a kernel that can write its output over an input (``ops.INPLACE``) does so
+   when nothing in that input's buffer is read by a later step (nor must outlive the
+   run), following the schedule; the output is placed where the input is.
+"""
+
+from dataclasses import dataclass, field
+
+from .. import ops
+
+VIEW_OPS = ops.ALIASES | {"Identity"}
+
+
+@dataclass
+class Forwarding:
+    place: dict  # tensor -> (root tensor, byte offset in the root's memory)
+    fixed: set  # roots that are not arena buffers
+    sizes: dict  # tensor -> bytes
+    persistent: set = field(default_factory=set)  # tensors that must outlive the run
+    code: dict = field(default_factory=dict)  # node index -> "kernel", "none" or "copy"
+    calls: dict = field(default_factory=dict)  # node index -> its KernelCall
+    overwrites: dict = field(default_factory=dict)  # node index -> input written over
+
+    def root(self, tensor):
+        return self.place[tensor][0]
+
+    def members(self, root):
+        return [t for t, (r, _) in self.place.items() if r == root]
+
+    def extent(self, root):
+        """Bytes from the root's start to the end of its last member."""
+        return max(self.place[t][1] + self.sizes[t] for t in self.members(root))
+
+    def move(self, root, new_root, offset):
+        """Place ``root`` and everything in it at ``offset`` in ``new_root``'s memory."""
+        for t in self.members(root):
+            self.place[t] = (new_root, self.place[t][1] + offset)
+
+    def owns_memory(self, tensor):
+        """The tensor is all of an arena buffer that may still move."""
+        root, offset = self.place[tensor]
+        return (root not in self.fixed and offset == 0
+                and self.extent(root) == self.sizes[tensor])
+
+
+def forward(graph, order, io_in_arena, in_place=True, concat=True):
+    """The ``Forwarding`` of ``graph`` run in ``order`` (node indices). ``in_place``: True
+    (wherever a kernel can), False, or the node indices where it may; ``in_place`` and
+    ``concat`` False leave only views (what a plain liveness planner does)."""
+    fixed = set(graph.constants)
+    if not io_in_arena:
+        fixed |= set(graph.inputs) | set(graph.outputs)
+    used = dict.fromkeys(graph.inputs + graph.outputs
+                         + [t for node in graph.nodes for t in node.inputs + node.outputs if t])
+    f = Forwarding({t: (t, 0) for t in used}, fixed, {t: graph.info(t).nbytes for t in used},
+                   persistent=set(graph.outputs))
+    nodes = [graph.nodes[k] for k in order]
+    _views(graph, order, nodes, f)
+    if concat:
+        _concats(graph, order, nodes, f)
+    _kernels(graph, order, nodes, f, in_place)
+    return f
+
+
+def _movable(f, graph, tensor):
+    """The tensor's memory may be moved into another buffer (or the caller's)."""
+    return f.owns_memory(tensor) and not set(f.members(f.root(tensor))) & set(graph.inputs)
+
+
+def _views(graph, order, nodes, f):
+    for k, node in zip(order, nodes):
+        if node.op not in VIEW_OPS:
+            continue
+        x, y = node.inputs[0], node.outputs[0]
+        caller_output = y in f.fixed
+        if not caller_output and not (y in graph.outputs and f.root(x) in graph.constants):
+            f.move(y, *f.place[x])
+            f.code[k] = "none"
+        elif caller_output and _movable(f, graph, x):
+            f.move(f.root(x), y, 0)
+            f.code[k] = "none"
+        else:
+            f.code[k] = "copy"
+
+
+def _contiguous_slices(graph, node):
+    shape = graph.info(node.outputs[0]).shape
+    axis = node.attrs["axis"] % len(shape)
+    return all(d == 1 for d in shape[:axis])
+
+
+def _concats(graph, order, nodes, f):
+    for k, node in zip(order, nodes):
+        if node.op != "Concat" or not _contiguous_slices(graph, node):
+            continue
+        xs, y = node.inputs, node.outputs[0]
+        roots = [f.root(x) for x in xs]
+        if (len(set(xs)) != len(xs) or len(set(roots)) != len(roots) or f.root(y) in roots
+                or not all(_movable(f, graph, x) for x in xs)):
+            continue
+        root, offset = f.place[y]
+        for x in xs:
+            f.move(f.root(x), root, offset)
+            offset += f.sizes[x]
+        f.code[k] = "none"
+
+
+def _kernels(graph, order, nodes, f, in_place):
+    last_read = {}
+    for step, node in enumerate(nodes):
+        for t in node.inputs:
+            if t:
+                last_read[t] = step
+    for step, (k, node) in enumerate(zip(order, nodes)):
+        if k in f.code:
+            continue
+        f.code[k] = "kernel"
+        f.calls[k] = ops.lower(node, graph)
+        allowed = in_place is True or (in_place and k in in_place)
+        if not allowed or len(node.outputs) != 1 or not f.owns_memory(node.outputs[0]):
+            continue
+        y = node.outputs[0]
+        inputs = [t for t in dict.fromkeys(node.inputs) if t]
+        for x in inputs:
+            root, offset = f.place[x]
+            group = f.members(root)
+            if (root in f.fixed or set(group) & f.persistent
+                    or max(last_read.get(t, -1) for t in group) > step
+                    or any(f.root(t) == root for t in inputs if t != x)):
+                continue
+            call = ops.can_overwrite(node, graph, x)
+            if call is not None:
+                f.move(y, root, offset)
+                f.overwrites[k] = x
+                f.calls[k] = call
+                break

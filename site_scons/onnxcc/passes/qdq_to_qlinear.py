@@ -1,0 +1,268 @@
+"""Turn QDQ groups (DequantizeLinear -> float op -> QuantizeLinear) into integer ops.
+
+The same groups onnxruntime fuses when graph optimizations are on (its default), into
+the same integer ops (QLinearConv, QGemm, QLinearAdd, QLinearAveragePool,
+QLinearGlobalAveragePool, QLinearSoftmax, QLinearConcat, QLinearSigmoid,
+QLinearLeakyRelu), so that both compute the same integers. A Relu or Clip between the op and its QuantizeLinear becomes the integer
+output range (exact: quantization is monotonic). Ops that only move data (the reshape
+family, Transpose) between equal quantizations run on the integers directly.
+
+ConvInteger and MatMulInteger (int32 outputs) keep their op; their zero points move onto
+the tensors too.
+
+Every quantized tensor gets its parameters in ``TensorInfo.quant``; the integer ops take
+only their data inputs (QLinearConv and QGemm with per-channel weights also take their
+requantization multipliers and shifts, constants computed here). What does not match stays float, with explicit QuantizeLinear /
+DequantizeLinear kernels (single-input nodes, parameters on the integer tensor); a
+DequantizeLinear of a constant is left for fold_constants (it becomes a float constant).
+"""
+
+import dataclasses
+
+import numpy as np
+
+from ..ir import Node
+from ..quant import fixed_point, int_range, make_quant, output_scale
+from .remove_noops import prune_unused
+
+MOVERS = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose"}
+UNARY = {"AveragePool": "QLinearAveragePool", "GlobalAveragePool": "QLinearGlobalAveragePool",
+         "Softmax": "QLinearSoftmax", "Sigmoid": "QLinearSigmoid", "LeakyRelu": "QLinearLeakyRelu"}
+QUANT_OPS = {"QuantizeLinear", "DequantizeLinear"}
+
+
+class _Matcher:
+    def __init__(self, graph):
+        self.g = graph
+        self.producers, self.consumers = graph.producers(), graph.consumers()
+
+    def params(self, node):
+        """The quant dict of a Q/DQ node with constant parameters, else None."""
+        g = self.g
+        scale = node.inputs[1]
+        zp = node.inputs[2] if len(node.inputs) > 2 and node.inputs[2] else None
+        if not g.is_constant(scale) or (zp and not g.is_constant(zp)):
+            return None
+        zp_value = g.constants[zp] if zp else np.zeros(1, np.uint8)
+        if np.asarray(g.constants[scale]).size > 1:
+            rank = len(g.info(node.inputs[0]).shape)
+            axis = node.attrs.get("axis", 1) % rank
+        else:
+            axis = None
+        return make_quant(g.constants[scale], zp_value, axis)
+
+    def dq_input(self, name, constant=None):
+        """(int tensor, quant) when ``name`` is a DequantizeLinear's output (of a constant
+        only when ``constant``, of an activation only when ``constant`` is False)."""
+        p = self.producers.get(name)
+        if p is None or p.op != "DequantizeLinear" or len(p.inputs) < 2:
+            return None
+        quant = self.params(p)
+        if quant is None or (constant is not None and self.g.is_constant(p.inputs[0]) != constant):
+            return None
+        return p.inputs[0], quant
+
+    def single_consumer(self, name):
+        users = self.consumers.get(name, [])
+        return users[0] if len(users) == 1 and name not in self.g.outputs else None
+
+    def q_output(self, node):
+        """(Q node, activation nodes between, quant) for the QuantizeLinear after ``node``."""
+        between, out = [], node.outputs[0]
+        user = self.single_consumer(out)
+        while user is not None and user.op in ("Relu", "Clip"):
+            between.append(user)
+            out = user.outputs[0]
+            user = self.single_consumer(out)
+        if user is None or user.op != "QuantizeLinear" or len(user.inputs) < 2:
+            return None
+        quant = self.params(user)
+        if quant is None or quant["axis"] is not None:
+            return None
+        return user, between, quant
+
+
+def _clamp(graph, acts, quant, dtype):
+    """The quantized output range left by Relu / Clip (quantization is monotonic)."""
+    lo, hi = int_range(dtype)
+    scale, zp = np.float32(quant["scale"][0]), quant["zero_point"][0]
+
+    def q(v):
+        return int(np.clip(np.rint(np.float32(v) / scale) + zp, lo, hi))
+    for act in acts:
+        if act.op == "Relu":
+            lo = max(lo, zp)
+            continue
+        bounds = [act.attrs.get("min"), act.attrs.get("max")]
+        for k, name in enumerate(act.inputs[1:3]):
+            if name:
+                if not graph.is_constant(name):
+                    return None
+                bounds[k] = float(np.asarray(graph.constants[name]).reshape(-1)[0])
+        if bounds[0] is not None:
+            lo = max(lo, q(bounds[0]))
+        if bounds[1] is not None:
+            hi = min(hi, q(bounds[1]))
+    return [lo, hi]
+
+
+def _set_quant(graph, name, quant):
+    graph.tensors[name] = dataclasses.replace(graph.tensors[name], quant=quant)
+
+
+def _weights_nk(graph, node, w, trans):
+    """The constant weight ``w`` as [N, K] (a transposed copy when it is [K, N])."""
+    if not trans:
+        return w
+    name = graph.unique_name(f"{w}_nk")
+    graph.add_constant(name, np.ascontiguousarray(graph.constants[w].T))
+    quant = dict(graph.info(w).quant)
+    if quant["axis"] is not None:
+        quant["axis"] = 1 - quant["axis"]
+    _set_quant(graph, name, quant)
+    return name
+
+
+def _bias_ok(x, w, b):
+    """An int32 bias adds to the accumulator as is only when its scale is x_scale * w_scale."""
+    if not b:
+        return True
+    xs = np.float32(x[1]["scale"][0])
+    ws = np.asarray(w[1]["scale"], np.float32)
+    bs = np.asarray(b[1]["scale"], np.float32)
+    return bool(np.array_equal(np.broadcast_to(bs, ws.shape), xs * ws))
+
+
+def _fuse(m, node):
+    """The integer node replacing ``node`` and the QuantizeLinear after it, or None."""
+    g = m.g
+    out = m.q_output(node)
+    if out is None:
+        return None
+    q, acts, y_quant = out
+    y = q.outputs[0]
+    clamp = _clamp(g, acts, y_quant, g.info(y).dtype)
+    if clamp is None:
+        return None
+    attrs = {k: v for k, v in node.attrs.items() if not k.startswith("onnxcc_")}
+    if clamp != list(int_range(g.info(y).dtype)):
+        attrs["onnxcc_clamp"] = clamp
+    op, inputs = None, None
+    if node.op == "Conv":
+        x, w = m.dq_input(node.inputs[0], False), m.dq_input(node.inputs[1], True)
+        b = m.dq_input(node.inputs[2], True) if len(node.inputs) > 2 and node.inputs[2] else ()
+        if x and w and b is not None and w[1]["axis"] in (None, 0) and _bias_ok(x, w, b):
+            op, inputs = "QLinearConv", [x, w] + ([b] if b else [])
+    elif node.op in ("Gemm", "MatMul"):
+        a, w = m.dq_input(node.inputs[0], False), m.dq_input(node.inputs[1], True)
+        b = m.dq_input(node.inputs[2], True) if len(node.inputs) > 2 and node.inputs[2] else ()
+        trans_b = node.attrs.get("transB", 0) if node.op == "Gemm" else 0
+        ok = (a and w and b is not None and _bias_ok(a, w, b) and not node.attrs.get("transA", 0)
+              and node.attrs.get("beta", 1.0) == 1.0 and len(g.info(node.inputs[1]).shape) == 2
+              and (node.op == "Gemm" or len(g.info(node.inputs[0]).shape) >= 2))
+        if ok:
+            _set_quant(g, w[0], w[1])
+            w = (_weights_nk(g, node, w[0], not trans_b), None)
+            op, inputs = "QGemm", [a, w] + ([b] if b else [])
+            attrs = {k: v for k, v in attrs.items() if k in ("alpha", "onnxcc_clamp")}
+    elif node.op == "Add":
+        a, b = m.dq_input(node.inputs[0]), m.dq_input(node.inputs[1])
+        if a and b and a[1]["axis"] is None and b[1]["axis"] is None:
+            op, inputs = "QLinearAdd", [a, b]
+    elif node.op in UNARY:
+        x = m.dq_input(node.inputs[0], False)
+        if x and x[1]["axis"] is None:
+            op, inputs = UNARY[node.op], [x]
+    elif node.op == "Concat":
+        xs = [m.dq_input(i) for i in node.inputs]
+        if all(x and x[1]["axis"] is None for x in xs):
+            op, inputs = "QLinearConcat", xs
+    elif node.op in MOVERS:
+        x = m.dq_input(node.inputs[0], False)
+        if x and x[1] == y_quant and not acts:
+            op, inputs = node.op, [x] + [(i, None) for i in node.inputs[1:]]
+    if op is None:
+        return None
+    for name, quant in inputs:
+        if quant is not None:
+            _set_quant(g, name, quant)
+    _set_quant(g, y, y_quant)
+    names = [name for name, _ in inputs]
+    if op in ("QLinearConv", "QGemm") and len(g.info(names[1]).quant["scale"]) > 1:
+        names = names[:3] + [""] * (3 - len(names)) + _requant_tables(g, node, names, y, attrs)
+    return q, acts, Node(node.name, op, names, [y], attrs)
+
+
+def _requant_tables(graph, node, names, y, attrs):
+    """Per-output-channel requantization multipliers and shifts, as constant tensors (in
+    flash with the weights), so that layers of equal shape share one kernel."""
+    x_scale = graph.info(names[0]).quant["scale"][0]
+    y_scale = graph.info(y).quant["scale"][0]
+    alpha = attrs.get("alpha") if node.op != "Conv" else None
+    pairs = [fixed_point(output_scale(x_scale, s, y_scale, alpha), node.name)
+             for s in graph.info(names[1]).quant["scale"]]
+    mult = graph.unique_name(f"{node.name}_requant_mult")
+    graph.add_constant(mult, np.array([m for m, _ in pairs], np.int32))
+    shift = graph.unique_name(f"{node.name}_requant_shift")
+    graph.add_constant(shift, np.array([s for _, s in pairs], np.int8))
+    return [mult, shift]
+
+
+def _integer_op(graph, node):
+    """ConvInteger / MatMulInteger with constant weights and zero points: the zero points
+    become the tensors' quantization (scale 1), MatMulInteger's weights [N, K]."""
+    x, w = node.inputs[:2]
+    zps = [node.inputs[k] if len(node.inputs) > k and node.inputs[k] else None for k in (2, 3)]
+    if not graph.is_constant(w) or any(z and not graph.is_constant(z) for z in zps):
+        return False
+    if node.op == "MatMulInteger" and len(graph.info(w).shape) != 2:
+        return False
+    x_zp = graph.constants[zps[0]] if zps[0] else np.zeros(1, graph.info(x).dtype)
+    w_zp = graph.constants[zps[1]] if zps[1] else np.zeros(1, graph.info(w).dtype)
+    w_axis = 0 if node.op == "ConvInteger" else 1
+    _set_quant(graph, x, make_quant(1.0, x_zp))
+    _set_quant(graph, w, make_quant(np.ones(np.asarray(w_zp).size, np.float32), w_zp, w_axis))
+    if node.op == "MatMulInteger":
+        w = _weights_nk(graph, node, w, True)
+    node.inputs = [x, w]
+    return True
+
+
+def annotate_quantization(graph):
+    """TensorInfo.quant of every integer tensor a QuantizeLinear writes or a
+    DequantizeLinear reads (with constant parameters)."""
+    m = _Matcher(graph)
+    for node in graph.nodes:
+        if node.op in QUANT_OPS and len(node.inputs) > 1:
+            quant = m.params(node)
+            if quant is not None:
+                _set_quant(graph, node.outputs[0] if node.op == "QuantizeLinear" else node.inputs[0],
+                           quant)
+    return graph
+
+
+def qdq_to_qlinear(graph):
+    m = _Matcher(graph)
+    replaced, dropped = {}, set()
+    for node in graph.nodes:
+        if node.op in ("ConvInteger", "MatMulInteger"):
+            _integer_op(graph, node)
+        if node.op in QUANT_OPS or node.op in ("ConvInteger", "MatMulInteger"):
+            continue
+        fused = _fuse(m, node)
+        if fused:
+            q, acts, new = fused
+            replaced[node.name] = new
+            dropped.update(id(n) for n in [q] + acts)
+    graph.nodes = [replaced.get(n.name, n) for n in graph.nodes if id(n) not in dropped]
+    # what stays float: explicit quantize / dequantize kernels of activations
+    for node in graph.nodes:
+        if node.op in QUANT_OPS and not graph.is_constant(node.inputs[0]):
+            quant = m.params(node)
+            if quant is None:
+                continue
+            int_side = node.outputs[0] if node.op == "QuantizeLinear" else node.inputs[0]
+            _set_quant(graph, int_side, quant)
+            node.inputs, node.attrs = node.inputs[:1], {}
+    prune_unused(graph)
+    return graph

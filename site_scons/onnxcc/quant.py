@@ -1,0 +1,158 @@
+"""Quantization arithmetic decided at compile time: what onnxruntime's CPU kernels compute,
+as constants the generated C specializes on (see docs/int8.md).
+
+A quantized tensor carries ``TensorInfo.quant = {'scale': [...], 'zero_point': [...],
+'axis': k or None}`` (lists: one entry per tensor, or one per slice along ``axis``).
+"""
+
+import math
+
+import numpy as np
+
+from .errors import OnnxccError
+
+F32 = np.float32
+
+
+def make_quant(scale, zero_point, axis=None):
+    scale = np.asarray(scale, dtype=np.float32).reshape(-1)
+    zero_point = np.asarray(zero_point).reshape(-1)
+    if zero_point.size == 1 and scale.size > 1:
+        zero_point = np.repeat(zero_point, scale.size)
+    return {"scale": [float(s) for s in scale], "zero_point": [int(z) for z in zero_point],
+            "axis": None if scale.size == 1 else axis}
+
+
+def scalar(quant, key):
+    """The one scale / zero point of a per-tensor quantization."""
+    values = quant[key]
+    if len(set(values)) != 1:
+        raise OnnxccError(f"a per-tensor {key.replace('_', ' ')} was expected, got {len(values)} values")
+    return values[0]
+
+
+def int_range(dtype):
+    info = np.iinfo(np.dtype(dtype))
+    return int(info.min), int(info.max)
+
+
+# --- requantization of int32 accumulators (QLinearConv, QGemm, QLinearGlobalAveragePool) ---
+
+def output_scale(x_scale, w_scale, y_scale, alpha=None):
+    """onnxruntime's float32 multiplier: (x_scale * w_scale) / y_scale (QGemm: alpha first)."""
+    s = F32(x_scale) * F32(w_scale) if alpha is None else F32(F32(alpha) * F32(x_scale)) * F32(w_scale)
+    return F32(s / F32(y_scale))
+
+
+def fixed_point(scale, where):
+    """(mult, shift) with scale == mult * 2**-shift exactly: mult is the 24-bit mantissa of
+    the float32 ``scale``, so the integer emulation can round where float32 rounds."""
+    scale = F32(scale)
+    if not np.isfinite(scale) or scale <= 0:
+        raise OnnxccError(f"requantization scale {float(scale)!r} is not a positive number", where=where)
+    m, e = math.frexp(float(scale))  # scale = m * 2**e, 0.5 <= m < 1
+    mult, shift = int(m * (1 << 24)), 24 - e
+    if shift < 1:
+        raise OnnxccError(f"requantization scale {float(scale)!r} is too large (>= 2**23)", where=where)
+    return mult, min(shift, 63)  # beyond 2**-63 every product rounds to 0 either way
+
+
+def requantize_reference(acc, scale, zero_point, lo, hi):
+    """What onnxruntime computes (MlasRequantizeOutput): float32 multiply, clamp, round half
+    to even; the C kernels do the same in integers. For tests."""
+    v = np.asarray(acc, dtype=np.int64).astype(F32) * F32(scale)
+    v = np.clip(v, F32(lo - zero_point), F32(hi - zero_point))
+    return np.rint(v).astype(np.int64) + zero_point
+
+
+def requantize_fixed_point(acc, mult, shift, zero_point, lo, hi):
+    """The C kernels' integer-only arithmetic, in Python (for tests and docs)."""
+    def round24(u):
+        n = u.bit_length()
+        return u if n <= 24 else _rne_shift(u, n - 24) << (n - 24)
+    out = []
+    for a in np.asarray(acc, dtype=np.int64).reshape(-1).tolist():
+        u = round24(round24(abs(a)) * mult)
+        q = _rne_shift(u, shift)
+        q = -q if a < 0 else q
+        out.append(min(max(q, lo - zero_point), hi - zero_point) + zero_point)
+    return np.array(out, dtype=np.int64).reshape(np.shape(acc))
+
+
+def _rne_shift(u, r):
+    q, rem, half = u >> r, u & ((1 << r) - 1), 1 << (r - 1)
+    return q + 1 if rem > half or (rem == half and q & 1) else q
+
+
+# --- QLinearAdd: onnxruntime's x86 kernel (fused multiply-adds in float32) ---
+
+def _fma(a, b, c):
+    """float32 fused multiply-add (exact: a float32 product fits a float64)."""
+    return F32(np.float64(a) * np.float64(b) + np.float64(c))
+
+
+def qlinear_add_constants(qa, qb, qc):
+    """(ratio_a, ratio_b, offset): y = round(a * ratio_a + (b * ratio_b + offset))."""
+    ra, rb = F32(F32(qa[0]) / F32(qc[0])), F32(F32(qb[0]) / F32(qc[0]))
+    offset = F32(F32(qc[1]) - _fma(ra, F32(qa[1]), F32(rb * F32(qb[1]))))
+    return ra, rb, offset
+
+
+# --- QLinearSoftmax: onnxruntime's exp lookup table ---
+
+def softmax_exp_table(x_scale, reduce_len, signed):
+    """256 float32 exp values indexed by the (shifted) input code, as onnxruntime builds them."""
+    flt_max = float(np.finfo(np.float32).max)
+    bit_shift = math.log(float(F32(flt_max / float(F32(reduce_len)))))
+    bit_shift = max(0.0, bit_shift - 5.0) / float(F32(x_scale))
+    table = np.zeros(256, dtype=np.float32)
+    for i in range(256):
+        value = math.exp((float(i) - 255.0 + bit_shift) * float(F32(x_scale)))
+        table[(i - 128) & 0xFF if signed else i] = F32(value)
+    return table
+
+
+# --- QLinearSigmoid / QLinearLeakyRelu: 256-entry tables of onnxruntime's float function ---
+
+#: MlasLogisticKernel's rational approximation (its x86 FMA3 kernel fuses every a * b + c)
+_LOGISTIC_ALPHA = [4.37031012579801e-11, 1.15627324459942e-07, 6.08574864600143e-05,
+                   8.51377133304701e-03, 2.48287947061529e-01]
+_LOGISTIC_BETA = [6.10247389755681e-13, 5.76102136993427e-09, 6.29106785017040e-06,
+                  1.70198817374094e-03, 1.16817656904453e-01, 9.93151921023180e-01]
+
+
+def logistic(x):
+    """onnxruntime's float32 sigmoid (MlasComputeLogistic), element by element."""
+    out = []
+    for v in np.asarray(x, dtype=F32).reshape(-1):
+        v = min(max(v, F32(-18.0)), F32(18.0))
+        v2 = F32(v * v)
+        p = _fma(v2, F32(_LOGISTIC_ALPHA[0]), F32(_LOGISTIC_ALPHA[1]))
+        for a in _LOGISTIC_ALPHA[2:]:
+            p = _fma(p, v2, F32(a))
+        p = F32(p * v)
+        q = _fma(v2, F32(_LOGISTIC_BETA[0]), F32(_LOGISTIC_BETA[1]))
+        for b in _LOGISTIC_BETA[2:]:
+            q = _fma(q, v2, F32(b))
+        out.append(min(max(F32(F32(p / q) + F32(0.5)), F32(0.0)), F32(1.0)))
+    return np.array(out, dtype=F32)
+
+
+def leaky_relu(x, alpha):
+    x = np.asarray(x, dtype=F32)
+    return np.where(x >= 0, x, x * F32(alpha)).astype(F32)
+
+
+def lookup_table(fn, x_quant, y_quant, x_dtype, y_dtype):
+    """y code of every x code, indexed by the code's byte: quantize(fn(dequantize(x))) in
+    onnxruntime's float32 arithmetic (QuantizeLinear divides by the scale)."""
+    x_scale, x_zp = F32(x_quant[0]), x_quant[1]
+    y_scale, y_zp = F32(y_quant[0]), y_quant[1]
+    lo, hi = int_range(y_dtype)
+    codes = np.arange(int_range(x_dtype)[0], int_range(x_dtype)[1] + 1)
+    v = fn((codes - x_zp).astype(F32) * x_scale)
+    v = np.clip((v / y_scale).astype(F32), F32(lo - y_zp), F32(hi - y_zp))
+    table = [0] * 256
+    for code, value in zip(codes.tolist(), (np.rint(v).astype(np.int64) + y_zp).tolist()):
+        table[code & 0xFF] = int(value)
+    return table

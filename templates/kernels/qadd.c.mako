@@ -1,0 +1,47 @@
+<%doc>
+  Quantized Add with numpy broadcasting, in onnxruntime's float32 arithmetic (its x86
+  kernel): y = round(a * ra + (b * rb + offset)) with fused multiply-adds; an operand that
+  is constant along the innermost loop is folded into the offset first, as onnxruntime's
+  scalar-operand kernel does.
+</%doc>\
+<%namespace name="qh" file="/kernels/qhelpers.mako"/>\
+<%
+    shape, sa, sb = p['shape'], p['a_strides'], p['b_strides']
+    rank = len(shape)
+    inner = rank - 1
+    ra, rb, off = c_float(p['ra']), c_float(p['rb']), c_float(p['offset'])
+    lo, hi = p['lo'], p['hi']
+%>\
+${qh.round_even(model)}
+${signature}
+{
+% for d in range(rank - 1):
+${'    ' * (d + 1)}for (size_t i${d} = 0; i${d} < ${shape[d]}u; ++i${d}) {
+% endfor
+<%
+    ind = '    ' * rank
+    ia = ' + '.join(f'i{d} * {sa[d]}u' for d in range(rank - 1) if sa[d]) or '0'
+    ib = ' + '.join(f'i{d} * {sb[d]}u' for d in range(rank - 1) if sb[d]) or '0'
+    iy = ' + '.join(f'i{d} * {s}u' for d, s in enumerate(p['out_strides'][:-1])) or '0'
+%>\
+${ind}const size_t a0 = ${ia}, b0 = ${ib}, y0 = ${iy};
+% if sb[inner] == 0:
+${ind}const float fixed = ${off} + (float)b[b0] * ${rb};
+% elif sa[inner] == 0:
+${ind}const float fixed = ${off} + (float)a[a0] * ${ra};
+% endif
+${ind}for (size_t i = 0; i < ${shape[inner]}u; ++i) {
+% if sb[inner] == 0:
+${ind}    float v = fmaf((float)a[a0 + i * ${sa[inner]}u], ${ra}, fixed);
+% elif sa[inner] == 0:
+${ind}    float v = fmaf((float)b[b0 + i * ${sb[inner]}u], ${rb}, fixed);
+% else:
+${ind}    float v = fmaf((float)a[a0 + i * ${sa[inner]}u], ${ra}, fmaf((float)b[b0 + i * ${sb[inner]}u], ${rb}, ${off}));
+% endif
+${ind}    v = v < ${c_float(lo)} ? ${c_float(lo)} : v > ${c_float(hi)} ? ${c_float(hi)} : v;
+${ind}    y[y0 + i * ${p['out_strides'][inner]}u] = ${model}_round_even(v);
+${ind}}
+% for d in reversed(range(rank - 1)):
+${'    ' * (d + 1)}}
+% endfor
+}

@@ -1,0 +1,401 @@
+"""Memory forwarding, in-place kernels, scratch, scheduling, pools and io=arena: what the
+plan decides on small graphs, and end-to-end verify of a model that exercises all of it."""
+
+import json
+import subprocess
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from onnxcc import ops, planner
+from onnxcc.importer import import_model
+from onnxcc.memory import liveness
+from onnxcc.memory.forwarding import forward
+from onnxcc.memory.algorithms import auto
+from onnxcc.memory.problem import Problem, collisions
+from onnxcc.passes import optimize
+
+RNG = np.random.default_rng(11)
+F = TensorProto.FLOAT
+
+
+def w(*shape):
+    return (RNG.standard_normal(shape) * 0.3).astype(np.float32)
+
+
+def save(path, nodes, inputs, outputs, inits):
+    graph = helper.make_graph(nodes, "m", [helper.make_tensor_value_info(n, F, s) for n, s in inputs],
+                              [helper.make_tensor_value_info(n, F, [None] * r) for n, r in outputs],
+                              initializer=[numpy_helper.from_array(v, k) for k, v in inits.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+    return str(path)
+
+
+def node(op, inputs, output, **attrs):
+    """A node named after its output."""
+    return helper.make_node(op, inputs, [output], name=output, **attrs)
+
+
+def conv(x, y, wname, cin, cout, k, stride=1, group=1, inits=None):
+    inits[wname] = w(cout, cin // group, k, k)
+    inits[wname + "_b"] = w(cout)
+    return node("Conv", [x, wname, wname + "_b"], y, kernel_shape=[k, k],
+                strides=[stride, stride], pads=[k // 2] * 4, group=group)
+
+
+def memory_mix(path):
+    """Every kind of forwarding in one model. Most layers work on one map size (16x12x12),
+    so every kernel that writes over its input keeps the peak down and the planner keeps
+    it: depthwise and pooling with a channel of scratch, 1x1 with a pixel of it,
+    elementwise ops, Softmax and LayerNormalization, then a strided depthwise straight
+    over its input; smaller: a Concat whose producers write their slices, a residual Add
+    fused into a Conv, a Flatten into the caller's output and a Concat written straight
+    into the caller's output."""
+    i = {"scale": w(1, 16, 1, 1), "ln_s": w(12), "ln_b": w(12)}
+    nodes = [
+        conv("x", "c0", "w_c0", 8, 16, 3, inits=i),  # 16x12x12 (x is the caller's)
+        conv("c0", "dw1", "w_dw1", 16, 16, 3, group=16, inits=i),  # over c0, with scratch
+        node("Relu", ["dw1"], "dw1r"),  # (fused into dw1)
+        conv("dw1r", "pw1", "w_pw1", 16, 16, 1, inits=i),  # with a pixel of scratch
+        node("MaxPool", ["pw1"], "mp1", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),  # scratch
+        node("Sigmoid", ["mp1"], "sg"),
+        node("Mul", ["sg", "scale"], "mul"),
+        node("Softmax", ["mul"], "sm", axis=1),
+        node("LayerNormalization", ["sm", "ln_s", "ln_b"], "ln", axis=-1),
+        conv("ln", "dw2", "w_dw2", 16, 16, 3, stride=2, group=16, inits=i),  # 6x6, straight
+        conv("dw2", "pw2", "w_pw2", 16, 32, 1, inits=i),  # 1x1 growing 16 -> 32
+        node("MaxPool", ["pw2"], "mp2", kernel_shape=[2, 2], strides=[2, 2]),  # 32x3x3
+        conv("mp2", "a", "w_a", 32, 8, 1, inits=i),
+        conv("mp2", "b", "w_b", 32, 8, 3, inits=i),
+        node("Concat", ["a", "b"], "cat", axis=1),  # slices, 16x3x3
+        conv("cat", "c1", "w_c1", 16, 16, 3, inits=i),
+        conv("c1", "c", "w_c", 16, 16, 3, inits=i),
+        node("Add", ["c", "cat"], "res"),  # fused into conv c, which may write over cat
+        node("GlobalAveragePool", ["res"], "gap"),
+        node("Flatten", ["gap"], "out0", axis=1),  # into the caller's output
+    ]
+    i["g1"], i["g2"] = w(16, 5), w(16, 3)
+    nodes += [node("Flatten", ["gap"], "flat", axis=1),
+              node("MatMul", ["flat", "g1"], "h1"),
+              node("MatMul", ["flat", "g2"], "h2"),
+              node("Concat", ["h1", "h2"], "out1", axis=1)]  # into the caller's output
+    return save(path, nodes, [("x", [1, 8, 12, 12])], [("out0", 2), ("out1", 2)], i)
+
+
+def planned(path, **options):
+    graph = optimize(import_model(path), path)
+    return graph, planner.plan(graph, **options)
+
+
+def step(plan, node):
+    return next(s for s in plan["schedule"] if s["node"] == node)
+
+
+def check_plan(graph, plan):
+    """The plan's offsets, checked against buffers recomputed from its schedule: no two
+    share a byte at a step where both are live, offsets are aligned, no pool below its
+    lower bound."""
+    order = [s["index"] for s in plan["schedule"]]
+    f = forward(graph, order, plan["io"] == "arena",
+                in_place={s["index"] for s in plan["schedule"] if "overwrites" in s})
+    assert {graph.nodes[k].name: x for k, x in f.overwrites.items()} == \
+        {s["node"]: s["overwrites"] for s in plan["schedule"] if "overwrites" in s}
+    buffers = {p.buffer.name: p.buffer for p in liveness.buffers(graph, order, f, plan["alignment"])}
+    for pool in plan["pools"]:
+        names = [b["name"] for b in pool["buffers"]]
+        assert collisions([buffers[n] for n in names], [b["offset"] for b in pool["buffers"]]) == []
+        assert pool["bytes"] >= pool["lower_bound_bytes"]
+    assert sum(len(p["buffers"]) for p in plan["pools"]) == len(buffers)
+
+
+def test_forwarding_decisions(tmp_path):
+    graph, plan = planned(memory_mix(tmp_path / "m.onnx"))
+    check_plan(graph, plan)
+    t = plan["tensors"]
+    map_bytes = 16 * 12 * 12 * 4
+    # every layer on the big map writes over its input, as long as the caller's is not it
+    assert "overwrites" not in step(plan, "c0")
+    for name, over, scratch in (("dw1", "c0", map_bytes // 16), ("pw1", "dw1r", 16 * 4),
+                                ("mp1", "pw1", map_bytes // 16), ("sg", "mp1", None),
+                                ("mul", "sg", None), ("sm", "mul", None), ("ln", "sm", None),
+                                ("dw2", "ln", None)):
+        assert step(plan, name)["overwrites"] == over, name
+        assert step(plan, name).get("scratch", {}).get("bytes") == scratch, name
+    # the peak: one map and one channel of scratch
+    assert plan["arena_bytes"] == plan["lower_bound_bytes"] == map_bytes + map_bytes // 16
+    # the Concat needs no code: its producers write into their slices
+    assert step(plan, "cat")["code"] == "none"
+    assert t["a"]["offset"] == t["cat"]["offset"] and t["b"]["offset"] == t["cat"]["offset"] + 8 * 9 * 4
+    # the residual Add is fused into conv c (which takes the Add's output name)
+    assert "Add" not in [s["op"] for s in plan["schedule"]] and "res" in t
+    # the Flatten to out0 moves gap into the caller's output; out1's slices are in the caller's too
+    assert step(plan, "out0")["code"] == "none" and t["gap"] == {"output": 0, "offset": 0}
+    assert t["h1"] == {"output": 1, "offset": 0} and t["h2"] == {"output": 1, "offset": 20}
+    # every scratch buffer lives during its own step only
+    scratch = [b for p in plan["pools"] for b in p["buffers"] if b["name"].endswith(".scratch")]
+    assert scratch and all(b["first"] == b["last"] for b in scratch)
+    assert plan["arena_bytes"] < plan["graph_lower_bound_bytes"]
+
+
+def test_writing_over_inputs_wherever_possible(tmp_path):
+    """What forwarding does with in-place kernels allowed everywhere, following the schedule."""
+    graph = optimize(import_model(memory_mix(tmp_path / "m.onnx")), "m")
+    order = list(range(len(graph.nodes)))
+    f = forward(graph, order, io_in_arena=False)
+    over = {graph.nodes[k].name: x for k, x in f.overwrites.items()}
+    assert over["pw2"] == "dw2" and over["mp2"] == "pw2"  # 1x1 growing, pool straight over
+    assert over["c"] == "cat"  # conv c, with the residual Add fused, over the residual
+    assert "c0" not in over and "a" not in over  # x is the caller's; mp2 is read by b later
+    assert all(x != "x" for x in over.values())
+
+
+def test_in_place_only_where_it_keeps_the_peak_down(tmp_path):
+    """A chain of Fire modules: writing each squeeze over the concat before it leaves the
+    small output at the bottom of a large buffer, and the next concat cannot fit beside it;
+    the planner keeps only in-place kernels that lower the peak, and reaches the bound."""
+    i, nodes, x, c = {}, [], "x", 16
+    for k in range(6):
+        nodes += [conv(x, f"s{k}", f"ws{k}", c, 8, 1, inits=i),
+                  conv(f"s{k}", f"e{k}", f"we{k}", 8, 16, 1, inits=i),
+                  conv(f"s{k}", f"f{k}", f"wf{k}", 8, 16, 3, inits=i),
+                  node("Concat", [f"e{k}", f"f{k}"], f"cat{k}", axis=1)]
+        x, c = f"cat{k}", 32
+    path = save(tmp_path / "fire.onnx", nodes, [("x", [1, 16, 8, 8])], [(x, 4)], i)
+    graph = optimize(import_model(path), path)
+    plan = planner.plan(graph, schedule="graph")
+    check_plan(graph, plan)
+    assert plan["arena_bytes"] == plan["lower_bound_bytes"]
+    order = list(range(len(graph.nodes)))
+    f = forward(graph, order, io_in_arena=False)
+    everywhere = [p.buffer for p in liveness.buffers(graph, order, f, 16)]
+    assert auto(Problem(everywhere)).bytes > plan["arena_bytes"]
+
+
+def test_in_place_needs_the_input_to_die(tmp_path):
+    # r is read by both Sigmoid and Add: Sigmoid cannot write over it; Add can (r dies there)
+    path = save(tmp_path / "m.onnx", [helper.make_node("Relu", ["x"], ["r"]),
+                                     helper.make_node("Sigmoid", ["r"], ["s"]),
+                                     helper.make_node("Add", ["s", "r"], ["y"]),
+                                     helper.make_node("Tanh", ["y"], ["z"])],
+                [("x", [4, 8])], [("z", 2)], {})
+    graph = import_model(path)  # unoptimized: nothing fused
+    plan = planner.plan(graph)
+    assert "overwrites" not in step(plan, graph.nodes[1].name)
+    assert step(plan, graph.nodes[2].name)["overwrites"] in ("s", "r")
+    assert plan["tensors"]["s"]["offset"] != plan["tensors"]["r"]["offset"]
+
+
+def test_kernel_writing_over_its_input_drops_restrict(tmp_path):
+    from onnxcc.codegen.lowering import lower_graph
+    path = memory_mix(tmp_path / "m.onnx")
+    graph, plan = planned(path)
+    steps, kernels = lower_graph(graph, "m", path, plan)
+    shared = [k for k in kernels if k.call.overwrites]
+    assert shared
+    for k in shared:
+        sig = k.signature(graph)
+        for out, inp in k.call.overwrites.items():
+            assert f"*{out}" in sig and f"*{inp}" in sig  # no restrict on either
+    assert all("restrict" in k.signature(graph) for k in kernels if not k.call.overwrites)
+
+
+def test_declared_scratch_is_planned(tmp_path, monkeypatch):
+    """A kernel that declares scratch (as an im2col tactic would) gets it in the arena,
+    live during its own step only, and it never overlaps what that step reads or writes."""
+    path = save(tmp_path / "m.onnx", [helper.make_node("Relu", ["x"], ["r"]),
+                                     helper.make_node("Tanh", ["r"], ["y"])],
+                [("x", [64])], [("y", 1)], {})
+    graph = import_model(path)
+    lower_unary = ops.LOWERINGS["Tanh"]
+    monkeypatch.setitem(ops.LOWERINGS, "Tanh", lambda node, g: dataclass_replace(
+        lower_unary(node, g), scratch_bytes=100))
+    plan = planner.plan(graph, schedule="graph")
+    tanh = step(plan, graph.nodes[1].name)
+    (buf,) = [b for b in plan["pools"][0]["buffers"] if b["name"].endswith(".scratch")]
+    assert tanh["scratch"] == {"pool": "arena", "offset": buf["offset"], "bytes": 100}
+    assert buf["bytes"] == 112 and buf["first"] == buf["last"] == 1
+    r = plan["tensors"]["r"]["offset"]
+    assert buf["offset"] >= r + 256 or buf["offset"] + 112 <= r
+
+
+def dataclass_replace(call, **changes):
+    from dataclasses import replace
+    return replace(call, **changes)
+
+
+def test_memory_aware_schedule_runs_the_freeing_branch_first(tmp_path):
+    # the graph's order keeps a and b (big) alive together; finishing a's branch first
+    # frees a before b is made
+    i = {"w1": w(64, 2), "w2": w(64, 2)}
+    path = save(tmp_path / "s.onnx", [
+        node("Tanh", ["x"], "a"),  # [1,64]
+        node("Sigmoid", ["x"], "b"),  # [1,64]
+        node("MatMul", ["a", "w1"], "a2"),  # [1,2]: a dies here
+        node("MatMul", ["b", "w2"], "b2"),  # [1,2]: b dies here
+        node("Add", ["a2", "b2"], "y")], [("x", [1, 64])], [("y", 2)], i)
+    graph = import_model(path)
+    in_order = planner.plan(graph, schedule="graph")
+    aware = planner.plan(graph, schedule="memory")
+    assert aware["lower_bound_bytes"] < in_order["lower_bound_bytes"]
+    assert [s["node"] for s in aware["schedule"]][:2] in (["a", "a2"], ["b", "b2"])
+    check_plan(graph, aware)
+
+
+@pytest.mark.parametrize("name", ["auto", "greedy_by_size", "greedy_by_conflicts", "annealing",
+                                  "exact"])
+def test_planners_on_a_model(tmp_path, name):
+    graph, plan = planned(memory_mix(tmp_path / "m.onnx"), planner=name)
+    check_plan(graph, plan)
+    assert plan["pools"][0]["algorithm"] == name or name == "auto"
+
+
+def test_plan_is_deterministic(tmp_path):
+    path = memory_mix(tmp_path / "m.onnx")
+    plans = [json.dumps(planned(path, planner="annealing", io="arena")[1]) for _ in range(2)]
+    assert plans[0] == plans[1]
+
+
+def test_io_in_arena_has_accessors_and_may_write_over_inputs(tmp_path):
+    graph, plan = planned(memory_mix(tmp_path / "m.onnx"), io="arena")
+    check_plan(graph, plan)
+    assert plan["io_bytes"] == 0 and plan["arena_bytes"] < plan["graph_lower_bound_bytes"]
+    assert {"pool", "offset"} <= set(plan["tensors"]["x"])
+    # outputs outlive the run: they are planned apart from each other
+    assert plan["tensors"]["out0"]["offset"] != plan["tensors"]["out1"]["offset"]
+    path = save(tmp_path / "e.onnx", [node("Relu", ["x"], "r"), node("Tanh", ["r"], "y")],
+                [("x", [64])], [("y", 1)], {})
+    graph = import_model(path)
+    plan = planner.plan(graph, io="arena")
+    assert step(plan, "r")["overwrites"] == "x"
+    assert plan["arena_bytes"] == 256  # input, r and output in one place
+
+
+def test_plan_of_kws_is_consistent(scons):
+    # (opt=size: the reference kernels, which write over their inputs; docs/speed.md)
+    r = scons("model=models/kws.onnx", "opt=size")
+    assert r.returncode == 0, r.stderr
+    plan = json.loads((scons.build_dir / "x86_64" / "kws" / "plan.json").read_text())
+    assert plan["arena_bytes"] >= plan["lower_bound_bytes"] > 0
+    assert plan["arena_bytes"] + plan["io_bytes"] < plan["graph_lower_bound_bytes"]
+    assert "[plan] kws: arena" in r.stdout and "liveness lower bound of the graph" in r.stdout
+    assert [s["op"] for s in plan["schedule"]][0] == "Conv"
+    header = (scons.build_dir / "x86_64" / "kws" / "kws.h").read_text()
+    assert f"#define KWS_ARENA_BYTES {plan['arena_bytes']}u" in header
+    # Flatten is a view of the pool's output: no code, no memory of its own
+    assert step(plan, "flatten")["code"] == "none"
+    assert plan["tensors"]["flatten"] == plan["tensors"]["avgpool"]
+
+
+OPTIONS = ["", "io=arena", "pools=fast:1K,slow", "io=arena pools=fast:2K,slow:64K",
+           "planner=exact schedule=graph", "planner=annealing", "fuse=0"]
+
+
+@pytest.mark.parametrize("options", OPTIONS)
+def test_verify_memory_mix(scons, tmp_path, options):
+    r = scons(f"model={memory_mix(tmp_path / 'mix.onnx')}", *options.split(), "verify")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "[verify] mix on x86_64" in r.stdout and "warning" not in r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("options", ["", "io=arena pools=fast:2K,slow"])
+def test_verify_memory_mix_on_armv7(scons, tmp_path, options):
+    r = scons("target=armv7", f"model={memory_mix(tmp_path / 'mix.onnx')}", *options.split(),
+              "verify")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "[verify] mix on armv7" in r.stdout and "warning" not in r.stdout + r.stderr
+
+
+PROGRAM = r"""
+#include <stdio.h>
+#include <string.h>
+#include <stdint.h>
+#include "mix.h"
+
+static _Alignas(MIX_FAST_ALIGN) uint8_t fast[MIX_FAST_BYTES + 1];
+static _Alignas(MIX_SLOW_ALIGN) uint8_t slow[MIX_SLOW_BYTES + 1];
+
+int main(void)
+{
+    float *x = mix_input0(fast, slow);
+    for (unsigned i = 0; i < MIX_INPUT0_BYTES / sizeof(float); ++i)
+        x[i] = (float)((int)(i % 13u) - 6) / 6.0f;
+    if (mix_run(fast + 1, slow) == 0)  /* a misaligned pool is refused */
+        return 2;
+    if (mix_run(fast, slow) != 0)
+        return 1;
+    const float *y0 = mix_output0(fast, slow), *y1 = mix_output1(fast, slow);
+    for (unsigned i = 0; i < MIX_OUTPUT0_BYTES / sizeof(float); ++i)
+        printf("%.9g\n", y0[i]);
+    for (unsigned i = 0; i < MIX_OUTPUT1_BYTES / sizeof(float); ++i)
+        printf("%.9g\n", y1[i]);
+    return 0;
+}
+"""
+
+
+def test_pools_and_io_in_arena_through_the_c_api(scons, tmp_path):
+    import onnxruntime as ort
+    model = memory_mix(tmp_path / "mix.onnx")
+    r = scons(f"model={model}", "io=arena", "pools=fast:2K,slow")
+    assert r.returncode == 0, r.stderr
+    out = scons.build_dir / "x86_64" / "mix"
+    header = (out / "mix.h").read_text()
+    assert "int mix_run(void *fast, void *slow);" in header
+    (tmp_path / "main.c").write_text(PROGRAM)
+    cc = subprocess.run(["gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", f"-I{out}",
+                         str(tmp_path / "main.c"), str(out / "libmix.a"), "-lm",
+                         "-o", str(tmp_path / "main")], capture_output=True, text=True)
+    assert cc.returncode == 0, cc.stderr
+    run = subprocess.run([str(tmp_path / "main")], capture_output=True, text=True)
+    assert run.returncode == 0, run.returncode
+    got = np.array([float(v) for v in run.stdout.split()], np.float32)
+    x = ((np.arange(8 * 12 * 12) % 13 - 6) / 6).astype(np.float32).reshape(1, 8, 12, 12)
+    session = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+    expected = np.concatenate([o.reshape(-1) for o in session.run(None, {"x": x})])
+    # verify's float32 agreement (the kernels' sums fuse multiply-adds and run in tiles)
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
+    plan = json.loads((out / "plan.json").read_text())
+    assert [p["name"] for p in plan["pools"]] == ["fast", "slow"]
+    assert plan["pools"][0]["bytes"] <= 2048 and plan["pools"][1]["bytes"] > 0
+
+
+@pytest.mark.parametrize("options, message", [
+    ("planner=magic", "planner=magic is not known"), ("schedule=random", "schedule=random"),
+    ("io=heap", "io=heap"), ("pools=a:64,b:64", "pools too small"), ("pools=Fast", "pool name")])
+def test_bad_memory_options(scons, options, message):
+    r = scons("model=models/tiny_cnn.onnx", options)
+    assert r.returncode != 0
+    assert message in r.stdout + r.stderr and "Traceback" not in r.stdout + r.stderr
+
+
+IN_PLACE_CASES = {
+    "global_average_pool": ([node("GlobalAveragePool", ["x"], "y")], [1, 4, 5, 5], 4, {}),
+    "max_pool_stride_1": ([node("MaxPool", ["x"], "y", kernel_shape=[3, 3], pads=[1, 1, 1, 1])],
+                          [1, 3, 6, 6], 4, {}),
+    "average_pool_strided": ([node("AveragePool", ["x"], "y", kernel_shape=[3, 3], strides=[2, 2])],
+                             [1, 3, 7, 7], 4, {}),
+    "softmax": ([node("Softmax", ["x"], "y", axis=1)], [2, 5, 3], 3, {}),
+    "layer_norm": ([node("LayerNormalization", ["x", "s"], "y", axis=-1)], [3, 8], 2, {"s": w(8)}),
+    "sub_broadcast": ([node("Sub", ["x", "b"], "y")], [2, 3, 4], 3, {"b": w(3, 1)}),
+    "tanh": ([node("Tanh", ["x"], "y")], [3, 7], 2, {}),
+    "depthwise_dilated": ([node("Conv", ["x", "wd"], "y", group=3, pads=[2, 2, 2, 2],
+                                dilations=[2, 2])], [1, 3, 6, 6], 4, {"wd": w(3, 1, 3, 3)}),
+    "pointwise_batches": ([node("Conv", ["x", "wp"], "y")], [2, 4, 3, 3], 4, {"wp": w(3, 4, 1, 1)}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(IN_PLACE_CASES))
+def test_single_op_writes_over_its_input_in_the_arena(scons, tmp_path, case):
+    nodes, shape, rank, inits = IN_PLACE_CASES[case]
+    path = save(tmp_path / f"{case}.onnx", nodes, [("x", shape)], [("y", rank)], inits)
+    # (opt=size: the reference kernels, which write over their inputs; docs/speed.md)
+    r = scons(f"model={path}", "io=arena", "opt=size", "verify")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "[verify]" in r.stdout and "warning" not in r.stdout + r.stderr
+    plan = json.loads((scons.build_dir / "x86_64" / case / "plan.json").read_text())
+    assert plan["schedule"][0]["overwrites"] == "x"

@@ -1,0 +1,203 @@
+"""The onnxcc SCons tool from another project's SConstruct: paths relative to the calling
+SConscript, two models in one program through one shared arena, libraries that link in
+any order (checked with pyelftools), and bad arguments as one line."""
+
+import os
+import shutil
+import subprocess
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+from elftools.elf.elffile import ELFFile
+
+from conftest import MODELS, REPO, SCONS
+
+TOOLS = os.path.join(REPO, "site_scons", "site_tools")
+
+SCONSTRUCT = f"""
+import os
+env = Environment(ENV=os.environ, tools=["default"],
+                  CCFLAGS=["-O2", "-Wall", "-Werror", "-frecord-gcc-switches"])
+env.SConsignFile(Dir("state").abspath + "/sconsign")
+env.Tool("onnxcc", toolpath=[{TOOLS!r}])
+other = env.Clone(tools=["onnxcc"], toolpath=[{TOOLS!r}])   # the tool loaded a second time
+SConscript("app/SConscript", exports="env other")
+"""
+
+# in app/: model files and build folder relative to it
+SCONSCRIPT = """
+Import("env", "other")
+kws = env.OnnxModel("kws", "models/kws.onnx", target="x86_64", build_dir="out")
+lib, include = kws
+autoencoder = other.OnnxModel("autoencoder", "models/fc_autoencoder.onnx", target="x86_64",
+                              build_dir="out", toolchain="env")
+arena_lib, arena_include = env.OnnxSharedArena("shared_arena", [kws, autoencoder])
+program = env.Program("out/two_models", ["main.c"],
+                      CPPPATH=[include, autoencoder.include, arena_include],
+                      LIBS=[lib, autoencoder.lib, arena_lib, "m"])
+Default(program)
+"""
+
+MAIN = r"""
+#include <stdio.h>
+#include "shared_arena.h"   /* includes kws.h and autoencoder.h */
+
+static float kws_in[KWS_INPUT0_BYTES / 4], kws_out[KWS_OUTPUT0_BYTES / 4];
+static float ae_in[AUTOENCODER_INPUT0_BYTES / 4], ae_out[AUTOENCODER_OUTPUT0_BYTES / 4];
+
+static void fill(float *x, unsigned n) { for (unsigned i = 0; i < n; ++i) x[i] = (float)((int)(i % 17u) - 8) / 8.0f; }
+
+int main(void)
+{
+    fill(kws_in, sizeof kws_in / 4);
+    fill(ae_in, sizeof ae_in / 4);
+    const void *ki[] = {kws_in}, *ai[] = {ae_in};
+    void *ko[] = {kws_out}, *ao[] = {ae_out};
+    if (kws_run(ki, ko, shared_arena) != 0 || autoencoder_run(ai, ao, shared_arena) != 0)
+        return 1;
+    for (unsigned i = 0; i < sizeof kws_out / 4; ++i) printf("%.9g\n", kws_out[i]);
+    for (unsigned i = 0; i < sizeof ae_out / 4; ++i) printf("%.9g\n", ae_out[i]);
+    return 0;
+}
+"""
+
+
+def reference():
+    def run(model, shape):
+        x = (np.arange(int(np.prod(shape))) % 17 - 8).astype(np.float32).reshape(shape) / 8
+        session = ort.InferenceSession(f"{MODELS}/{model}", providers=["CPUExecutionProvider"])
+        return session.run(None, {"input": x})[0].reshape(-1)
+    return np.concatenate([run("kws.onnx", (1, 1, 49, 10)), run("fc_autoencoder.onnx", (1, 640))])
+
+
+def run_outputs(program):
+    r = subprocess.run([str(program)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return np.array([float(v) for v in r.stdout.split()], np.float32)
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    """A firmware project elsewhere that loads the tool and builds two models."""
+    root = tmp_path_factory.mktemp("project")
+    (root / "SConstruct").write_text(SCONSTRUCT)
+    (root / "app" / "models").mkdir(parents=True)
+    (root / "app" / "SConscript").write_text(SCONSCRIPT)
+    (root / "app" / "main.c").write_text(MAIN)
+    for model in ("kws.onnx", "fc_autoencoder.onnx"):
+        shutil.copy(f"{MODELS}/{model}", root / "app" / "models")
+    r = subprocess.run(SCONS + ["-Q"], cwd=root, capture_output=True, text=True, timeout=600,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return root
+
+
+def symbols(path):
+    """{name: (binding, section index, value, size)} of the defined symbols of an ELF file."""
+    with open(path, "rb") as f:
+        elf = ELFFile(f)
+        table = elf.get_section_by_name(".symtab")
+        return {s.name: (s["st_info"]["bind"], s["st_shndx"], s["st_value"], s["st_size"])
+                for s in table.iter_symbols() if s.name and s["st_shndx"] != "SHN_UNDEF"}
+
+
+def plan_value(out, name, key):
+    import json
+    return json.loads((out / "x86_64" / name / "plan.json").read_text())[key]
+
+
+def test_tool_from_another_tree_builds_relative_to_the_sconscript(project):
+    out = project / "app" / "out" / "x86_64"
+    assert (out / "kws" / "libkws.a").is_file() and (out / "kws" / "kws.h").is_file()
+    assert (out / "autoencoder" / "libautoencoder.a").is_file()
+    assert (project / "state" / "sconsign.dblite").is_file()   # where the project keeps it
+    assert not (project / "build").exists() and not (project / "app" / "build").exists()
+    np.testing.assert_allclose(run_outputs(project / "app" / "out" / "two_models"), reference(),
+                               rtol=1e-5, atol=1e-6)
+    again = subprocess.run(SCONS + ["-Q", "--debug=explain"], cwd=project, capture_output=True,
+                           text=True, timeout=600, stdin=subprocess.DEVNULL)
+    assert again.returncode == 0 and "because" not in again.stdout, again.stdout
+
+
+def test_each_library_exports_only_its_run_function(project):
+    out = project / "app" / "out" / "x86_64"
+    exported = {}
+    for name in ("kws", "autoencoder"):
+        members = subprocess.run(["ar", "t", str(out / name / f"lib{name}.a")], capture_output=True,
+                                 text=True, check=True).stdout.split()
+        assert members == [f"lib{name}.o"]
+        syms = symbols(out / name / f"lib{name}.o")
+        exported[name] = {s for s, (bind, *_) in syms.items() if bind != "STB_LOCAL"}
+        assert exported[name] == {f"{name}_run"}
+        # the runtime and kernels are still there, as local symbols (the size report names them)
+        assert syms["onnxcc_check_args"][0] == "STB_LOCAL"
+        assert any(s.startswith(f"{name}_w_") for s in syms)
+    assert not exported["kws"] & exported["autoencoder"]
+
+
+def test_toolchain_env_compiles_with_the_projects_flags(project):
+    out = project / "app" / "out" / "x86_64"
+
+    def recorded_switches(name):   # what -frecord-gcc-switches keeps in the object
+        r = subprocess.run(["readelf", "-p", ".GCC.command.line", str(out / name / f"lib{name}.o")],
+                           capture_output=True, text=True)
+        return r.stdout
+    assert "GNU C" in recorded_switches("autoencoder")   # toolchain="env": the project's flags
+    assert "GNU C" not in recorded_switches("kws")       # the target's flags
+
+
+def test_two_models_in_one_elf_share_the_larger_arena(project):
+    out = project / "app" / "out"
+    syms = symbols(out / "two_models")
+    glob = {s for s, (bind, *_) in syms.items() if bind == "STB_GLOBAL"}
+    kws = {s for s in glob if s.startswith("kws_")}
+    autoencoder = {s for s in glob if s.startswith("autoencoder_")}
+    assert kws == {"kws_run"} and autoencoder == {"autoencoder_run"}
+    assert not any(s.startswith("onnxcc_") for s in glob)
+    # every kernel and weight of one model is distinct from the other's
+    kws_all = {s for s in syms if s.startswith("kws_")}
+    ae_all = {s for s in syms if s.startswith("autoencoder_")}
+    assert len(kws_all) > 5 and len(ae_all) > 5 and not kws_all & ae_all
+
+    arenas = [plan_value(out, n, "arena_bytes") for n in ("kws", "autoencoder")]
+    align = max(plan_value(out, n, "alignment") for n in ("kws", "autoencoder"))
+    assert arenas[0] != arenas[1]
+    _, _, address, size = syms["shared_arena"]
+    assert size == max(arenas) and address % align == 0
+
+
+@pytest.mark.parametrize("order", ["kws first", "autoencoder first", "whole archives"])
+def test_libraries_link_in_any_order(project, tmp_path, order):
+    out = project / "app" / "out" / "x86_64"
+    libs = [str(out / n / f"lib{n}.a") for n in ("kws", "autoencoder")]
+    if order == "autoencoder first":
+        libs.reverse()
+    if order == "whole archives":   # every member linked: duplicate globals would clash here
+        libs = ["-Wl,--whole-archive", *libs, "-Wl,--no-whole-archive"]
+    program = tmp_path / "two_models"
+    cc = subprocess.run(["gcc", "-O2", f"-I{out / 'kws'}", f"-I{out / 'autoencoder'}",
+                         f"-I{out / 'shared_arena'}", str(project / "app" / "main.c"), *libs,
+                         str(out / "shared_arena" / "libshared_arena.a"), "-lm", "-o", str(program)],
+                        capture_output=True, text=True)
+    assert cc.returncode == 0, cc.stderr
+    np.testing.assert_allclose(run_outputs(program), reference(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("call, needles", [
+    ("env.OnnxModel('m', 'm.onnx', toolchain='nope')", ["toolchain='nope'", "target, env"]),
+    ("env.OnnxModel('m', 'm.onnx', weights_section='my weights')", ["not a linker section name"]),
+    ("env.OnnxModel('m', 'm.onnx', target='pdp11')", ["unknown target 'pdp11'"]),
+    ("env.OnnxSharedArena('arena', [])", ["shared arena arena: no models"]),
+])
+def test_bad_arguments_stop_scons_with_one_line(tmp_path, call, needles):
+    shutil.copy(f"{MODELS}/tiny_cnn.onnx", tmp_path / "m.onnx")
+    (tmp_path / "SConstruct").write_text(
+        f"env = Environment(tools=['default'])\nenv.Tool('onnxcc', toolpath=[{TOOLS!r}])\n{call}\n")
+    r = subprocess.run(SCONS + ["-Q"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 2 and "Traceback" not in r.stdout + r.stderr
+    errors = [line for line in r.stderr.splitlines() if line.startswith("scons: ***")]
+    assert len(errors) == 1, r.stderr
+    for needle in needles:
+        assert needle in errors[0]
