@@ -97,7 +97,8 @@ def check_program(program, moved):
         x = (np.arange(int(np.prod(shape))) % 17 - 8).astype(np.float32).reshape(shape) / 8
         session = ort.InferenceSession(f"{MODELS}/{model}", providers=["CPUExecutionProvider"])
         expected.append(session.run(None, {"input": x})[0].reshape(-1))
-    np.testing.assert_allclose(got, np.concatenate(expected), rtol=1e-5, atol=1e-6)
+    # verify's float32 agreement (the kernels' sums fuse multiply-adds and run in tiles)
+    np.testing.assert_allclose(got, np.concatenate(expected), rtol=1e-4, atol=1e-5)
 
 
 def write_project(folder, build_file, text, moved):

@@ -276,7 +276,8 @@ def test_io_in_arena_has_accessors_and_may_write_over_inputs(tmp_path):
 
 
 def test_plan_of_kws_is_consistent(scons):
-    r = scons("model=models/kws.onnx")
+    # (opt=size: the reference kernels, which write over their inputs; docs/speed.md)
+    r = scons("model=models/kws.onnx", "opt=size")
     assert r.returncode == 0, r.stderr
     plan = json.loads((scons.build_dir / "x86_64" / "kws" / "plan.json").read_text())
     assert plan["arena_bytes"] >= plan["lower_bound_bytes"] > 0
@@ -356,7 +357,8 @@ def test_pools_and_io_in_arena_through_the_c_api(scons, tmp_path):
     x = ((np.arange(8 * 12 * 12) % 13 - 6) / 6).astype(np.float32).reshape(1, 8, 12, 12)
     session = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
     expected = np.concatenate([o.reshape(-1) for o in session.run(None, {"x": x})])
-    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+    # verify's float32 agreement (the kernels' sums fuse multiply-adds and run in tiles)
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
     plan = json.loads((out / "plan.json").read_text())
     assert [p["name"] for p in plan["pools"]] == ["fast", "slow"]
     assert plan["pools"][0]["bytes"] <= 2048 and plan["pools"][1]["bytes"] > 0
@@ -391,7 +393,8 @@ IN_PLACE_CASES = {
 def test_single_op_writes_over_its_input_in_the_arena(scons, tmp_path, case):
     nodes, shape, rank, inits = IN_PLACE_CASES[case]
     path = save(tmp_path / f"{case}.onnx", nodes, [("x", shape)], [("y", rank)], inits)
-    r = scons(f"model={path}", "io=arena", "verify")
+    # (opt=size: the reference kernels, which write over their inputs; docs/speed.md)
+    r = scons(f"model={path}", "io=arena", "opt=size", "verify")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "[verify]" in r.stdout and "warning" not in r.stdout + r.stderr
     plan = json.loads((scons.build_dir / "x86_64" / case / "plan.json").read_text())

@@ -9,9 +9,8 @@ from onnx.reference import ReferenceEvaluator
 from onnxcc.errors import OnnxccError
 from onnxcc.importer import import_model
 from onnxcc.onnx_io import model_from_graph
-from onnxcc.passes import (fold_batchnorm, fold_constants, fuse_activations, fuse_matmul_add,
-                           fuse_residual_add, legacy_broadcast, params_to_attrs,
-                           remove_noops)
+from onnxcc.passes import (fold_batchnorm, fold_constants, fuse_elementwise, fuse_matmul_add,
+                           legacy_broadcast, params_to_attrs, remove_noops)
 
 RNG = np.random.default_rng(0)
 F = TensorProto.FLOAT
@@ -112,7 +111,7 @@ def test_fuse_matmul_add_then_batchnorm_into_gemm(tmp_path):
     np.testing.assert_allclose(run(g, {"x": x})[0], expected, rtol=1e-5, atol=1e-5)
 
 
-def test_fuse_activations_chains_into_producer(tmp_path):
+def test_fuse_elementwise_chains_activations_into_producer(tmp_path):
     model, g = make(tmp_path, [helper.make_node("Add", ["x", "x"], ["a"]),
                                helper.make_node("Relu", ["a"], ["r"]),
                                helper.make_node("Clip", ["r", "", "one"], ["y"]),
@@ -123,7 +122,7 @@ def test_fuse_activations_chains_into_producer(tmp_path):
                      helper.make_tensor_value_info("a2", F, [4]),
                      helper.make_tensor_value_info("z", F, [4])], {"one": np.array(1, np.float32)})
     params_to_attrs(g)
-    fuse_activations(g)
+    fuse_elementwise(g)
     add = g.nodes[0]
     assert add.op == "Add" and add.outputs == ["y"]
     assert add.attrs["onnxcc_epilogue"] == [["Relu", {}], ["Clip", {"max": 1.0}]]
@@ -214,7 +213,7 @@ def test_import_compiles_a_function_op_as_its_body(tmp_path):
     np.testing.assert_allclose(run(g, feeds)[0], run(model, feeds)[0], rtol=1e-6)
 
 
-def test_fuse_residual_add_moves_the_conv_to_the_add(tmp_path):
+def test_fuse_elementwise_takes_a_residual_add_into_the_later_conv(tmp_path):
     inits = {"w1": RNG.standard_normal((2, 2, 3, 3)).astype(np.float32),
              "w2": RNG.standard_normal((2, 2, 1, 1)).astype(np.float32)}
     model, g = make(tmp_path, [helper.make_node("Conv", ["x", "w1"], ["c"], pads=[1, 1, 1, 1]),
@@ -224,22 +223,23 @@ def test_fuse_residual_add_moves_the_conv_to_the_add(tmp_path):
                                helper.make_node("Relu", ["a"], ["y"])],
                     [helper.make_tensor_value_info("x", F, [1, 2, 4, 4])],
                     [helper.make_tensor_value_info("y", F, [1, 2, 4, 4])], inits)
-    fuse_activations(g)
-    fuse_residual_add(g)
-    # the first Conv now reads the shortcut's output, so it runs after it
+    fuse_elementwise(g)
+    # the shortcut conv reads the first conv's output at its own index and adds it
     assert ops(g) == ["Conv", "Conv"]
-    shortcut, conv = g.nodes
-    assert shortcut.outputs == ["s"] and conv.inputs == ["x", "w1", "", "s"]
-    assert conv.outputs == ["y"]
-    assert conv.attrs["onnxcc_epilogue"] == [["Relu", {}], ["Add", {}], ["Relu", {}]]
+    first, shortcut = g.nodes
+    assert first.outputs == ["r"] and first.attrs["onnxcc_epilogue"] == [["Relu", {}]]
+    assert shortcut.inputs == ["x", "w2", "r"] and shortcut.outputs == ["y"]
+    assert shortcut.attrs["onnxcc_epilogue"] == [["Add", {"value_first": False}], ["Relu", {}]]
 
 
-def test_fuse_residual_add_needs_the_conv_output_used_once(tmp_path):
+def test_fuse_elementwise_needs_the_conv_output_used_once(tmp_path):
     inits = {"w": RNG.standard_normal((2, 2, 1, 1)).astype(np.float32)}
     model, g = make(tmp_path, [helper.make_node("Conv", ["x", "w"], ["c"]),
                                helper.make_node("Add", ["c", "x"], ["a"]),
                                helper.make_node("Mul", ["a", "c"], ["y"])],
                     [helper.make_tensor_value_info("x", F, [1, 2, 4, 4])],
                     [helper.make_tensor_value_info("y", F, [1, 2, 4, 4])], inits)
-    fuse_residual_add(g)
-    assert ops(g) == ["Conv", "Add", "Mul"]
+    fuse_elementwise(g)
+    # c is read twice: the conv keeps it; the Mul goes into the Add's kernel instead
+    assert ops(g) == ["Conv", "Add"] and g.nodes[0].outputs == ["c"]
+    assert g.nodes[1].inputs == ["c", "x", "c"]

@@ -10,7 +10,7 @@ caller's buffers unless ``io=arena``.
 
 import json
 
-from . import ops
+from . import ops, tactics
 from .errors import OnnxccError
 from .files import write_text
 from .memory import liveness, schedule as scheduling
@@ -188,10 +188,13 @@ def summary(plan):
             f"{human_bytes(plan['graph_lower_bound_bytes'])}")
 
 
-def run(graph_path, plan_path, source=None, **options):
+def run(graph_path, plan_path, source=None, tactics_path=None, **options):
     """Plan the graph at ``graph_path`` into ``plan_path``; errors name ``source`` (the
-    user's model file)."""
+    user's model file). ``tactics_path``: the kernels the nodes run (their scratch, and
+    whether they can write over an input), else the reference kernels."""
     graph = load_graph(graph_path, with_values=False)
+    if tactics_path:
+        tactics.annotate(graph, tactics.load(tactics_path))
     try:
         result = plan(graph, **options)
     except OnnxccError as e:

@@ -27,6 +27,25 @@ class Toolchain:
         return self.prefix + name
 
 
+@dataclass(frozen=True)
+class Cpu:
+    """What the kernels may use on a target (its ``[cpu]`` table): tactics and tile
+    sizes are chosen from this, and it is recorded in tactics.json."""
+    simd_bytes: int = 0  # width of the float vectors the kernels use; 0: scalar only
+    registers: int = 16  # float (or vector) registers a microkernel may fill
+    fma: bool = False  # fused multiply-add instructions (a*b+c in one rounding)
+    l1d_bytes: int = 0  # data cache a tile should fit in; 0: no cache (flash/SRAM)
+    features: tuple = ()  # ISA extensions: 'avx2', 'fma', 'neon', 'dsp' ...
+
+    def lanes(self, itemsize=4):
+        """Elements of ``itemsize`` bytes per vector (1: scalar code)."""
+        return max(1, self.simd_bytes // itemsize)
+
+    def as_dict(self):
+        return {"simd_bytes": self.simd_bytes, "registers": self.registers, "fma": self.fma,
+                "l1d_bytes": self.l1d_bytes, "features": list(self.features)}
+
+
 @dataclass
 class Target:
     name: str
@@ -40,6 +59,8 @@ class Target:
     fma: bool
     runner: list
     runner_package: str
+    cpu: Cpu = Cpu()
+    bench: dict = field(default_factory=dict)  # how `bench` counts (bench.py)
 
     def run_command(self, elf):
         if not self.runner:
@@ -56,6 +77,24 @@ class Target:
         if need_runner and self.runner and shutil.which(self.runner[0]) is None:
             raise OnnxccError(f"target {self.name}: emulator '{self.runner[0]}' not found",
                               hint=f"install it: apt-get install {self.runner_package}")
+        if need_runner and not self.runner:
+            missing = [f for f in self.cpu.features if f not in host_cpu_flags()]
+            if missing:
+                raise OnnxccError(f"target {self.name} needs CPU features this machine lacks: "
+                                  f"{', '.join(missing)}",
+                                  hint="build for a target file whose [cpu] features it has")
+
+
+def host_cpu_flags():
+    """The ISA extensions of the machine we run on (/proc/cpuinfo 'flags'); empty when unknown."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith(("flags", "Features")):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
 
 
 def _read_toml(path, kind, name, known):
@@ -84,11 +123,16 @@ def load_target(name):
     toolchain = Toolchain(tc_name, tc.get("description", ""), tc.get("prefix", ""),
                           tc.get("packages", []), tc.get("cflags", []), tc.get("linkflags", []),
                           tc.get("libs", []))
+    cpu = t.get("cpu", {})
+    fma = bool(t.get("fma", False))
     return Target(name, t.get("description", ""), toolchain, t.get("cflags", []),
                   [_repo_path(a) for a in t.get("linkflags", [])],
                   [os.path.join(REPO_ROOT, s) for s in t.get("harness_sources", [])],
                   int(t.get("flash_bytes", 0)), int(t.get("ram_bytes", 0)),
-                  bool(t.get("fma", False)), t.get("runner", []), t.get("runner_package", ""))
+                  fma, t.get("runner", []), t.get("runner_package", ""),
+                  Cpu(int(cpu.get("simd_bytes", 0)), int(cpu.get("registers", 16)), fma,
+                      int(cpu.get("l1d_bytes", 0)), tuple(cpu.get("features", ()))),
+                  t.get("bench", {}))
 
 
 def parse_bytes(text, option):

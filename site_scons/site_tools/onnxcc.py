@@ -41,7 +41,8 @@ if getattr(sys.modules.get("onnxcc"), "__path__", None) is None:
     sys.modules["onnxcc"] = importlib.util.module_from_spec(_spec)
     _spec.loader.exec_module(sys.modules["onnxcc"])
 
-from onnxcc import importer, integration, optimizer, planner, verify  # noqa: E402
+from onnxcc import autotune as autotuner  # noqa: E402
+from onnxcc import bench, importer, integration, optimizer, planner, tactics, verify  # noqa: E402
 from onnxcc.cgen import c_ident  # noqa: E402
 from onnxcc.memory.pools import parse_pools  # noqa: E402
 from onnxcc.planner import check_options as check_plan_options  # noqa: E402
@@ -99,27 +100,44 @@ def _optimize(targets, sources, env):
     return f"[optimize] {env['ONNXCC_NAME']}: {len(graph.nodes)} nodes"
 
 
+def _select(targets, sources, env):
+    """tactics.json; with autotune, first the measured choices (targets[1]); a recorded
+    measurement of an earlier build is ONNXCC_TUNED."""
+    tuned = env["ONNXCC_TUNED"] or None
+    if env["ONNXCC_AUTOTUNE"]:
+        autotuner.run(sources[0], targets[1], env["ONNXCC_NAME"], env["ONNXCC_TARGET"])
+        tuned = targets[1]
+    result = tactics.run(sources[0], targets[0], env["ONNXCC_TARGET"].cpu, env["ONNXCC_OPT"],
+                         env["ONNXCC_TACTIC"], tuned)
+    chosen = sorted({f"{n['op']}:{n['tactic']}" for n in result["nodes"]
+                     if n["tactic"] != "reference"})
+    return (f"[tactics] {env['ONNXCC_NAME']}: opt={env['ONNXCC_OPT']}"
+            + (f", measured ({tuned})" if tuned else "")
+            + (f", {', '.join(chosen)}" if chosen else ", reference kernels"))
+
+
 def _plan(targets, sources, env):
     p = planner.run(sources[0], targets[0], env["ONNXCC_SOURCE"], planner=env["ONNXCC_PLANNER"],
-                    schedule=env["ONNXCC_SCHEDULE"], pools=env["ONNXCC_POOLS"], io=env["ONNXCC_IO"])
+                    schedule=env["ONNXCC_SCHEDULE"], pools=env["ONNXCC_POOLS"], io=env["ONNXCC_IO"],
+                    tactics_path=sources[1])
     return f"[plan] {env['ONNXCC_NAME']}: {planner.summary(p)}"
 
 
 def _generate_model(targets, sources, env):
-    codegen.run_model(sources[0], sources[1], targets[0], targets[1], env["ONNXCC_NAME"],
-                      env["ONNXCC_SOURCE"])
+    codegen.run_model(sources[0], sources[1], sources[2], targets[0], targets[1],
+                      env["ONNXCC_NAME"], env["ONNXCC_SOURCE"])
     return f"[generate] {env['ONNXCC_NAME']}: {os.path.basename(targets[1])}"
 
 
 def _generate_kernels(targets, sources, env):
-    n = codegen.run_kernels(sources[0], sources[1], targets[0], targets[1], env["ONNXCC_NAME"],
-                            env["ONNXCC_SOURCE"])
+    n = codegen.run_kernels(sources[0], sources[1], sources[2], targets[0], targets[1],
+                            env["ONNXCC_NAME"], env["ONNXCC_SOURCE"])
     return f"[generate] {env['ONNXCC_NAME']}: {os.path.basename(targets[0])} ({n} kernels)"
 
 
 def _generate_weights(targets, sources, env):
-    n = codegen.run_weights(sources[0], targets[0], env["ONNXCC_NAME"], env["ONNXCC_SOURCE"],
-                            env["ONNXCC_WEIGHTS_SECTION"])
+    n = codegen.run_weights(sources[0], sources[2], targets[0], env["ONNXCC_NAME"],
+                            env["ONNXCC_SOURCE"], env["ONNXCC_WEIGHTS_SECTION"])
     return f"[generate] {env['ONNXCC_NAME']}: {os.path.basename(targets[0])} ({human_bytes(n)})"
 
 
@@ -195,12 +213,24 @@ def _pool_names(env):
     return [p.name for p in parse_pools(env["ONNXCC_POOLS"])]
 
 
+def _bench_harness(targets, sources, env):
+    bench.make_harness(sources[0], targets[0], env["ONNXCC_NAME"], env["ONNXCC_TARGET"],
+                       _pool_names(env), env["ONNXCC_IO"] == "arena")
+    return None
+
+
+def _bench_run(targets, sources, env):
+    return bench.run(env["ONNXCC_TARGET"], sources[0], targets[0], env["ONNXCC_NAME"])
+
+
 def _scan_kernel_templates(node, env, path):
-    """The kernel templates a model uses: found by lowering its (built) optimized graph."""
-    if not str(node).endswith(".onnx") or not os.path.exists(str(node)):
+    """The kernel templates a model may use: found by lowering its (built) optimized graph
+    with its (built) tactics.json, the scanned node."""
+    graph = os.path.join(os.path.dirname(str(node)), "optimized.onnx")
+    if not str(node).endswith("tactics.json") or not os.path.exists(str(node)):
         return []
     try:
-        return env.File(codegen.used_kernel_templates(str(node)))
+        return env.File(codegen.used_kernel_templates(graph, str(node)))
     except OnnxccError:
         return []  # the generate stage itself reports it
 
@@ -212,6 +242,9 @@ def _python_builder(label, fn, varlist=(), **kw):
 BUILDERS = {
     "OnnxccImport": _python_builder("import", _import, ["ONNXCC_INPUT_SHAPE"]),
     "OnnxccOptimize": _python_builder("optimize", _optimize, ["ONNXCC_FUSE"]),
+    "OnnxccSelect": _python_builder("tactics", _select, ["ONNXCC_OPT", "ONNXCC_TACTIC",
+                                                         "ONNXCC_CPU", "ONNXCC_AUTOTUNE",
+                                                         "ONNXCC_TUNED"]),
     "OnnxccPlan": _python_builder("plan", _plan, ["ONNXCC_SOURCE", "ONNXCC_PLANNER",
                                                   "ONNXCC_SCHEDULE", "ONNXCC_POOLS", "ONNXCC_IO"]),
     "OnnxccGenerateModel": _python_builder("generate", _generate_model, ["ONNXCC_NAME", "ONNXCC_SOURCE"]),
@@ -229,6 +262,9 @@ BUILDERS = {
                                         ["ONNXCC_NAME", "ONNXCC_SEED", "ONNXCC_TESTDATA", "ONNXCC_INPUT_SHAPE",
                                          "ONNXCC_POOLS", "ONNXCC_IO"]),
     "OnnxccVerifyRun": _python_builder("verify", _verify_run),
+    "OnnxccBenchHarness": _python_builder("bench", _bench_harness,
+                                          ["ONNXCC_NAME", "ONNXCC_BENCH", "ONNXCC_POOLS", "ONNXCC_IO"]),
+    "OnnxccBenchRun": _python_builder("bench", _bench_run),
     "OnnxccFootprintMain": _python_builder("report", _footprint_main,
                                            ["ONNXCC_NAME", "ONNXCC_POOLS", "ONNXCC_IO"]),
     "OnnxccReport": _python_builder("report", _report, ["ONNXCC_NAME", "ONNXCC_FLASH", "ONNXCC_RAM"]),
@@ -277,6 +313,7 @@ class OnnxModelNodes:
     size: object       # size.json: flash and RAM of the model on its target
     show_size: object  # an alias that prints the size table
     verify: object     # runs the model on the target and compares it with onnxruntime
+    bench: object      # runs it many times and reports the median cost (None: cannot)
     dir: str           # the model's build folder
     target: object     # the onnxcc Target
     env: object        # the environment its files are built in
@@ -324,13 +361,14 @@ def _model_env(env, target, toolchain, verbose):
 def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain="target",
               weights_section="", input_shape="", fuse=True, seed=0, testdata=None,
               verbose=False, need_runner=False, flash=None, ram=None, planner="auto",
-              schedule="memory", pools="", io="caller"):
+              schedule="memory", pools="", io="caller", opt="speed", tactic="", autotune=False):
     """Declare every stage of the ONNX file ``model``, compiled as C prefix ``name`` (None:
     the file's stem) for ``target`` into ``<build_dir>/<target>/<name>/``; relative paths are
     relative to the calling SConscript. ``toolchain='env'`` compiles with this environment's
     compiler and flags instead of the target's; ``weights_section`` puts the weights into
     that linker section; ``planner``, ``schedule``, ``pools`` and ``io`` steer the memory
-    plan (README.md). Returns an :class:`OnnxModelNodes` (unpacks as ``lib, include``)."""
+    plan, ``opt``, ``tactic`` and ``autotune`` the kernels (README.md). Returns an
+    :class:`OnnxModelNodes` (unpacks as ``lib, include``)."""
     if toolchain not in TOOLCHAINS:
         raise OnnxccError(f"toolchain={toolchain!r} is not one of {', '.join(TOOLCHAINS)}",
                           hint="'target' compiles with the target's toolchain file, "
@@ -338,9 +376,16 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
     weights_section = integration.check_section_name(weights_section)
     check_plan_options(planner, schedule, io)
     parse_pools(pools)
+    if opt not in tactics.OPT_MODES:
+        raise OnnxccError(f"opt={opt} is not one of {', '.join(tactics.OPT_MODES)}")
+    tactics.parse_forced(tactic)  # a malformed tactic= fails now, in one line
     tgt = with_memory(load_target(target), flash, ram)
-    tgt.check_tools(need_runner, compiler=toolchain == "target")
+    tgt.check_tools(need_runner or autotune, compiler=toolchain == "target")
+    if autotune:
+        bench.settings(tgt)  # it measures like bench: one line when the target cannot
     model = env.File(model)
+    record = env.File(autotuner.record_path(model.srcnode().abspath, tgt.name))
+    tuned = record if not autotune and not tactic and os.path.exists(record.abspath) else None
     name = c_ident(name or os.path.splitext(model.name)[0])
     out = env.Dir(build_dir).Dir(tgt.name).Dir(name)
     testdata = os.path.join(env.Dir(".").srcnode().abspath, testdata) if testdata else ""
@@ -350,23 +395,36 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
               ONNXCC_SEED=int(seed), ONNXCC_TESTDATA=testdata, ONNXCC_VERBOSE=bool(verbose),
               ONNXCC_TARGET=tgt, ONNXCC_WEIGHTS_SECTION=weights_section,
               ONNXCC_SYSTEM_LIBS=list(tgt.toolchain.libs), ONNXCC_PLANNER=planner,
-              ONNXCC_SCHEDULE=schedule, ONNXCC_POOLS=pools or "", ONNXCC_IO=io)
+              ONNXCC_SCHEDULE=schedule, ONNXCC_POOLS=pools or "", ONNXCC_IO=io,
+              ONNXCC_OPT=opt, ONNXCC_TACTIC=tactic or "", ONNXCC_AUTOTUNE=bool(autotune),
+              ONNXCC_TUNED=tuned.abspath if tuned else "",
+              ONNXCC_CPU=json.dumps(tgt.cpu.as_dict(), sort_keys=True),
+              ONNXCC_BENCH=json.dumps(tgt.bench, sort_keys=True))
     e.Append(BUILDERS=dict(BUILDERS, OnnxccLinkModel=_LINK_MODEL),
              CPPPATH=[out, e.Dir(RUNTIME_DIR)])
+    if opt == "size":  # the reference kernels, and the compiler's smallest code for them
+        e.Append(CCFLAGS=["-Os"])
 
     def at(*parts):
         return out.File(os.path.join(*parts))
 
     imported = e.OnnxccImport([at("imported.onnx"), at("imported.bin")], model)
     optimized = e.OnnxccOptimize([at("optimized.onnx"), at("optimized.bin")], imported)
-    plan = e.OnnxccPlan(at("plan.json"), optimized[0])
-    header_c = e.OnnxccGenerateModel([at(f"{name}.h"), at(f"{name}.c")], [optimized[0], plan])
+    if autotune:  # measures the candidates (with the weights), records the choice
+        chosen = e.OnnxccSelect([at("tactics.json"), record], optimized)[:1]
+    else:
+        forced = [env.File(tactic)] if str(tactic or "").endswith(".json") else []
+        chosen = e.OnnxccSelect(at("tactics.json"),
+                                [optimized[0]] + forced + ([tuned] if tuned else []))
+    plan = e.OnnxccPlan(at("plan.json"), [optimized[0], chosen])
+    header_c = e.OnnxccGenerateModel([at(f"{name}.h"), at(f"{name}.c")],
+                                     [optimized[0], plan, chosen])
     kernels = e.OnnxccGenerateKernels([at(f"{name}_kernels.c"), at(f"{name}_kernels.h")],
-                                      [optimized[0], plan])
-    weights = e.OnnxccGenerateWeights(at(f"{name}_weights.c"), optimized)
+                                      [optimized[0], plan, chosen])
+    weights = e.OnnxccGenerateWeights(at(f"{name}_weights.c"), optimized + chosen)
     fragments = e.OnnxccFragments([at(f"{name}.mk"), at(f"{name}.cmake"), at("CMakeLists.txt")],
                                   [plan[0], header_c[0]])
-    stages = imported + optimized + plan + header_c + kernels + weights + fragments
+    stages = imported + optimized + chosen + plan + header_c + kernels + weights + fragments
     e.Depends(stages, _PACKAGE_FILES)
     e.Depends(header_c, [os.path.join(TEMPLATES_DIR, t) for t in ("model.h.mako", "model.c.mako")])
     e.Depends(kernels, [os.path.join(TEMPLATES_DIR, t)
@@ -408,9 +466,19 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
                         LIBS=[lib] + tgt.toolchain.libs)
     report = e.OnnxccVerifyRun(at("verify", "report.json"), [harness[0], case[2]])
     e.AlwaysBuild(report)
+
+    timing = None
+    if tgt.bench:  # the harness runs the model many times on the verify inputs
+        bench_c = e.OnnxccBenchHarness(at("bench", "bench.c"), optimized[0])
+        e.Depends(bench_c, _PACKAGE_FILES + [os.path.join(TEMPLATES_DIR, t)
+                                             for t in ("bench.c.mako", "clock.mako")])
+        bench_elf = e.Program(at("bench", f"{name}_bench"), bench_c + case[1:2] + startup,
+                              LIBS=[lib] + tgt.toolchain.libs)
+        timing = e.OnnxccBenchRun(at("bench", "bench.json"), bench_elf)
+        e.AlwaysBuild(timing)
     return OnnxModelNodes(name=name, lib=lib[0], include=out, fragments=list(fragments),
-                          size=size, show_size=show_size, verify=report, dir=out.abspath,
-                          target=tgt, env=e)
+                          size=size, show_size=show_size, verify=report, bench=timing,
+                          dir=out.abspath, target=tgt, env=e)
 
 
 @_declaration

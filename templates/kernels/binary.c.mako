@@ -19,7 +19,7 @@ ${'    ' * (d + 1)}for (size_t i${d} = 0; i${d} < ${shape[d]}u; ++i${d}) {
 %>\
 ${ind}float v = a[${ia}] ${p['op']} b[${ib}];
 % if p['epilogue']:
-${ind}${epilogue('v', p['epilogue'])}
+${ind}${epilogue('v', p['epilogue'], [iy])}
 % endif
 ${ind}y[${iy}] = v;
 % for d in reversed(range(rank)):

@@ -1,8 +1,7 @@
 <%doc>
   Direct NCHW convolution. Weights [M][C/group][KH][KW]; the window's valid kernel rows
   and columns are found once per output row and column, so the inner loop has no bounds
-  checks (that is the zero padding). A fused residual r is read right before the same
-  element of y is written, so y may be r.
+  checks (that is the zero padding).
 </%doc>\
 <%
     n, c, h, w = p['n'], p['c'], p['h'], p['w']
@@ -16,9 +15,6 @@ ${signature}
     for (int nb = 0; nb < ${n}; ++nb) {
         const float *xb = x + (size_t)nb * ${c * h * w}u;
         float *yb = y + (size_t)nb * ${m * oh * ow}u;
-% if p['residual']:
-        const float *rb = r + (size_t)nb * ${m * oh * ow}u;
-% endif
         for (int oc = 0; oc < ${m}; ++oc) {
             const float *xg = xb + (size_t)(oc / ${mg}) * ${cg * h * w}u;
             const float *wk = w + (size_t)oc * ${cg * kh * kw}u;
@@ -44,7 +40,7 @@ ${signature}
                         }
                     }
 % if p['epilogue']:
-                    ${epilogue('acc', p['epilogue'], f"rb[((size_t)oc * {oh} + oy) * {ow} + ox]")}
+                    ${epilogue('acc', p['epilogue'], ['nb', 'oc', f'oy * {ow} + ox'])}
 % endif
                     yb[((size_t)oc * ${oh} + oy) * ${ow} + ox] = acc;
                 }

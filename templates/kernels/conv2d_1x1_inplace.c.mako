@@ -21,7 +21,7 @@ ${signature}
                 for (int ic = 0; ic < ${c}; ++ic)
                     acc += wr[ic] * col[ic];
 % if p['epilogue']:
-                ${epilogue('acc', p['epilogue'], f"r[(size_t)nb * {m * hw}u + (size_t)oc * {hw}u + px]")}
+                ${epilogue('acc', p['epilogue'], ['nb', 'oc', 'px'])}
 % endif
                 yb[(size_t)oc * ${hw}u + px] = acc;
             }

@@ -32,7 +32,7 @@ ${signature}
                         acc += xr[kx * ${dw}] * wr[kx];
                 }
 % if p['epilogue']:
-                ${epilogue('acc', p['epilogue'], f"r[(size_t)nc * {oh * ow}u + oy * {ow} + ox]")}
+                ${epilogue('acc', p['epilogue'], [f'nc / {c}', 'ch', f'oy * {ow} + ox'])}
 % endif
                 out[oy * ${ow} + ox] = acc;
             }

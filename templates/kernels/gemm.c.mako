@@ -51,7 +51,7 @@ ${signature}
 % endif
                 acc = ${finish};
 % if p['epilogue']:
-                ${epilogue('acc', p['epilogue'])}
+                ${epilogue('acc', p['epilogue'], (['t'] if len(batches) > 1 else []) + ['i', 'j'])}
 % endif
                 yr[j] = acc;
             }

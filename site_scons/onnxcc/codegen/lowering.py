@@ -2,13 +2,14 @@
 
 Kernels are shared: every node with the same template and parameters calls one function,
 named after what it computes (``kws_conv2d_f32_dw_3x3_s1x1_p1x1_64x25x5_m64_relu``).
+Each node runs the tactic recorded on it (tactics.annotate, from tactics.json).
 """
 
 import hashlib
 import json
 from dataclasses import dataclass
 
-from .. import ops
+from .. import ops, packing
 from ..cgen import c_ident, c_type
 from ..errors import OnnxccError
 
@@ -77,14 +78,51 @@ def lower_graph(graph, prefix, where, plan):
     return steps, list(kernels.values())
 
 
+def packed_key(tensor, spec):
+    return (tensor, json.dumps(spec, sort_keys=True))
+
+
+def _kernel_calls(graph):
+    """Each node's kernel call by its tactic (never an in-place one: those are reference
+    kernels, which read constants as they are), in graph order."""
+    return [(node, ops.lower(node, graph)) for node in graph.nodes
+            if node.op not in ops.ALIASES and node.op != "Identity"]
+
+
+def weight_uses(graph):
+    """(constants read as they are, [(tensor, spec)] read packed), in a stable order."""
+    raw, packed = set(), {}
+    for node in graph.nodes:
+        if node.op in ops.ALIASES or node.op == "Identity":
+            raw.update(t for t in node.inputs if graph.is_constant(t))
+    for node, call in _kernel_calls(graph):
+        for role, tensor in call.inputs:
+            if not graph.is_constant(tensor):
+                continue
+            if role in call.packed:
+                spec = call.packed[role]
+                packed.setdefault(packed_key(tensor, spec), (tensor, spec))
+            else:
+                raw.add(tensor)
+    raw.update(o for o in graph.outputs if graph.is_constant(o))
+    return [t for t in graph.constants if t in raw], list(packed.values())
+
+
 def weight_symbols(graph, prefix):
-    """constant tensor -> the C array that holds it, in the graph's order."""
+    """The C arrays of the constants, in the graph's order: {tensor: symbol} for each as
+    it is, and {packed_key(tensor, spec): symbol} for each packed layout a kernel reads."""
     symbols, taken = {}, set()
-    for name in graph.constants:
-        base = c_ident(f"{prefix}_w_{name}")[:60]
+
+    def fresh(base):
+        base = c_ident(base)[:60]
         symbol, k = base, 2
         while symbol in taken:
             symbol, k = f"{base}_{k}", k + 1
         taken.add(symbol)
-        symbols[name] = symbol
-    return symbols
+        return symbol
+    for name in graph.constants:
+        symbols[name] = fresh(f"{prefix}_w_{name}")
+    packed = {}
+    for tensor, spec in weight_uses(graph)[1]:
+        packed[packed_key(tensor, spec)] = fresh(f"{symbols[tensor][:52]}_{packing.tag(spec)}")
+    return symbols, packed

@@ -3,7 +3,8 @@
 from mako.lookup import TemplateLookup
 
 from ..cgen import c_float, c_type
-from ..ops.unary import epilogue_code, expression_code
+from ..ops.epilogue import epilogue_code, vector_epilogue_code, vectorizable
+from ..ops.unary import expression_code
 from ..paths import TEMPLATES_DIR
 
 _lookup = TemplateLookup(directories=[TEMPLATES_DIR], strict_undefined=True,
@@ -14,5 +15,5 @@ def render(template, **values):
     """Render ``templates/<template>`` with the C spelling helpers in scope."""
     text = _lookup.get_template(template).render(
         c_float=c_float, c_type=c_type, epilogue=epilogue_code, expression=expression_code,
-        **values)
+        vector_epilogue=vector_epilogue_code, vectorizable=vectorizable, **values)
     return text.rstrip() + "\n"

@@ -2,13 +2,13 @@
 
 import json
 
-from .. import ops
+from .. import ops, packing, tactics
 from ..cgen import c_array_body, c_type
 from ..errors import OnnxccError
 from ..files import write_texts
 from ..onnx_io import load_graph
-from ..paths import kernel_template
-from .lowering import lower_graph, weight_symbols
+from ..paths import kernel_template_files
+from .lowering import lower_graph, packed_key, weight_symbols, weight_uses
 from .render import render
 
 
@@ -31,10 +31,12 @@ def _at(base, offset, const, ctype):
     return f"({q}{ctype} *){base}"
 
 
-def model_sources(graph, plan, name, source):
-    """``<name>.h`` and ``<name>.c``: the API and the run function (structure + plan)."""
+def run_function(graph, plan, name, source):
+    """What the run function does: its kernel calls, in order, with their C arguments
+    (``calls``: {node, code}), the weights they read, and the API's inputs and outputs.
+    ``graph``'s nodes carry their tactics (tactics.annotate)."""
     steps, _ = lower_graph(graph, name, source, plan)
-    weights = weight_symbols(graph, name)
+    weights, packed = weight_symbols(graph, name)
     io_in_arena = plan["io"] == "arena"
 
     def pointer(tensor, const):
@@ -56,7 +58,8 @@ def model_sources(graph, plan, name, source):
     for step in steps:
         node = step.node
         if step.kernel is not None:
-            args = [pointer(t, True) for _, t in step.call.inputs]
+            args = [packed[packed_key(t, step.call.packed[role])] if role in step.call.packed
+                    else pointer(t, True) for role, t in step.call.inputs]
             args += [pointer(t, False) for _, t in step.call.outputs]
             if step.call.scratch_bytes:
                 scratch = step.plan["scratch"]
@@ -77,8 +80,10 @@ def model_sources(graph, plan, name, source):
             if (out in weights or out in graph.inputs) and graph.info(out).size:
                 calls.append({"node": None, "code": f"memcpy(outputs[{k}], {pointer(out, True)}, "
                                                      f"{graph.info(out).nbytes}u);"})
-    used_weights = [(weights[t], c_type(graph.info(t).dtype), graph.info(t).size, t)
-                    for t in graph.constants]
+    raw, packed_uses = weight_uses(graph)
+    used_weights = [(weights[t], c_type(graph.info(t).dtype), graph.info(t).size, t) for t in raw]
+    used_weights += [(packed[packed_key(t, spec)], c_type(graph.info(t).dtype),
+                      packing.packed_size(spec), f"{t}, packed") for t, spec in packed_uses]
     accessors = []
     if io_in_arena:
         for kind, names in (("input", graph.inputs), ("output", graph.outputs)):
@@ -86,10 +91,15 @@ def model_sources(graph, plan, name, source):
                 where = plan["tensors"][t]
                 accessors.append({"kind": kind, "k": k, "tensor": t, "pool": where["pool"],
                                   "offset": where["offset"], "ctype": c_type(graph.info(t).dtype)})
-    values = dict(name=name, NAME=name.upper(), source=source, plan=plan,
-                  inputs=_io(graph, graph.inputs), outputs=_io(graph, graph.outputs),
-                  calls=calls, weights=used_weights, pools=_pools(plan), io_in_arena=io_in_arena,
-                  accessors=accessors)
+    return dict(name=name, NAME=name.upper(), source=source, plan=plan,
+                inputs=_io(graph, graph.inputs), outputs=_io(graph, graph.outputs),
+                calls=calls, weights=used_weights, pools=_pools(plan), io_in_arena=io_in_arena,
+                accessors=accessors)
+
+
+def model_sources(graph, plan, name, source):
+    """``<name>.h`` and ``<name>.c``: the API and the run function (structure + plan)."""
+    values = run_function(graph, plan, name, source)
     return {"h": render("model.h.mako", **values), "c": render("model.c.mako", **values)}
 
 
@@ -107,24 +117,33 @@ def kernel_sources(graph, plan, name, source):
             "h": render("model_kernels.h.mako", **values)}
 
 
-def used_kernel_templates(graph_path):
+def used_kernel_templates(graph_path, tactics_path):
     """The template files a model's kernels may be generated from, whichever kernels the
     memory plan picks (for SCons' scanner)."""
-    graph = load_graph(graph_path, with_values=False)
+    graph = tactics.annotate(load_graph(graph_path, with_values=False), tactics.load(tactics_path))
     templates = set()
     for node in graph.nodes:
         if node.op not in ops.ALIASES | {"Identity"}:
             templates |= ops.possible_templates(node, graph)
-    return sorted(kernel_template(t) for t in templates)
+    return sorted({f for t in templates for f in kernel_template_files(t)})
 
 
 def weights_source(graph, name, source, section=""):
-    """``<name>_weights.c``: every constant as a const array (placed in flash), in the
-    linker section ``section`` when one is named (e.g. one a firmware maps to external flash)."""
-    symbols = weight_symbols(graph, name)
-    arrays = [{"symbol": symbols[t], "ctype": c_type(v.dtype), "size": v.size, "tensor": t,
-               "shape": list(v.shape), "body": c_array_body(v)}
-              for t, v in graph.constants.items()]
+    """``<name>_weights.c``: the constants the kernels read, as const arrays (placed in
+    flash), each as it is or packed for the kernel that reads it (``graph``'s nodes carry
+    their tactics), in the linker section ``section`` when one is named (e.g. one a
+    firmware maps to external flash)."""
+    symbols, packed = weight_symbols(graph, name)
+    raw, packed_uses = weight_uses(graph)
+
+    def array(symbol, tensor, values, shape):
+        return {"symbol": symbol, "ctype": c_type(values.dtype), "size": values.size,
+                "tensor": tensor, "shape": shape, "body": c_array_body(values)}
+    arrays = [array(symbols[t], t, graph.constants[t], list(graph.constants[t].shape))
+              for t in raw]
+    arrays += [array(packed[packed_key(t, spec)], f"{t}, packed {spec['kind']}",
+                     packing.pack(graph.constants[t], spec), [packing.packed_size(spec)])
+               for t, spec in packed_uses]
     return render("model_weights.c.mako", name=name, source=source, arrays=arrays,
                   section=section)
 
@@ -134,22 +153,27 @@ def _load_plan(path):
         return json.load(f)
 
 
-def run_model(graph_path, plan_path, h_path, c_path, name, source):
-    graph = load_graph(graph_path, with_values=False)
+def _annotated(graph_path, tactics_path, with_values=False):
+    return tactics.annotate(load_graph(graph_path, with_values), tactics.load(tactics_path))
+
+
+def run_model(graph_path, plan_path, tactics_path, h_path, c_path, name, source):
+    graph = _annotated(graph_path, tactics_path)
     files = model_sources(graph, _load_plan(plan_path), name, source)
     write_texts({h_path: files["h"], c_path: files["c"]})
 
 
-def run_kernels(graph_path, plan_path, c_path, h_path, name, source):
-    graph = load_graph(graph_path, with_values=False)
+def run_kernels(graph_path, plan_path, tactics_path, c_path, h_path, name, source):
+    graph = _annotated(graph_path, tactics_path)
     plan = _load_plan(plan_path)
     files = kernel_sources(graph, plan, name, source)
     write_texts({c_path: files["c"], h_path: files["h"]})
     return len(lower_graph(graph, name, source, plan)[1])
 
 
-def run_weights(graph_path, c_path, name, source, section=""):
-    graph = load_graph(graph_path)
+def run_weights(graph_path, tactics_path, c_path, name, source, section=""):
+    """The weights file; returns its bytes of constants."""
+    graph = _annotated(graph_path, tactics_path, with_values=True)
     if any(v is None for v in graph.constants.values()):
         raise OnnxccError("weights are missing", where=graph_path)
     write_texts({c_path: weights_source(graph, name, source, section)})

@@ -9,13 +9,25 @@ Kernels are float32 unless the module lists the op in ``TYPED_OPS`` (its lowerin
 handles, or rejects, each element type itself).
 A kernel call names the Mako template under ``templates/kernels/`` that implements it
 and the compile-time parameters the template specializes on.
+
+A module whose kernels take binary ops in their epilogue exports ``EPILOGUE_SPANS``
+(op type -> function(node, graph) -> the output dimensions each of its kernel's loop
+counters walks; ops/epilogue.py).
+
+An op with several implementations also exports ``TACTICS`` (op type -> [Tactic]):
+sibling kernels with the same C interface, the first being the reference (smallest code);
+``tactics.py`` picks one per node and records it on the node (``onnxcc_tactic``), which
+``lower`` follows. An op with only ``LOWERINGS`` has one tactic, ``reference``; its
+kernels that write over an input are ``INPLACE``'s, another tactic's its ``in_place``.
 """
 
 import importlib
 import pkgutil
 from dataclasses import dataclass, field, replace
+from typing import Callable
 
 from ..errors import OnnxccError
+from ..targets import Cpu
 
 
 @dataclass
@@ -30,6 +42,21 @@ class KernelCall:
     scratch_bytes: int = 0
     #: output role -> input role: that output is written over that input (same address)
     overwrites: dict = field(default_factory=dict)
+    #: role -> packing spec (packing.py): that constant input is passed re-laid-out at
+    #: compile time into the order the kernel reads it
+    packed: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Tactic:
+    """One implementation of an op; every tactic of an op computes the same outputs."""
+    name: str
+    lower: Callable  # (node, graph, cpu) -> KernelCall
+    applies: Callable = None  # (node, graph, cpu) -> bool; None: always
+    cost: Callable = None  # (node, graph, cpu) -> estimated cycles; None: not estimated
+    #: (node, graph, cpu, tensor) -> its KernelCall writing the output over that input, or
+    #: None (the reference tactic's are the module's INPLACE instead)
+    in_place: Callable = None
 
 
 #: ops the optimizer removes before code generation (inference-time no-ops)
@@ -39,35 +66,65 @@ FOLDED = {"BatchNormalization"}
 
 
 def supported_ops():
-    return sorted(set(LOWERINGS) | ALIASES | REMOVED | FOLDED)
+    return sorted(set(LOWERINGS) | set(TACTICS) | ALIASES | REMOVED | FOLDED)
+
+
+def tactics_for(node):
+    """The tactics of ``node``'s op, the reference first."""
+    if node.op in TACTICS:
+        return TACTICS[node.op]
+    if node.op in LOWERINGS:
+        fn = LOWERINGS[node.op]
+        return [Tactic("reference", lambda n, g, cpu: fn(n, g))]
+    raise OnnxccError(f"node '{node.name}' (op {node.op}) has no kernel",
+                      hint=f"supported ops: {', '.join(supported_ops())}")
+
+
+def applicable(node, graph, cpu):
+    return [t for t in tactics_for(node) if t.applies is None or t.applies(node, graph, cpu)]
+
+
+def chosen_tactic(node):
+    """(tactic name, Cpu) recorded on the node by tactics.annotate; the reference kernel
+    for a plain CPU when none was."""
+    name, cpu = node.attrs.get("onnxcc_tactic", [None, None])
+    return (name or tactics_for(node)[0].name,
+            Cpu(**dict(cpu, features=tuple(cpu["features"]))) if cpu else Cpu())
 
 
 def lower(node, graph, overwrite=None):
-    """The node's kernel call; with ``overwrite``, the one that writes the node's output
-    over that input tensor (the memory plan chose it; see ``can_overwrite``)."""
+    """The node's kernel call, by its chosen tactic; with ``overwrite``, the one that
+    writes the node's output over that input tensor (the memory plan chose it; see
+    ``can_overwrite``)."""
     if overwrite is not None:
         call = can_overwrite(node, graph, overwrite)
         if call is None:
             raise OnnxccError(f"node '{node.name}' (op {node.op}) cannot write its output over "
                               f"'{overwrite}'", hint="re-run the plan stage")
         return call
-    try:
-        fn = LOWERINGS[node.op]
-    except KeyError:
-        raise OnnxccError(f"node '{node.name}' (op {node.op}) has no kernel",
-                          hint=f"supported ops: {', '.join(supported_ops())}") from None
+    tactic, cpu = chosen_tactic(node)
     if node.op not in TYPED_OPS:
         for name in node.inputs + node.outputs:
             if name and graph.info(name).dtype != "float32":
                 raise unsupported(node, f"element type {graph.info(name).dtype} of '{name}'",
                                   hint=f"onnxcc compiles {node.op} for float32")
-    return fn(node, graph)
+    for t in tactics_for(node):
+        if t.name == tactic:
+            return t.lower(node, graph, cpu)
+    raise OnnxccError(f"node '{node.name}' (op {node.op}) has no tactic '{tactic}'",
+                      hint=f"its tactics: {', '.join(t.name for t in tactics_for(node))}")
 
 
 def can_overwrite(node, graph, tensor):
-    """A kernel call writing the node's output over its input ``tensor``, or None."""
-    fn = INPLACE.get(node.op)
-    return fn(node, graph, tensor) if fn else None
+    """A kernel call of the node's tactic writing its output over its input ``tensor``,
+    or None."""
+    name, cpu = chosen_tactic(node)
+    tactics = tactics_for(node)
+    if name == tactics[0].name:
+        fn = INPLACE.get(node.op)
+        return fn(node, graph, tensor) if fn else None
+    tactic = next((t for t in tactics if t.name == name), None)
+    return tactic.in_place(node, graph, cpu, tensor) if tactic and tactic.in_place else None
 
 
 def possible_templates(node, graph):
@@ -92,12 +149,16 @@ def unsupported(node, what, hint=None):
 
 # the registry: filled from the modules of this folder (they import the names above)
 LOWERINGS = {}
+TACTICS = {}
+EPILOGUE_SPANS = {}
 ALIASES = set()
 INPLACE = {}
 TYPED_OPS = set()
 for _mod in pkgutil.iter_modules(__path__):
     _m = importlib.import_module(f"{__name__}.{_mod.name}")
     LOWERINGS.update(getattr(_m, "LOWERINGS", {}))
+    TACTICS.update(getattr(_m, "TACTICS", {}))
+    EPILOGUE_SPANS.update(getattr(_m, "EPILOGUE_SPANS", {}))
     ALIASES.update(getattr(_m, "ALIASES", ()))
     INPLACE.update(getattr(_m, "INPLACE", {}))
     TYPED_OPS.update(getattr(_m, "TYPED_OPS", ()))

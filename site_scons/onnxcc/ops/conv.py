@@ -1,24 +1,285 @@
-"""Conv: direct convolution, grouped and depthwise, with the fused epilogue."""
+"""Conv (NCHW, 1-D and 2-D, grouped and depthwise) with the fused epilogue, as tactics:
 
-from . import KernelCall
+  direct     the reference: one scalar loop nest, the smallest code
+  gemm1x1    a 1x1 stride-1 unpadded convolution is a GEMM of the weights and the input
+  im2col     the input's windows copied into scratch columns, then a GEMM
+  implicit   a GEMM that reads the windows in place from a zero-padded copy of the input,
+             split into stride phases so that every step reads contiguous vectors
+  depthwise  one channel at a time (group == channels), the taps summed over vectors
+
+The GEMM tactics read the weights packed at compile time into panels (packing.py) and
+keep a tile of output channels x pixels in registers (tiling.py), its vectors along the
+pixels -- or, where an image has few pixels and many channels, along the channels
+("transposed": the weights packed in panels of a vector's channels, the tile stored
+channel by channel).
+"""
+
+import math
+
+from .. import packing
+from . import KernelCall, Tactic, in_place
+from .epilogue import epilogue_tag, kernel_epilogue, own_inputs, residual_roles
 from .spatial import window_2d, window_tag
-from .unary import epilogue_of, epilogue_tag
+from .tiling import (best_tile, column_tails, copy_cost, epilogue_cost, scalar_mac_cost,
+                     tile_cost)
 
 
-def lower_conv(node, graph):
-    x, w = node.inputs[0], node.inputs[1]
-    b = node.inputs[2] if len(node.inputs) > 2 and node.inputs[2] else None
-    r = node.inputs[3] if len(node.inputs) > 3 else None  # fused residual (fuse_residual_add)
+def conv_spans(node, graph):
+    """Kernel coordinates: image, output channel, pixel (row-major over the spatial dims)."""
+    return [(0, 1), (1, 2), (2, len(graph.info(node.outputs[0]).shape))]
+
+
+def _geometry(node, graph):
+    own = own_inputs(node)
+    x, w = own[0], own[1]
+    b = own[2] if len(own) > 2 and own[2] else None
     y = node.outputs[0]
     w_shape = graph.info(w).shape
     g = window_2d(node, graph.info(x).shape, graph.info(y).shape,
                   node.attrs.get("kernel_shape", w_shape[2:]))
-    g.update(m=w_shape[0], group=node.attrs.get("group", 1), bias=b is not None,
-             residual=r is not None, epilogue=epilogue_of(node))
-    kind = "dw" if g["group"] == g["c"] and g["m"] == g["c"] and g["c"] > 1 else f"g{g['group']}"
-    tag = f"f32_{kind}_{window_tag(g)}_m{g['m']}{epilogue_tag(g['epilogue'])}"
-    inputs = [("x", x), ("w", w)] + ([("b", b)] if b else []) + ([("r", r)] if r else [])
-    return KernelCall("conv2d", tag, g, inputs, [("y", y)])
+    chain, operands = kernel_epilogue(node, graph, conv_spans(node, graph))
+    g.update(m=w_shape[0], group=node.attrs.get("group", 1), bias=b is not None, epilogue=chain)
+    inputs = [("x", x), ("w", w)] + ([("b", b)] if b else []) + operands
+    return g, inputs, [("y", y)]
 
 
-LOWERINGS = {"Conv": lower_conv}
+def _kind(g):
+    return "dw" if g["group"] == g["c"] and g["m"] == g["c"] and g["c"] > 1 else f"g{g['group']}"
+
+
+def _tag(g, prefix=""):
+    return f"f32_{prefix}{_kind(g)}_{window_tag(g)}_m{g['m']}{epilogue_tag(g['epilogue'])}"
+
+
+def _macs(g):
+    return g["n"] * g["m"] * g["oh"] * g["ow"] * (g["c"] // g["group"]) * g["kh"] * g["kw"]
+
+
+# --- direct (reference) -------------------------------------------------------------------
+
+def lower_direct(node, graph, cpu=None):
+    g, inputs, outputs = _geometry(node, graph)
+    return KernelCall("conv2d", _tag(g), g, inputs, outputs)
+
+
+def cost_direct(node, graph, cpu):
+    g, _, _ = _geometry(node, graph)
+    pixels = g["n"] * g["m"] * g["oh"] * g["ow"]
+    return _macs(g) * scalar_mac_cost(cpu) + pixels * 6 + epilogue_cost(pixels, g["epilogue"])
+
+
+# --- the GEMM tactics -------------------------------------------------------------------
+
+def _gemm_shape(g):
+    """(rows of A per group, depth K, columns N) of the convolution as GEMMs."""
+    return g["m"] // g["group"], (g["c"] // g["group"]) * g["kh"] * g["kw"], g["oh"] * g["ow"]
+
+
+def _packed_weights(g, width):
+    """Weights in panels of ``width`` output channels (a tile's rows, or its vectors')."""
+    mg, k, _ = _gemm_shape(g)
+    return {"w": packing.panels_spec(g["m"], k, width, "rows", g["group"])}
+
+
+def _orient(mg, n, k, cpu, overhang, repeat=1):
+    """(transposed, rows, vecs, cycles) of a GEMM of mg channels x n pixels, in the
+    orientation of fewer estimated cycles (``repeat`` times)."""
+    (rows, vecs), cycles = best_tile(mg, n, k, cpu, overhang)
+    if cpu.lanes() > 1:
+        (t_rows, t_vecs), t_cycles = best_tile(n, mg, k, cpu, overhang=True, scatter=True)
+        if t_cycles < cycles:
+            return True, t_rows, t_vecs, repeat * t_cycles
+    return False, rows, vecs, repeat * cycles
+
+
+def _with_tile(g, cpu, transposed, rows, vecs):
+    """The template's parameters: the tile, and in the transposed orientation the bias as
+    the epilogue's first op (it varies along the vectors)."""
+    p = dict(g, rows=rows, vecs=vecs, lanes=cpu.lanes(), transposed=transposed)
+    if transposed and g["bias"]:
+        p["epilogue"] = [["Add", {"operand": "b", "value_first": True, "strides": [0, 1, 0]}]] \
+            + g["epilogue"]
+    return p
+
+
+def _panel_width(p):
+    return p["vecs"] * p["lanes"] if p["transposed"] else p["rows"]
+
+
+def _tile_tag(p):
+    return f"{'c' if p['transposed'] else 't'}{p['rows']}x{p['vecs'] * p['lanes']}_"
+
+
+def _is_1x1(node, graph, cpu=None):
+    g, _, _ = _geometry(node, graph)
+    return ((g["kh"], g["kw"], g["sh"], g["sw"]) == (1, 1, 1, 1)
+            and (g["pt"], g["pl"], g["pb"], g["pr"]) == (0, 0, 0, 0))
+
+
+def _plan_1x1(g, cpu):
+    mg, k, n = _gemm_shape(g)
+    return _orient(mg, n, k, cpu, overhang=False, repeat=g["n"] * g["group"])
+
+
+def lower_gemm1x1(node, graph, cpu):
+    g, inputs, outputs = _geometry(node, graph)
+    p = _with_tile(g, cpu, *_plan_1x1(g, cpu)[:3])
+    width = p["vecs"] * p["lanes"]
+    full = g["oh"] * g["ow"] // width * width
+    p["tails"] = [[full + s, v, l] for s, v, l in column_tails(g["oh"] * g["ow"] - full, p["lanes"])]
+    return KernelCall("conv2d_1x1", _tag(g, _tile_tag(p)), p, inputs, outputs,
+                      packed=_packed_weights(g, _panel_width(p)))
+
+
+def cost_gemm1x1(node, graph, cpu):
+    g, _, _ = _geometry(node, graph)
+    outputs = g["n"] * g["m"] * g["oh"] * g["ow"]
+    return _plan_1x1(g, cpu)[3] + epilogue_cost(outputs, g["epilogue"])
+
+
+def _im2col_columns(g, cpu, k, width):
+    """Columns per im2col chunk: a chunk of k rows about fits half the data cache."""
+    budget = (cpu.l1d_bytes or 16384) // 2
+    n = g["oh"] * g["ow"]
+    columns = max(width, budget // (4 * k) // width * width)
+    return min(columns, math.ceil(n / width) * width)
+
+
+def _plan_im2col(g, cpu):
+    mg, k, n = _gemm_shape(g)
+    (rows, vecs), cycles = best_tile(mg, n, k, cpu, overhang=True)
+    gather = copy_cost(k * n, cpu, contiguous=False)
+    return rows, vecs, g["n"] * g["group"] * (cycles + gather)
+
+
+def lower_im2col(node, graph, cpu):
+    g, inputs, outputs = _geometry(node, graph)
+    rows, vecs, _ = _plan_im2col(g, cpu)
+    p = _with_tile(g, cpu, False, rows, vecs)
+    _, k, _ = _gemm_shape(g)
+    p["columns"] = _im2col_columns(g, cpu, k, vecs * p["lanes"])
+    return KernelCall("conv2d_im2col", _tag(g, _tile_tag(p)), p, inputs, outputs,
+                      scratch_bytes=4 * k * p["columns"], packed=_packed_weights(g, rows))
+
+
+def cost_im2col(node, graph, cpu):
+    g, _, _ = _geometry(node, graph)
+    outputs = g["n"] * g["m"] * g["oh"] * g["ow"]
+    return _plan_im2col(g, cpu)[2] + epilogue_cost(outputs, g["epilogue"])
+
+
+def phase_planes(g, slack):
+    """The layout of a zero-padded input split into stride phases, for kernels that read
+    a window's tap (ky, kx) of every pixel of an output row as one contiguous run.
+
+    Padded input row r*sh + py, column q*sw + px is plane (py, px)'s element [r][q]; tap
+    (ky, kx) of output pixel (oy, ox) is then element [oy + ky*dh // sh][ox + kx*dw // sw]
+    of plane (ky*dh % sh, kx*dw % sw). Only the planes some tap reads are kept.
+    """
+    sh, sw, dh, dw = g["sh"], g["sw"], g["dh"], g["dw"]
+    taps = [(ky * dh, kx * dw) for ky in range(g["kh"]) for kx in range(g["kw"])]
+    phases = sorted({(ty % sh, tx % sw) for ty, tx in taps})
+    rows = g["oh"] + max(ty // sh for ty, _ in taps)
+    cols = g["ow"] + max(tx // sw for _, tx in taps)
+    plane = rows * cols
+
+    def valid(count, stride, phase, pad, size):
+        lo = max(0, -((phase - pad) // stride))  # first index whose source is >= 0
+        hi = min(count, (size - 1 + pad - phase) // stride + 1)
+        return [lo, max(lo, hi)]
+    fills = [{"py": py, "px": px, "rows": valid(rows, sh, py, g["pt"], g["h"]),
+              "cols": valid(cols, sw, px, g["pl"], g["w"])} for py, px in phases]
+    offsets = [phases.index((ty % sh, tx % sw)) * plane + (ty // sh) * cols + tx // sw
+               for ty, tx in taps]
+    return {"plane_rows": rows, "plane_cols": cols, "fills": fills,
+            "channel_stride": len(phases) * plane, "tap_offsets": offsets, "slack": slack}
+
+
+def _plan_implicit(g, cpu):
+    """A GEMM per output row: (transposed, rows, vecs, planes, cycles)."""
+    mg, k, _ = _gemm_shape(g)
+    transposed, rows, vecs, cycles = _orient(mg, g["ow"], k, cpu, overhang=True,
+                                             repeat=g["n"] * g["group"] * g["oh"])
+    planes = phase_planes(g, 0 if transposed else vecs * cpu.lanes())
+    copy = copy_cost(g["c"] * planes["channel_stride"], cpu, contiguous=g["sw"] == 1)
+    return transposed, rows, vecs, planes, cycles + g["n"] * copy
+
+
+def lower_implicit(node, graph, cpu):
+    g, inputs, outputs = _geometry(node, graph)
+    transposed, rows, vecs, planes, _ = _plan_implicit(g, cpu)
+    p = _with_tile(g, cpu, transposed, rows, vecs)
+    p.update(planes)
+    size = g["c"] * planes["channel_stride"] + planes["slack"]
+    return KernelCall("conv2d_implicit", _tag(g, _tile_tag(p)), p, inputs, outputs,
+                      scratch_bytes=4 * size, packed=_packed_weights(g, _panel_width(p)))
+
+
+def cost_implicit(node, graph, cpu):
+    g, _, _ = _geometry(node, graph)
+    outputs = g["n"] * g["m"] * g["oh"] * g["ow"]
+    return _plan_implicit(g, cpu)[4] + epilogue_cost(outputs, g["epilogue"])
+
+
+# --- depthwise --------------------------------------------------------------------------
+
+def _is_depthwise(node, graph, cpu=None):
+    g, _, _ = _geometry(node, graph)
+    return _kind(g) == "dw"
+
+
+def _plan_depthwise(g, cpu):
+    lanes = cpu.lanes()
+    taps = g["kh"] * g["kw"]
+    best = None
+    for rows, vecs in ((r, v) for r in (1, 2, 4) for v in (1, 2, 3, 4)
+                       if r * v + 2 <= cpu.registers and r <= g["oh"]):
+        width = vecs * lanes
+        full, rest = divmod(g["ow"], width)
+        per_row = full * tile_cost(rows, vecs, taps, cpu) / rows
+        if rest:
+            per_row += tile_cost(rows, math.ceil(rest / lanes), taps, cpu) / rows
+        cycles = per_row * g["oh"] + (g["oh"] % rows) * per_row  # leftover rows, roughly
+        if best is None or cycles < best[2]:
+            best = (rows, vecs, cycles)
+    rows, vecs, cycles = best
+    planes = phase_planes(g, vecs * lanes)
+    copy = copy_cost(planes["channel_stride"], cpu, contiguous=g["sw"] == 1)
+    return rows, vecs, planes, g["n"] * g["c"] * (cycles + copy)
+
+
+def lower_depthwise(node, graph, cpu):
+    g, inputs, outputs = _geometry(node, graph)
+    rows, vecs, planes, _ = _plan_depthwise(g, cpu)
+    p = _with_tile(g, cpu, False, rows, vecs)
+    p.update(planes)
+    tag = _tag(g, _tile_tag(p))
+    return KernelCall("conv2d_depthwise", tag, p, inputs, outputs,
+                      scratch_bytes=4 * (planes["channel_stride"] + planes["slack"]))
+
+
+def cost_depthwise(node, graph, cpu):
+    g, _, _ = _geometry(node, graph)
+    outputs = g["n"] * g["m"] * g["oh"] * g["ow"]
+    return _plan_depthwise(g, cpu)[3] + epilogue_cost(outputs, g["epilogue"])
+
+
+def _over_residual(lower):
+    """The tactic's kernel writing y over a fused residual: each tile reads the residual's
+    elements right before it stores the same elements of y."""
+    def call_over(node, graph, cpu, tensor):
+        call = lower(node, graph, cpu)
+        return in_place(call, tensor, residual_roles(call, graph))
+    return call_over
+
+
+TACTICS = {"Conv": [
+    Tactic("direct", lower_direct, cost=cost_direct),
+    Tactic("gemm1x1", lower_gemm1x1, _is_1x1, cost_gemm1x1, _over_residual(lower_gemm1x1)),
+    Tactic("im2col", lower_im2col, cost=cost_im2col, in_place=_over_residual(lower_im2col)),
+    Tactic("implicit", lower_implicit, cost=cost_implicit,
+           in_place=_over_residual(lower_implicit)),
+    Tactic("depthwise", lower_depthwise, _is_depthwise, cost_depthwise,
+           _over_residual(lower_depthwise)),
+]}
+EPILOGUE_SPANS = {"Conv": conv_spans}

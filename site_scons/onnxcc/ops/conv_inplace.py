@@ -1,6 +1,6 @@
 """Conv kernels that write their output over an input: over a fused residual, or over x
 (MCUNet's TinyEngine idea): depthwise with one channel of scratch, 1x1 with one pixel
-of scratch.
+of scratch. All are the reference (direct) tactic's kernels.
 
 The kernel computes a piece of y into scratch from the part of x it needs, then copies
 the piece over y: the proofs that the copy lands only on x already read are in each
@@ -8,7 +8,8 @@ function's docstring. The memory planner uses them when x dies at the conv.
 """
 
 from . import in_place
-from .conv import lower_conv
+from .conv import lower_direct
+from .epilogue import residual_roles
 from .spatial import overwrites_only_read_input
 
 
@@ -33,10 +34,11 @@ def conv_in_place(node, graph, tensor):
     written for every k. In batch 1 that is element k*H*W + p, x's own pixel p of
     channel k or beyond x's end; with batches, M <= C keeps batch b of y at or before
     batch b of x, so again only pixels already read are hit."""
-    call = lower_conv(node, graph)
+    call = lower_direct(node, graph)
     g = call.params
-    if g["residual"] and tensor == node.inputs[3]:
-        return in_place(call, tensor, ("r",))
+    residuals = residual_roles(call, graph)
+    if tensor in [t for role, t in call.inputs if role in residuals]:
+        return in_place(call, tensor, residuals)
     if _depthwise(g) and overwrites_only_read_input(g):
         return in_place(call, tensor, ("x",))
     if _depthwise(g) and g["oh"] * g["ow"] <= g["h"] * g["w"]:

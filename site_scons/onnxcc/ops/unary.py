@@ -3,7 +3,7 @@
 ``EXPRESSIONS`` maps an op type to a function (C variable, attrs, t) -> C expression of
 that variable, where ``t`` (``cgen.CNumbers``) spells constants and <math.h> functions
 for the result's element type; the optimizer fuses any chain of float32 ones into the
-producer's epilogue and the templates spell it with ``epilogue_code``.
+producer's epilogue and the templates spell it with ``epilogue.epilogue_code``.
 """
 
 import math
@@ -127,16 +127,6 @@ def expression_code(var, step, dtype="float32"):
     result's element type."""
     op, attrs = step
     return EXPRESSIONS[op](var, attrs, CNumbers(dtype))
-
-
-def epilogue_code(var, chain, residual=None, dtype="float32"):
-    """C statements applying ``chain`` ([[op, attrs], ...]) to ``var`` in place. An
-    ``Add`` entry is a fused residual Add: ``residual`` is the C expression of the
-    residual's element at the index being computed."""
-    if residual is None and any(op == "Add" for op, _ in chain):
-        raise ValueError("this kernel template does not support a fused residual Add")
-    return " ".join(f"{var} += {residual};" if op == "Add" else
-                    f"{var} = {expression_code(var, [op, attrs], dtype)};" for op, attrs in chain)
 
 
 def epilogue_tag(chain):

@@ -5,9 +5,8 @@
 
 from .fold_batchnorm import fold_batchnorm
 from .fold_constants import fold_constants
-from .fuse_activations import fuse_activations
+from .fuse_elementwise import fuse_elementwise
 from .fuse_matmul_add import fuse_matmul_add
-from .fuse_residual_add import fuse_residual_add
 from .fuse_residual_qadd import fuse_residual_qadd
 from .legacy_broadcast import legacy_broadcast
 from .params_to_attrs import params_to_attrs
@@ -24,8 +23,7 @@ def optimize(graph, where, fuse=True):
     fuse_matmul_add(graph)
     fold_batchnorm(graph)
     if fuse:
-        fuse_activations(graph)
-        fuse_residual_add(graph)
+        fuse_elementwise(graph)
         fuse_residual_qadd(graph)
     graph.drop_unused_constants()
     return graph

@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""onnxcc vs onnxruntime: median latency of every model in models/, measured side by side.
+
+    .venv/bin/python benchmarks/speed.py                  # all models, markdown table on stdout
+    .venv/bin/python benchmarks/speed.py --cortex-m       # and Cortex-M4 instruction counts
+
+For each model the script builds onnxcc's bench harness twice (opt=speed and opt=size, on
+the host target) and opens an onnxruntime session on one thread. Then it interleaves the
+engines in rounds -- a chunk of runs of each, every round -- so that both see the same
+machine load, and takes the median of every run of each. onnxruntime is called from
+Python: the median of the same call on a model that computes nothing (the same inputs and
+outputs) is its call overhead, and is subtracted. The ratio is onnxcc / onnxruntime
+(below 1: onnxcc is faster); the summary is the geometric mean of the ratios of the
+workload models (not TEST_MODELS).
+Flash is the model code (kernels + run function) and weights of the host build
+(size.json); --cortex-m adds `scons bench` instruction counts on the Cortex-M4 (QEMU
+-icount, deterministic) and its flash.
+"""
+
+import argparse
+import glob
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+import onnx
+from onnx import helper
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "site_scons"))
+
+from onnxcc import bench, verify  # noqa: E402
+from onnxcc.importer import read_model  # noqa: E402
+from onnxcc.targets import load_target  # noqa: E402
+
+OPTS = ("speed", "size")
+#: models in models/ that exist to test onnxcc, not as workloads: out of the summary
+TEST_MODELS = {"tiny_cnn"}
+
+
+def scons(*args):
+    cmd = [sys.executable, "-m", "SCons", "-Q", *args]
+    r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"speed.py: {' '.join(args)} failed:\n{r.stdout[-2000:]}{r.stderr[-2000:]}")
+    return r.stdout
+
+
+def build(model, opt, build_dir, target="x86_64"):
+    """The bench harness ELF and size.json of ``model`` built with ``opt``."""
+    name = os.path.splitext(os.path.basename(model))[0]
+    out = os.path.join(build_dir, opt, target, name)
+    elf = os.path.join(out, "bench", f"{name}_bench")
+    scons(f"model={model}", f"target={target}", f"opt={opt}",
+          f"build_dir={os.path.join(build_dir, opt)}", elf, os.path.join(out, "size.json"))
+    with open(os.path.join(out, "size.json")) as f:
+        return elf, json.load(f)
+
+
+def ort_session(model_or_bytes):
+    import onnxruntime as ort
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.log_severity_level = 3
+    return ort.InferenceSession(model_or_bytes, options, providers=["CPUExecutionProvider"])
+
+
+def overhead_model(model):
+    """A model with ``model``'s inputs and outputs that computes nothing: each output is a
+    constant of its shape (the inputs are fed and ignored)."""
+    session = ort_session(model.SerializeToString())
+    nodes, outputs = [], []
+    for k, o in enumerate(session.get_outputs()):
+        out = next(v for v in model.graph.output if v.name == o.name)
+        elem = out.type.tensor_type.elem_type
+        dtype = helper.tensor_dtype_to_np_dtype(elem)
+        shape = [d if isinstance(d, int) else 1 for d in o.shape]
+        value = helper.make_tensor(f"c{k}", elem, shape, np.zeros(shape, dtype).flatten().tolist())
+        nodes.append(helper.make_node("Constant", [], [o.name], value=value))
+        outputs.append(helper.make_tensor_value_info(o.name, elem, shape))
+    inits = {i.name for i in model.graph.initializer}
+    inputs = [i for i in model.graph.input if i.name not in inits]
+    graph = helper.make_graph(nodes, "overhead", inputs, outputs)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m.SerializeToString()
+
+
+def time_session(session, feeds, runs):
+    names = [o.name for o in session.get_outputs()]
+    costs = []
+    for _ in range(runs):
+        start = time.perf_counter_ns()
+        session.run(names, feeds)
+        costs.append(time.perf_counter_ns() - start)
+    return costs
+
+
+def time_harness(elf, runs, target):
+    r = subprocess.run(bench.command(load_target(target), elf, runs), capture_output=True,
+                       text=True, check=True)
+    return bench.parse(r.stdout)
+
+
+def measure(model_path, build_dir, rounds, chunk, target):
+    model = read_model(model_path)
+    inputs = verify.random_inputs(model, {}, 0)
+    ort_model = onnx.load(model_path)
+    ort_model.ir_version = min(ort_model.ir_version, 10)
+    session = ort_session(ort_model.SerializeToString())
+    feeds = {i.name: x for i, x in zip(session.get_inputs(), inputs)}
+    idle = ort_session(overhead_model(ort_model))
+    idle_feeds = {i.name: x for i, x in zip(idle.get_inputs(), inputs)}
+    elfs, sizes = {}, {}
+    for opt in OPTS:
+        elfs[opt], sizes[opt] = build(model_path, opt, build_dir, target)
+    samples = {k: [] for k in ("ort", "idle") + OPTS}
+    time_session(session, feeds, chunk)  # warm up
+    time_session(idle, idle_feeds, chunk)
+    for _ in range(rounds):
+        for opt in OPTS:
+            samples[opt] += time_harness(elfs[opt], chunk, target)
+        samples["ort"] += time_session(session, feeds, chunk)
+        samples["idle"] += time_session(idle, idle_feeds, chunk)
+    med = {k: statistics.median(v) / 1000 for k, v in samples.items()}
+    return med, sizes
+
+
+def cortex_m(model_path, build_dir):
+    """Instructions per inference on the Cortex-M4 (deterministic) and flash, per opt."""
+    name = os.path.splitext(os.path.basename(model_path))[0]
+    result = {}
+    for opt in OPTS:
+        out = os.path.join(build_dir, opt, "armv7", name)
+        scons(f"model={model_path}", "target=armv7", f"opt={opt}",
+              f"build_dir={os.path.join(build_dir, opt)}", "bench", os.path.join(out, "size.json"))
+        with open(os.path.join(out, "bench", "bench.json")) as f:
+            instructions = json.load(f)["median"]
+        with open(os.path.join(out, "size.json")) as f:
+            result[opt] = (instructions, json.load(f))
+    return result
+
+
+def code_bytes(sizes):
+    return sizes["flash"]["kernels"] + sizes["flash"]["model"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("models", nargs="*", help="ONNX files (default: models/*.onnx)")
+    parser.add_argument("--rounds", type=int, default=20, help="interleaved rounds")
+    parser.add_argument("--chunk", type=int, default=25, help="runs per engine per round")
+    parser.add_argument("--build-dir", default=os.path.join(REPO, "build", "speed"))
+    parser.add_argument("--target", default="x86_64", help="the host target (x86_64-avx512 too)")
+    parser.add_argument("--cortex-m", action="store_true", help="add Cortex-M4 instruction counts")
+    parser.add_argument("--no-host", action="store_true", help="skip the host comparison")
+    args = parser.parse_args()
+    models = args.models or sorted(glob.glob(os.path.join(REPO, "models", "*.onnx")))
+    if not args.no_host:
+        host(models, args)
+    if args.cortex_m:
+        cortex_m_table(models, args)
+
+
+def host(models, args):
+
+    print("| model | onnxcc speed (us) | onnxcc size (us) | onnxruntime (us) | ratio speed | "
+          "ratio size | code speed / size (KiB) | weights speed / size (KiB) |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    ratios = []
+    for path in models:
+        med, sizes = measure(path, args.build_dir, args.rounds, args.chunk, args.target)
+        ort = med["ort"] - med["idle"]
+        ratio = {opt: med[opt] / ort for opt in OPTS}
+        name = os.path.splitext(os.path.basename(path))[0]
+        if name not in TEST_MODELS:
+            ratios.append(ratio["speed"])
+        print(f"| {name} | {med['speed']:.1f} | {med['size']:.1f} | {ort:.1f} "
+              f"(call {med['idle']:.1f}) | {ratio['speed']:.2f} | {ratio['size']:.2f} | "
+              f"{code_bytes(sizes['speed']) / 1024:.1f} / {code_bytes(sizes['size']) / 1024:.1f} | "
+              f"{sizes['speed']['flash']['weights'] / 1024:.1f} / "
+              f"{sizes['size']['flash']['weights'] / 1024:.1f} |", flush=True)
+    if ratios:
+        geomean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+        print(f"\ngeometric mean of onnxcc (opt=speed) / onnxruntime over {len(ratios)} models"
+              f"{' (not ' + ', '.join(sorted(TEST_MODELS)) + ')' if TEST_MODELS else ''}: "
+              f"{geomean:.2f}\n")
+
+
+def cortex_m_table(models, args):
+    print("| model | Cortex-M4 instructions speed | size | speedup | code speed / size (KiB) | "
+          "flash speed / size (KiB) | arena speed / size (KiB) |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for path in models:
+        r = cortex_m(path, args.build_dir)
+        (fast, s_fast), (small, s_small) = r["speed"], r["size"]
+        name = os.path.splitext(os.path.basename(path))[0]
+        print(f"| {name} | {fast:,.0f} | {small:,.0f} | {small / fast:.1f}x | "
+              f"{code_bytes(s_fast) / 1024:.1f} / {code_bytes(s_small) / 1024:.1f} | "
+              f"{s_fast['flash']['total'] / 1024:.1f} / {s_small['flash']['total'] / 1024:.1f} | "
+              f"{s_fast['ram']['arena'] / 1024:.1f} / {s_small['ram']['arena'] / 1024:.1f} |",
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()

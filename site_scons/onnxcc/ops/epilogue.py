@@ -1,0 +1,168 @@
+"""Elementwise ops fused into the kernel before them: a kernel's epilogue.
+
+A node's ``onnxcc_epilogue`` attribute is the chain the optimizer fused after it,
+``[[op, attrs], ...]``, applied in order to each result before it is stored. A unary op
+(``unary.EXPRESSIONS``) rewrites the value; a binary op (``BINARY``) combines it with an
+element of a second tensor -- a residual, a per-channel scale -- which the optimizer
+appended to the node's inputs, in chain order; its attrs say on which side the value is.
+
+A kernel walks its output with its own loop counters, its *coordinates*, each spanning
+some output dimensions (a convolution: image, channel, pixel). A second operand can be
+fused when its offset is linear in those coordinates (``operand_strides``); the kernel
+then indexes it as ``sum(coordinate * stride)``.
+"""
+
+from ..cgen import c_float
+from .unary import EXPRESSIONS, epilogue_of, epilogue_tag, expression_code  # noqa: F401 (shared with kernels)
+
+BINARY = {"Add": "+", "Sub": "-", "Mul": "*", "Div": "/"}
+
+
+def operands_of(node):
+    """The tensors the node's binary epilogue ops read, in chain order."""
+    count = sum(1 for op, _ in epilogue_of(node) if op in BINARY)
+    return node.inputs[len(node.inputs) - count:] if count else []
+
+
+def own_inputs(node):
+    """The node's inputs without its epilogue's operands."""
+    return node.inputs[:len(node.inputs) - len(operands_of(node))]
+
+
+def binary_entry(op, value_first):
+    """The chain entry of a fused binary op; ``value_first``: value OP operand."""
+    return [op, {"value_first": bool(value_first)}]
+
+
+def _broadcast_strides(shape, out_shape):
+    shape = (1,) * (len(out_shape) - len(shape)) + tuple(shape)
+    strides, step = [], 1
+    for d in reversed(shape):
+        strides.append(0 if d == 1 else step)
+        step *= d
+    return list(reversed(strides))
+
+
+def operand_strides(spans, out_shape, operand_shape):
+    """Per coordinate, the operand's element stride; None when its offset is not linear in
+    the coordinates. ``spans``: the [first, end) output dimensions of each coordinate,
+    walked row-major."""
+    if len(operand_shape) > len(out_shape):
+        return None
+    strides = _broadcast_strides(operand_shape, out_shape)
+    result = []
+    for lo, hi in spans:
+        dims = [(out_shape[d], strides[d]) for d in range(lo, hi) if out_shape[d] != 1]
+        inner = dims[-1][1] if dims else 0
+        step = inner
+        for size, stride in reversed(dims):
+            if stride != step:
+                return None
+            step *= size
+        result.append(inner)
+    return result
+
+
+def kernel_epilogue(node, graph, spans):
+    """(chain for the kernel's params, [(role, tensor)] of its operands): each binary
+    entry names its operand's role (e0, e1, ...) and strides over ``spans``."""
+    out_shape = graph.info(node.outputs[0]).shape
+    operands = iter(operands_of(node))
+    chain, inputs = [], []
+    for op, attrs in epilogue_of(node):
+        if op not in BINARY:
+            chain.append([op, attrs])
+            continue
+        tensor = next(operands)
+        role = f"e{len(inputs)}"
+        strides = operand_strides(spans, out_shape, graph.info(tensor).shape)
+        chain.append([op, dict(attrs, operand=role, strides=strides)])
+        inputs.append((role, tensor))
+    return chain, inputs
+
+
+def residual_roles(call, graph):
+    """The roles of a kernel call's epilogue operands of its output's own shape (a
+    residual): every kernel reads such an element right before it writes the same element
+    of y, so y may be written over it."""
+    shape = graph.info(call.outputs[0][1]).shape
+    return [role for role, t in call.inputs
+            if role.startswith("e") and role[1:].isdigit() and graph.info(t).shape == shape]
+
+
+def _select(mask, a, b):
+    """mask ? a : b, lane by lane (vf/vi: the kernel's float and int vector types)."""
+    return f"(vf)(((vi)({a}) & ({mask})) | ((vi)({b}) & ~({mask})))"
+
+
+def _vector_clip(v, lo, hi):
+    """Statements clipping vector ``v`` in place (the scalar Clip's NaN behaviour)."""
+    code = []
+    if lo is not None:
+        code.append(f"{v} = {_select(f'{v} < {c_float(lo)}', f'(vf){{0}} + {c_float(lo)}', v)};")
+    if hi is not None:
+        code.append(f"{v} = {_select(f'{v} > {c_float(hi)}', f'(vf){{0}} + {c_float(hi)}', v)};")
+    return " ".join(code)
+
+
+def _vector_hard_sigmoid(v, alpha, beta):
+    return f"{v} = {v} * {c_float(alpha)} + {c_float(beta)}; {_vector_clip(v, 0.0, 1.0)}"
+
+
+def _vector_leaky_relu(v, alpha):
+    return f"{v} = {_select(f'{v} >= 0.0f', v, f'{v} * {c_float(alpha)}')};"
+
+
+#: unary ops as lane-wise vector code (no libm): op -> (var, attrs) -> C statements
+VECTOR_STATEMENTS = {
+    "Relu": lambda v, a: f"{v} = (vf)((vi){v} & ({v} > 0.0f));",
+    "Clip": lambda v, a: _vector_clip(v, a.get("min"), a.get("max")),
+    "LeakyRelu": lambda v, a: _vector_leaky_relu(v, a.get("alpha", 0.01)),
+    "HardSigmoid": lambda v, a: _vector_hard_sigmoid(v, a.get("alpha", 0.2), a.get("beta", 0.5)),
+    "HardSwish": lambda v, a: f"{{ vf h = {v}; {_vector_hard_sigmoid('h', 1 / 6, 0.5)} {v} = {v} * h; }}",
+}
+
+
+def vectorizable(chain, lane_axis):
+    """Whether ``vector_epilogue_code`` can apply ``chain`` to whole vectors whose lanes
+    walk coordinate ``lane_axis``."""
+    return all(op in VECTOR_STATEMENTS if op not in BINARY
+               else attrs["strides"][lane_axis] in (0, 1) for op, attrs in chain)
+
+
+def vector_epilogue_code(var, chain, coords, lane_axis, lanes, valid):
+    """C statements applying ``chain`` to vector ``var`` (vf) whose lane 0 is at ``coords``
+    and whose first ``valid`` lanes are results; a binary op's operand is loaded (stride 1
+    along the lanes; only its ``valid`` elements) or broadcast (stride 0)."""
+    statements = []
+    for op, attrs in chain:
+        if op in BINARY:
+            index = " + ".join(f"({c}) * {s}u" for c, s in zip(coords, attrs["strides"]) if s)
+            at = f"{attrs['operand']}[{index or '0'}]"
+            left, right = (var, "w") if attrs["value_first"] else ("w", var)
+            if attrs["strides"][lane_axis] == 0:
+                load = f"const vf w = (vf){{0}} + {at};"
+            elif valid == lanes:
+                load = f"const vf w = *(const vfu *)&{at};"
+            else:
+                load = f"vf w = (vf){{0}}; memcpy(&w, &{at}, {valid}u * sizeof(float));"
+            statements.append(f"{{ {load} {var} = {left} {BINARY[op]} {right}; }}")
+        else:
+            statements.append(VECTOR_STATEMENTS[op](var, attrs))
+    return " ".join(statements)
+
+
+def epilogue_code(var, chain, coords=(), dtype="float32"):
+    """C statements applying ``chain`` to ``var`` in place; ``coords``: the C expressions
+    of the kernel's coordinates, which index the binary ops' operands; ``dtype``: the
+    element type of ``var`` (a typed unary chain)."""
+    statements = []
+    for op, attrs in chain:
+        if op in BINARY:
+            index = " + ".join(f"({c}) * {s}u" for c, s in zip(coords, attrs["strides"]) if s)
+            other = f"{attrs['operand']}[{index or '0'}]"
+            left, right = (var, other) if attrs["value_first"] else (other, var)
+            statements.append(f"{var} = {left} {BINARY[op]} {right};")
+        else:
+            statements.append(f"{var} = {expression_code(var, [op, attrs], dtype)};")
+    return " ".join(statements)

@@ -1,0 +1,109 @@
+"""Tile shapes and cycle estimates for the register-blocked kernels (templates/kernels/tile.mako).
+
+A tile is ``rows x vecs`` accumulators of ``lanes`` floats: each step of the sum loads
+``vecs`` vectors of B and ``rows`` values of A and does ``rows * vecs`` multiply-adds. The
+estimates are rough on purpose -- they only have to rank a node's tactics and tile shapes.
+On a SIMD CPU they count cycles of a core issuing two vector multiply-adds and two loads
+per cycle; on a scalar one they count instructions (what bench reports there).
+"""
+
+import math
+
+MAX_ROWS = 8
+MAX_VECS = 8
+
+
+def _simd(cpu):
+    return cpu.lanes() > 1
+
+
+def tile_shapes(cpu):
+    """(rows, vecs) of the tiles whose accumulators, B vectors and A value fit the CPU's
+    registers (a few spare for the compiler). A one-row tile reads each B vector once,
+    straight into its multiply-add: those need no register."""
+    spare = 1 if _simd(cpu) else 4
+    return [(r, v) for r in range(1, MAX_ROWS + 1) for v in range(1, MAX_VECS + 1)
+            if r * v + (v if r > 1 else 0) + 1 + spare <= cpu.registers]
+
+
+def column_tails(rest, lanes):
+    """The last ``rest`` columns of a matrix that must not be read past, as tiles of
+    (first column, vecs, lanes): whole vectors, then one of half the lanes (from 8 lanes
+    up), then single floats."""
+    tails, start = [], 0
+    for width in (lanes, lanes // 2 if lanes >= 8 else 0, 1):
+        if width and rest - start >= width:
+            count = (rest - start) // width
+            tails.append((start, count, width))
+            start += count * width
+    return tails
+
+
+def step_cost(rows, vecs, cpu, from_l2=False):
+    """Cycles (or instructions) of one step of the sum of one tile (of vectors or, as
+    fast on a superscalar core, of floats). ``from_l2``: the B vectors stream from the
+    level-2 cache (the panel a tile sums over outgrew the level-1): two cycles each."""
+    if _simd(cpu):
+        return max(rows * vecs, rows + vecs, 4 * vecs if from_l2 else 0) / 2 + 0.5
+    return rows * vecs + rows + vecs + 0.5
+
+
+def tile_cost(rows, vecs, steps, cpu, scatter=False):
+    """One tile: its sum, then storing it (``scatter``: float by float, strided)."""
+    store = rows * vecs * (cpu.lanes() + 1) if scatter else 2 * rows * vecs
+    from_l2 = cpu.l1d_bytes and steps * vecs * cpu.lanes() * 4 > cpu.l1d_bytes // 2
+    return steps * step_cost(rows, vecs, cpu, from_l2) + store + 8
+
+
+def gemm_cost(m, n, k, rows, vecs, cpu, overhang=True, scatter=False):
+    """C[m][n] = A[m][k] B[k][n] in tiles of ``rows x vecs`` vectors. ``overhang``: the last
+    column tile may read past n (B is padded), else it is split into vectors and floats;
+    ``scatter``: C is stored transposed."""
+    lanes = cpu.lanes()
+    width = vecs * lanes
+    full_rows, rest_rows = divmod(m, rows)
+
+    def column_tiles(r):
+        """Cost of one row block of r rows over all columns."""
+        if r == 0:
+            return 0.0
+        full, rest = divmod(n, width)
+        cost = full * tile_cost(r, vecs, k, cpu, scatter)
+        if rest and overhang:
+            cost += tile_cost(r, math.ceil(rest / lanes), k, cpu, scatter)
+        elif rest:
+            cost += sum(tile_cost(r, v, k, cpu, scatter) for _, v, _ in column_tails(rest, lanes))
+        return cost
+    return full_rows * column_tiles(rows) + column_tiles(rest_rows)
+
+
+def best_tile(m, n, k, cpu, overhang=True, scatter=False):
+    """The (rows, vecs) of fewest estimated cycles for this GEMM, and that estimate."""
+    best = None
+    for rows, vecs in tile_shapes(cpu):
+        if rows > m:
+            continue  # a row block taller than the matrix only wastes flash on padding
+        cost = gemm_cost(m, n, k, rows, vecs, cpu, overhang, scatter)
+        if best is None or cost < best[2]:
+            best = (rows, vecs, cost)
+    return best[:2], best[2]
+
+
+def copy_cost(elements, cpu, contiguous=True):
+    """Cycles to copy (or zero) ``elements`` floats."""
+    if contiguous and _simd(cpu):
+        return elements / cpu.lanes() + 4
+    return 2.0 * elements + 4
+
+
+def epilogue_cost(elements, chain):
+    """The pass over a kernel's results that applies its epilogue (nothing when empty)."""
+    if not chain:
+        return 0.0
+    per = sum(20 if op in ("Sigmoid", "Tanh") else 1 for op, _ in chain)
+    return elements * (0.5 + per)
+
+
+def scalar_mac_cost(cpu):
+    """One multiply-add of a reference (naive, scalar) loop."""
+    return 1.0 if _simd(cpu) else 4.0

@@ -1,0 +1,60 @@
+"""Weights re-laid-out at compile time in the order a kernel reads them.
+
+A kernel call names a packing spec per packed constant input (``KernelCall.packed``), a
+small JSON-able dict. ``pack`` is a pure function of the weights and the spec, run when the
+weights file is generated; ``packed_size`` needs only the spec, so the model code can
+declare the packed array from the graph's structure alone.
+
+  panels   a matrix cut into panels of ``width`` rows, each stored depth-major
+           ([panel][depth][width]; the last panel zero-padded): a GEMM microkernel of
+           ``width`` rows (or columns) then reads one contiguous run per step of the sum.
+           The matrix is the constant viewed as [rows][depth] (``layout`` "rows") or as
+           [depth][rows] ("cols"); with ``groups`` the rows are that many independent
+           blocks, each cut on its own.
+"""
+
+import numpy as np
+
+from .errors import OnnxccError
+
+
+def panels_spec(rows, depth, width, layout="rows", groups=1):
+    return {"kind": "panels", "rows": rows, "depth": depth, "width": width, "layout": layout,
+            "groups": groups}
+
+
+def _panel_count(rows, width):
+    return -(-rows // width)
+
+
+def packed_size(spec):
+    """Elements of the packed array."""
+    if spec["kind"] == "panels":
+        per_group = spec["rows"] // spec["groups"]
+        return spec["groups"] * _panel_count(per_group, spec["width"]) * spec["width"] * spec["depth"]
+    raise OnnxccError(f"unknown packing '{spec['kind']}'")
+
+
+def pack(values, spec):
+    """``values`` (a constant) laid out as ``spec`` says: a flat C-order array."""
+    if spec["kind"] != "panels":
+        raise OnnxccError(f"unknown packing '{spec['kind']}'")
+    rows, depth, width, groups = spec["rows"], spec["depth"], spec["width"], spec["groups"]
+    matrix = np.asarray(values).reshape((rows, depth) if spec["layout"] == "rows" else (depth, rows))
+    if spec["layout"] == "cols":
+        matrix = matrix.T
+    out = []
+    per_group = rows // groups
+    count = _panel_count(per_group, width)
+    for g in range(groups):
+        block = np.zeros((count * width, depth), matrix.dtype)
+        block[:per_group] = matrix[g * per_group:(g + 1) * per_group]
+        out.append(block.reshape(count, width, depth).transpose(0, 2, 1).reshape(-1))
+    packed = np.concatenate(out)
+    assert packed.size == packed_size(spec)
+    return packed
+
+
+def tag(spec):
+    """A short readable name of the layout, for the packed array's C symbol."""
+    return f"p{spec['width']}{'t' if spec['layout'] == 'cols' else ''}"

@@ -1,0 +1,49 @@
+<%doc>
+  y = a OP b over the output's (merged) dimensions, the innermost one in vectors of
+  `lanes`: each operand is loaded (stride 1) or broadcast (stride 0) there, and the
+  epilogue runs on the vector; the last elements of a row one by one.
+</%doc>\
+<%
+    shape, sa, sb = p['shape'], p['a_strides'], p['b_strides']
+    rank = len(shape)
+    lanes = p['lanes']
+    inner = shape[-1]
+    full = inner // lanes * lanes
+    ind = '    ' * rank
+    ia = ' + '.join(f'i{d} * {sa[d]}u' for d in range(rank - 1) if sa[d]) or '0'
+    ib = ' + '.join(f'i{d} * {sb[d]}u' for d in range(rank - 1) if sb[d]) or '0'
+    iy = ' + '.join(f'i{d} * {s}u' for d, s in enumerate(p['out_strides'][:-1])) or '0'
+    def operand(name, base, stride):
+        return f"*(const vfu *)({name} + {base} + j)" if stride[-1] else f"((vf){{0}} + {name}[{base}])"
+    needs_vi = any(op not in ('Add', 'Sub', 'Mul', 'Div') for op, _ in p['epilogue'])
+%>\
+${signature}
+{
+    typedef float vf __attribute__((vector_size(${4 * lanes})));
+% if needs_vi:
+    typedef int32_t vi __attribute__((vector_size(${4 * lanes})));
+% endif
+    typedef float vfu __attribute__((vector_size(${4 * lanes}), aligned(4), may_alias));
+% for d in range(rank - 1):
+${'    ' * (d + 1)}for (size_t i${d} = 0; i${d} < ${shape[d]}u; ++i${d}) {
+% endfor
+${ind}for (size_t j = 0; j < ${full}u; j += ${lanes}) {
+${ind}    vf v = ${operand('a', ia, sa)} ${p['op']} ${operand('b', ib, sb)};
+% if p['epilogue']:
+${ind}    ${vector_epilogue('v', p['epilogue'], [f'{iy} + j'], 0, lanes, lanes)}
+% endif
+${ind}    *(vfu *)(y + ${iy} + j) = v;
+${ind}}
+% if inner % lanes:
+${ind}for (size_t j = ${full}u; j < ${inner}u; ++j) {
+${ind}    float v = a[${ia} + j * ${sa[-1]}u] ${p['op']} b[${ib} + j * ${sb[-1]}u];
+% if p['epilogue']:
+${ind}    ${epilogue('v', p['epilogue'], [f'{iy} + j'])}
+% endif
+${ind}    y[${iy} + j] = v;
+${ind}}
+% endif
+% for d in reversed(range(rank - 1)):
+${'    ' * (d + 1)}}
+% endfor
+}

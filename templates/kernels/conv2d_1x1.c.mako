@@ -1,0 +1,104 @@
+<%namespace name="tl" file="/kernels/tile.mako"/>\
+<%doc>
+  1x1 convolution, stride 1, no padding: per image and group, y[M][HW] = W[M][C] x[C][HW],
+  a GEMM of the packed weights and the input rows in register tiles. Vectors run along
+  the pixels (tiles of rows channels x vecs * lanes pixels; the weights in panels of rows
+  channels; the last pixels of a row in narrower tiles, down to scalars: nothing reads
+  past the input), or, transposed, along the channels (tiles of rows pixels x vecs * lanes
+  channels, the weights in panels of that many channels, the tile stored channel by
+  channel) when the image has few pixels.
+</%doc>\
+<%
+    n, c, m, group = p['n'], p['c'], p['m'], p['group']
+    hw = p['oh'] * p['ow']
+    cg, mg = c // group, m // group
+    rows, vecs, lanes = p['rows'], p['vecs'], p['lanes']
+    width = vecs * lanes
+    chain = p['epilogue']
+    transposed = p['transposed']
+    lane_axis = 1 if transposed else 2
+    def zero(i):
+        return "0.0f"
+    if transposed:
+        panel = cg * width
+        group_floats = -(-mg // width) * panel
+        full_panels, rest_channels = divmod(mg, width)
+        full_rows, rest_rows = divmod(hw, rows)
+    else:
+        panel = cg * rows
+        group_floats = -(-mg // rows) * panel
+        full = hw // width
+        tails = p['tails']  # the columns after the full tiles: [first, vecs, lanes]
+    def a_at(i, t):
+        return f"wp[kc * {rows} + {i}]"
+    def b_at(j0):
+        return lambda t: f"xg + (size_t)kc * {hw}u + {j0}"
+    def init(i):
+        return f"b[oc0 + r0 + {i}]" if p['bias'] else "0.0f"
+    def out(j0):
+        return lambda i: f"y + ((size_t)nb * {m} + oc0 + r0 + {i}) * {hw}u + {j0}"
+    def coords(j0):
+        return lambda i, col: ["nb", f"oc0 + r0 + {i}", f"{j0} + {col}"]
+    # transposed: A is the input read across (pixel p0 + i, channel kc), B the weight panel
+    def t_a_at(i, t):
+        return f"xg[(size_t)kc * {hw}u + p0 + {i}]"
+    def t_b_at(t):
+        return f"wp + (size_t)kc * {width}u"
+    def t_out(i):
+        return f"y + ((size_t)nb * {m} + oc0 + j0) * {hw}u + p0 + {i}"
+    def t_coords(i, col):
+        return ["nb", f"oc0 + j0 + {col}", f"p0 + {i}"]
+%>\
+<%def name="pixel_blocks(store)">\
+% if full_rows:
+                for (int p0 = 0; p0 < ${full_rows * rows}; p0 += ${rows}) {
+${tl.tile(rows, -(-store // lanes), lanes, cg, 1, t_a_at, t_b_at, zero, t_out, store, chain, t_coords, 1, 20, hw)}\
+                }
+% endif
+% if rest_rows:
+                {
+                    const int p0 = ${full_rows * rows};
+${tl.tile(rest_rows, -(-store // lanes), lanes, cg, 1, t_a_at, t_b_at, zero, t_out, store, chain, t_coords, 1, 20, hw)}\
+                }
+% endif
+</%def>\
+${tl.contracted(signature)}
+{
+${tl.types(lanes if transposed or full or any(l > 1 for _, _, l in tails) else 1, chain, lane_axis)}\
+    for (int nb = 0; nb < ${n}; ++nb) {
+        for (int gi = 0; gi < ${group}; ++gi) {
+            const float *xg = x + (size_t)nb * ${c * hw}u + (size_t)gi * ${cg * hw}u;
+            const float *wg = w + (size_t)gi * ${group_floats}u;
+            const int oc0 = gi * ${mg};
+% if transposed:
+% if full_panels:
+            for (int j0 = 0; j0 < ${full_panels * width}; j0 += ${width}) {
+                const float *wp = wg + (size_t)(j0 / ${width}) * ${panel}u;
+${pixel_blocks(width)}\
+            }
+% endif
+% if rest_channels:
+            {
+                const int j0 = ${full_panels * width};
+                const float *wp = wg + ${full_panels * panel}u;
+${pixel_blocks(rest_channels)}\
+            }
+% endif
+% else:
+% if full:
+            for (int j0 = 0; j0 < ${full * width}; j0 += ${width}) {
+${tl.row_blocks(mg, rows, vecs, lanes, cg, 1, 'wg', panel, a_at, b_at('j0'), init, out('j0'), width, chain, coords('j0'), 2, 16)}\
+            }
+% endif
+% for j0, v, l in tails:
+            {
+% if 1 < l < lanes:
+${tl.types(l, chain, 2)}\
+% endif
+${tl.row_blocks(mg, rows, v, l, cg, 1, 'wg', panel, a_at, b_at(j0), init, out(j0), v * l, chain, coords(j0), 2, 16)}\
+            }
+% endfor
+% endif
+        }
+    }
+}

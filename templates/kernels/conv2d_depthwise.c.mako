@@ -1,0 +1,115 @@
+<%namespace name="tl" file="/kernels/tile.mako"/>\
+<%namespace name="planes" file="/kernels/conv_planes.mako"/>\
+<%doc>
+  Depthwise convolution (group == channels == outputs): one channel at a time, copied into
+  zero-padded stride phases (scratch) so that each tap of an output row is a contiguous
+  run; a tile of `rows` output rows x (vecs * lanes) pixels sums the taps in registers.
+</%doc>\
+<%
+    n, c, h, w = p['n'], p['c'], p['h'], p['w']
+    oh, ow = p['oh'], p['ow']
+    rows, vecs, lanes = p['rows'], p['vecs'], p['lanes']
+    width = vecs * lanes
+    cols, cs = p['plane_cols'], p['channel_stride']
+    offsets = p['tap_offsets']
+    taps = len(offsets)
+    full_rows, rest_rows = divmod(oh, rows)
+    full, rest = divmod(ow, width)
+    acc_type = 'vf' if lanes > 1 else 'float'
+    def ld(ptr):
+        return f'*(const vfu *)({ptr})' if lanes > 1 else f'*({ptr})'
+    def out(i):
+        return f"y + ((size_t)nb * {c} + ic) * {oh * ow}u + (size_t)(oy + {i}) * {ow}u + ox0"
+    def coords(i, jj):
+        return ["nb", "ic", f"(oy + {i}) * {ow} + ox0 + {jj}"]
+    first = (f'(vf){{0}} + b[ic]' if lanes > 1 else 'b[ic]') if p['bias'] else ('(vf){0}' if lanes > 1 else '0.0f')
+%>\
+<%def name="block(nrows, nvecs, store)">\
+<% in_registers = lanes == 1 or vectorizable(p['epilogue'], 2) %>\
+                    {
+% for i in range(nrows):
+                        ${acc_type} ${', '.join(f'acc{i}_{v} = {first}' for v in range(nvecs))};
+% endfor
+% for t in range(taps):
+                        {
+                            const float wt = wc[${t}];
+% for i in range(nrows):
+                            ${' '.join(f'acc{i}_{v} += {ld(f"pr + {i * cols + offsets[t] + v * lanes}u")} * wt;' for v in range(nvecs))}
+% endfor
+                        }
+% endfor
+% for i in range(nrows):
+% if in_registers and p['epilogue']:
+% for v in range(nvecs):
+                        ${tl.apply(f'acc{i}_{v}', lanes, p['epilogue'], coords(i, v * lanes), 2, min(lanes, store - v * lanes))}
+% endfor
+% endif
+% if lanes == 1:
+                        { float *o = ${out(i)}; ${' '.join(f'o[{v}] = acc{i}_{v};' for v in range(store))} }
+% elif store == nvecs * lanes:
+                        { float *o = ${out(i)}; ${' '.join(f'*(vfu *)(o + {v * lanes}) = acc{i}_{v};' for v in range(nvecs))} }
+% else:
+                        {
+                            float part[${nvecs * lanes}];
+                            ${' '.join(f'*(vfu *)(part + {v * lanes}) = acc{i}_{v};' for v in range(nvecs))}
+% if in_registers:
+                            memcpy(${out(i)}, part, ${store}u * sizeof(float));
+% else:
+                            for (int jj = 0; jj < ${store}; ++jj) {
+                                float v = part[jj];
+                                ${epilogue('v', p['epilogue'], coords(i, 'jj'))}
+                                (${out(i)})[jj] = v;
+                            }
+% endif
+                        }
+% endif
+% if not in_registers and store == nvecs * lanes:
+                        for (int jj = 0; jj < ${store}; ++jj) {
+                            float *o = ${out(i)} + jj;
+                            float v = *o;
+                            ${epilogue('v', p['epilogue'], coords(i, 'jj'))}
+                            *o = v;
+                        }
+% endif
+% endfor
+                    }
+</%def>\
+<%def name="row_group(nrows)">\
+% if full:
+                for (int ox0 = 0; ox0 < ${full * width}; ox0 += ${width}) {
+                    const float *pr = pc + (size_t)oy * ${cols}u + ox0;
+${block(nrows, vecs, width)}\
+                }
+% endif
+% if rest:
+                {
+                    const int ox0 = ${full * width};
+                    const float *pr = pc + (size_t)oy * ${cols}u + ox0;
+${block(nrows, -(-rest // lanes), rest)}\
+                }
+% endif
+</%def>\
+${tl.contracted(signature)}
+{
+${tl.types(lanes, p['epilogue'], 2)}\
+    float *const pc = (float *)scratch;
+${planes.clear('pc', cs + p['slack'], '0.0f', 4)}\
+    for (int nb = 0; nb < ${n}; ++nb) {
+        for (int ic = 0; ic < ${c}; ++ic) {
+            const float *xc = x + ((size_t)nb * ${c} + ic) * ${h * w}u;
+            const float *wc = w + (size_t)ic * ${taps}u;
+${planes.fill(p, 'xc', 'pc', 12)}\
+% if full_rows:
+            for (int oy = 0; oy < ${full_rows * rows}; oy += ${rows}) {
+${row_group(rows)}\
+            }
+% endif
+% if rest_rows:
+            {
+                const int oy = ${full_rows * rows};
+${row_group(rest_rows)}\
+            }
+% endif
+        }
+    }
+}

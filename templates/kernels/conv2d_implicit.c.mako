@@ -1,0 +1,115 @@
+<%namespace name="tl" file="/kernels/tile.mako"/>\
+<%namespace name="planes" file="/kernels/conv_planes.mako"/>\
+<%doc>
+  Implicit-GEMM convolution: the input is copied once into zero-padded stride phases
+  (scratch), from which every tap of an output row's pixels is a contiguous run; then per
+  output row, y[oc][row] = sum over (ic, tap) of W[oc][ic, tap] * run, in register tiles
+  of rows output channels x (vecs * lanes) pixels with the weights packed in panels of
+  rows channels -- or, transposed (narrow images), of rows pixels x (vecs * lanes)
+  channels with the weights in panels of that many channels, stored channel by channel.
+  No window is ever copied; any stride, dilation and padding.
+</%doc>\
+<%
+    n, c, h, w, m, group = p['n'], p['c'], p['h'], p['w'], p['m'], p['group']
+    oh, ow = p['oh'], p['ow']
+    cg, mg = c // group, m // group
+    rows, vecs, lanes = p['rows'], p['vecs'], p['lanes']
+    width = vecs * lanes
+    cols, cs = p['plane_cols'], p['channel_stride']
+    offsets = p['tap_offsets']
+    taps = len(offsets)
+    panel = cg * taps * rows
+    group_floats = -(-mg // rows) * panel
+    chain = p['epilogue']
+    transposed = p['transposed']
+    if transposed:
+        panel = cg * taps * width
+        group_floats = -(-mg // width) * panel
+        full_panels, rest_channels = divmod(mg, width)
+        full_rows, rest_rows = divmod(ow, rows)
+    full, rest = divmod(ow, width)
+    def zero(i):
+        return "0.0f"
+    def t_a_at(i, t):
+        return f"pb[(size_t)kc * {cs}u + {offsets[t] + i}u]"
+    def t_b_at(t):
+        return f"wp + (size_t)(kc * {taps} + {t}) * {width}u"
+    def t_out(i):
+        return f"y + ((size_t)nb * {m} + oc0 + j0) * {oh * ow}u + (size_t)oy * {ow}u + ox0 + {i}"
+    def t_coords(i, col):
+        return ["nb", f"oc0 + j0 + {col}", f"oy * {ow} + ox0 + {i}"]
+    def a_at(i, t):
+        return f"wp[(kc * {taps} + {t}) * {rows} + {i}]"
+    def b_at(t):
+        return f"pb + (size_t)kc * {cs}u + {offsets[t]}u"
+    def init(i):
+        return f"b[oc0 + r0 + {i}]" if p['bias'] else "0.0f"
+    def out(i):
+        return f"y + ((size_t)nb * {m} + oc0 + r0 + {i}) * {oh * ow}u + (size_t)oy * {ow}u + ox0"
+    def coords(i, jj):
+        return ["nb", f"oc0 + r0 + {i}", f"oy * {ow} + ox0 + {jj}"]
+%>\
+<%def name="pixel_blocks(store)">\
+% if full_rows:
+                    for (int ox0 = 0; ox0 < ${full_rows * rows}; ox0 += ${rows}) {
+                        const float *pb = pg + (size_t)oy * ${cols}u + ox0;
+${tl.tile(rows, -(-store // lanes), lanes, cg, taps, t_a_at, t_b_at, zero, t_out, store, chain, t_coords, 1, 24, oh * ow)}\
+                    }
+% endif
+% if rest_rows:
+                    {
+                        const int ox0 = ${full_rows * rows};
+                        const float *pb = pg + (size_t)oy * ${cols}u + ox0;
+${tl.tile(rest_rows, -(-store // lanes), lanes, cg, taps, t_a_at, t_b_at, zero, t_out, store, chain, t_coords, 1, 24, oh * ow)}\
+                    }
+% endif
+</%def>\
+${tl.contracted(signature)}
+{
+${tl.types(lanes, chain, 1 if transposed else 2)}\
+    float *const pl = (float *)scratch;
+${planes.clear('pl', c * cs + p['slack'], '0.0f', 4)}\
+    for (int nb = 0; nb < ${n}; ++nb) {
+        for (int ic = 0; ic < ${c}; ++ic) {
+            const float *xc = x + ((size_t)nb * ${c} + ic) * ${h * w}u;
+            float *pc = pl + (size_t)ic * ${cs}u;
+${planes.fill(p, 'xc', 'pc', 12)}\
+        }
+        for (int gi = 0; gi < ${group}; ++gi) {
+            const float *pg = pl + (size_t)gi * ${cg * cs}u;
+            const float *wg = w + (size_t)gi * ${group_floats}u;
+            const int oc0 = gi * ${mg};
+            for (int oy = 0; oy < ${oh}; ++oy) {
+% if transposed:
+% if full_panels:
+                for (int j0 = 0; j0 < ${full_panels * width}; j0 += ${width}) {
+                    const float *wp = wg + (size_t)(j0 / ${width}) * ${panel}u;
+${pixel_blocks(width)}\
+                }
+% endif
+% if rest_channels:
+                {
+                    const int j0 = ${full_panels * width};
+                    const float *wp = wg + ${full_panels * panel}u;
+${pixel_blocks(rest_channels)}\
+                }
+% endif
+% else:
+% if full:
+                for (int ox0 = 0; ox0 < ${full * width}; ox0 += ${width}) {
+                    const float *pb = pg + (size_t)oy * ${cols}u + ox0;
+${tl.row_blocks(mg, rows, vecs, lanes, cg, taps, 'wg', panel, a_at, b_at, init, out, width, p['epilogue'], coords, 2, 20)}\
+                }
+% endif
+% if rest:
+                {
+                    const int ox0 = ${full * width};
+                    const float *pb = pg + (size_t)oy * ${cols}u + ox0;
+${tl.row_blocks(mg, rows, -(-rest // lanes), lanes, cg, taps, 'wg', panel, a_at, b_at, init, out, rest, p['epilogue'], coords, 2, 20)}\
+                }
+% endif
+% endif
+            }
+        }
+    }
+}

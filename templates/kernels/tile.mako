@@ -1,0 +1,155 @@
+<%doc>
+  The register-blocked GEMM tile of the blocked kernels (conv2d_1x1, conv2d_im2col,
+  conv2d_implicit, gemm_blocked): rows x vecs accumulators of `lanes` floats stay in
+  registers while the sum runs; each step loads `vecs` vectors of B and broadcasts `rows`
+  values of A. Then the fused epilogue runs on the registers and the tile is stored.
+  lanes == 1 is the scalar fallback: plain floats, the same code otherwise. Vectors are
+  GCC vector extensions (vf), so one template serves AVX2, NEON and scalar CPUs; the
+  sizes come from ops/tiling.py.
+</%doc>
+
+## The definition line of a kernel whose multiply-adds may each round once: on CPUs with
+## a fused multiply-add its tiles use it (-std=c99 leaves every other kernel uncontracted).
+<%def name="contracted(signature)">\
+__attribute__((optimize("fp-contract=fast")))
+${signature}\
+</%def>
+
+## The vector types (once per kernel function that uses lanes > 1); vi (lane masks) only
+## for an epilogue that runs on vectors and selects (a unary op).
+<%def name="types(lanes, chain=(), lane_axis=0)">\
+% if lanes > 1:
+    typedef float vf __attribute__((vector_size(${4 * lanes})));
+% if vectorizable(chain, lane_axis) and any(op not in ('Add', 'Sub', 'Mul', 'Div') for op, _ in chain):
+    typedef int32_t vi __attribute__((vector_size(${4 * lanes})));
+% endif
+    typedef float vfu __attribute__((vector_size(${4 * lanes}), aligned(4), may_alias));
+% endif
+</%def>
+
+<%doc>
+  The epilogue `chain` (ops/epilogue.py) of `var`, a vector whose lanes walk coordinate
+  `lane_axis` (`valid` of them are results), or a float (lanes == 1); coords: the kernel
+  coordinates of its (first) element.
+</%doc>
+<%def name="apply(var, lanes, chain, coords, lane_axis, valid)" filter="trim">\
+% if lanes == 1:
+${epilogue(var, chain, coords)}
+% else:
+${vector_epilogue(var, chain, coords, lane_axis, lanes, valid)}
+% endif
+</%def>
+
+<%doc>
+  One tile. The sum runs over kc = 0..count-1, each with `taps` unrolled steps t:
+  a_at(i, t) is the C expression of A's value for row i, b_at(t) the C pointer to the
+  step's first B value (both may use kc); init(i) a row's first value (broadcast), or,
+  with `accumulate`, the partial sums already at out(i) (a sum cut in chunks).
+  Row i's first `width` results go to pointer out(i), contiguous, or `stride` floats
+  apart; coords(i, col) are the kernel coordinates of its element col (lanes walk
+  coordinate lane_axis), for the epilogue `chain`.
+</%doc>
+<%def name="tile(rows, vecs, lanes, count, taps, a_at, b_at, init, out, width, chain, coords, lane_axis, indent, stride=None, accumulate=False)">\
+<%
+    ind = ' ' * indent
+    acc_type = 'vf' if lanes > 1 else 'float'
+    full = width == vecs * lanes
+    in_registers = lanes == 1 or vectorizable(chain, lane_axis)
+    def ld(ptr):
+        return f'*(const vfu *)({ptr})' if lanes > 1 else f'*({ptr})'
+    def first(i):
+        value = init(i)
+        return value if lanes == 1 else '(vf){0}' if value == '0.0f' else f'(vf){{0}} + {value}'
+    def partial(i, v):
+        """Accumulator (i, v) from the partial sums at out(i)."""
+        if lanes == 1:
+            return f"({out(i)})[{v}]"
+        if (v + 1) * lanes <= width:
+            return f"*(const vfu *)({out(i)} + {v * lanes})"
+        return None
+%>\
+${ind}{
+% for i in range(rows):
+% if not accumulate:
+${ind}    ${acc_type} ${', '.join(f'acc{i}_{v} = {first(i)}' for v in range(vecs))};
+% else:
+% for v in range(vecs):
+% if partial(i, v):
+${ind}    ${acc_type} acc${i}_${v} = ${partial(i, v)};
+% else:
+${ind}    ${acc_type} acc${i}_${v} = (vf){0};
+${ind}    memcpy(&acc${i}_${v}, ${out(i)} + ${v * lanes}, ${width - v * lanes}u * sizeof(float));
+% endif
+% endfor
+% endif
+% endfor
+${ind}    for (int kc = 0; kc < ${count}; ++kc) {
+% for t in range(taps):
+${ind}        {
+${ind}            const ${acc_type} ${', '.join(f'bv{v} = {ld(f"{b_at(t)} + {v * lanes}")}' for v in range(vecs))};
+% for i in range(rows):
+${ind}            { const float av = ${a_at(i, t)}; ${' '.join(f'acc{i}_{v} += bv{v} * av;' for v in range(vecs))} }
+% endfor
+${ind}        }
+% endfor
+${ind}    }
+% for i in range(rows):
+% if in_registers and chain:
+% for v in range(vecs if lanes > 1 else width):
+${ind}    ${apply(f'acc{i}_{v}', lanes, chain, coords(i, v * lanes), lane_axis, min(lanes, width - v * lanes))}
+% endfor
+% endif
+% if lanes == 1:
+${ind}    { float *o = ${out(i)}; ${' '.join(f'o[{v * (stride or 1)}] = acc{i}_{v};' for v in range(width))} }
+% elif full and stride is None:
+${ind}    { float *o = ${out(i)}; ${' '.join(f'*(vfu *)(o + {v * lanes}) = acc{i}_{v};' for v in range(vecs))} }
+% else:
+${ind}    {
+${ind}        float part[${vecs * lanes}];
+${ind}        ${' '.join(f'*(vfu *)(part + {v * lanes}) = acc{i}_{v};' for v in range(vecs))}
+% if stride is None and in_registers:
+${ind}        memcpy(${out(i)}, part, ${width}u * sizeof(float));
+% elif in_registers:
+${ind}        for (int jj = 0; jj < ${width}; ++jj)
+${ind}            (${out(i)})[jj * ${stride}] = part[jj];
+% else:
+${ind}        for (int jj = 0; jj < ${width}; ++jj) {
+${ind}            float v = part[jj];
+% if not in_registers and chain:
+${ind}            ${epilogue('v', chain, coords(i, 'jj'))}
+% endif
+${ind}            (${out(i)})[${'jj' if stride is None else f'jj * {stride}'}] = v;
+${ind}        }
+% endif
+${ind}    }
+% endif
+% endfor
+${ind}}
+</%def>
+
+<%doc>
+  All row blocks of one column tile: A is packed in panels of `rows` rows (`panel`
+  floats each) starting at pointer `a_base`; block r0 is bound to `wp` (its panel) and
+  `r0` (its first row) for the caller's a_at / init / out / coords. The last block may
+  have fewer rows (its panel is zero-padded).
+</%doc>
+<%def name="row_blocks(m, rows, vecs, lanes, count, taps, a_base, panel, a_at, b_at, init, out, width, chain, coords, lane_axis, indent)">\
+<%
+    ind = ' ' * indent
+    full, rest = divmod(m, rows)
+%>\
+% if full:
+${ind}for (int mb = 0; mb < ${full}; ++mb) {
+${ind}    const float *wp = ${a_base} + (size_t)mb * ${panel}u;
+${ind}    const int r0 = mb * ${rows};
+${tile(rows, vecs, lanes, count, taps, a_at, b_at, init, out, width, chain, coords, lane_axis, indent + 4)}\
+${ind}}
+% endif
+% if rest:
+${ind}{
+${ind}    const float *wp = ${a_base} + ${full * panel}u;
+${ind}    const int r0 = ${full * rows};
+${tile(rest, vecs, lanes, count, taps, a_at, b_at, init, out, width, chain, coords, lane_axis, indent + 4)}\
+${ind}}
+% endif
+</%def>

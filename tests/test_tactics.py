@@ -1,0 +1,362 @@
+"""Kernel tactics: every tactic of Conv, Gemm and MatMul forced on many shapes and run
+against onnxruntime on CPUs with 8-, 4- and 1-float vectors; how the select stage chooses;
+opt=size never bigger than the kernels before tactics; bench."""
+
+import json
+import os
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from conftest import REPO
+from onnxcc import ops, tactics
+from onnxcc.errors import OnnxccError
+from onnxcc.importer import import_model
+from onnxcc.passes import optimize
+from onnxcc.targets import Cpu, host_cpu_flags
+
+RNG = np.random.default_rng(11)
+F = TensorProto.FLOAT
+AVX2 = Cpu(32, 16, True, 32768, ("avx2", "fma"))
+#: (target, vector floats): AVX2, NEON and the scalar fallback (and AVX-512 where the host has it)
+TARGETS = [("x86_64", 8), ("aarch64", 4), ("riscv32", 1),
+           pytest.param("x86_64-avx512", 16, marks=pytest.mark.skipif(
+               "avx512f" not in host_cpu_flags(), reason="this host has no AVX-512"))]
+
+
+def w(*shape):
+    return (RNG.standard_normal(shape) * 0.3).astype(np.float32)
+
+
+def save_model(path, nodes, inputs, outputs, inits):
+    graph = helper.make_graph(
+        nodes, "zoo", [helper.make_tensor_value_info(n, F, s) for n, s in inputs.items()],
+        [helper.make_tensor_value_info(n, F, [None] * rank) for n, rank in outputs.items()],
+        initializer=[numpy_helper.from_array(v, k) for k, v in inits.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return path
+
+
+#: (input shape, weight shape, attributes, what follows: None, "relu" or "residual")
+CONVS = [
+    ([1, 3, 11, 13], [5, 3, 3, 3], dict(pads=[1, 1, 1, 1]), "relu"),
+    ([1, 4, 12, 10], [7, 4, 3, 3], dict(pads=[1, 0, 2, 1], strides=[2, 2]), None),
+    ([2, 4, 9, 9], [6, 2, 3, 3], dict(pads=[1, 1, 1, 1], group=2), "relu"),
+    ([1, 2, 9, 9], [3, 2, 3, 3], dict(pads=[2, 1, 2, 1], dilations=[2, 2]), None),
+    ([1, 8, 6, 7], [9, 8, 1, 1], {}, "relu"),
+    ([1, 8, 6, 7], [9, 8, 1, 1], dict(strides=[2, 2]), None),
+    ([1, 6, 10, 11], [6, 1, 3, 3], dict(pads=[1, 1, 1, 1], group=6), "relu"),
+    ([1, 6, 10, 11], [6, 1, 3, 3], dict(pads=[0, 0, 1, 1], strides=[2, 2], group=6), None),
+    ([1, 5, 7, 20], [5, 1, 5, 3], dict(pads=[2, 1, 2, 1], group=5, dilations=[1, 2]), "relu"),
+    ([1, 1, 49, 10], [10, 1, 10, 4], dict(pads=[4, 1, 5, 1], strides=[2, 2]), "relu"),
+    ([1, 3, 20], [4, 3, 5], dict(strides=[2], pads=[2, 2]), None),
+    ([1, 16, 33, 35], [17, 16, 3, 3], dict(pads=[1, 1, 1, 1]), "residual"),
+    # few pixels, many channels: tiles with their vectors along the channels
+    ([1, 32, 3, 3], [40, 32, 1, 1], {}, "residual"),
+    ([1, 16, 4, 5], [27, 16, 3, 3], dict(pads=[1, 1, 1, 1]), "relu"),
+    ([1, 8, 3, 3], [12, 4, 1, 1], dict(group=2), None),
+    # 13 pixels, read in place: a vector, half a vector and a float
+    ([1, 4, 1, 13], [3, 4, 1, 1], {}, "relu"),
+]
+
+
+def conv_zoo(path):
+    nodes, inputs, outputs, inits = [], {}, {}, {}
+    for k, (xs, ws, attrs, then) in enumerate(CONVS):
+        inputs[f"x{k}"] = xs
+        inits[f"w{k}"], inits[f"b{k}"] = w(*ws), w(ws[0])
+        conv = f"c{k}" if then else f"y{k}"
+        nodes.append(helper.make_node("Conv", [f"x{k}", f"w{k}", f"b{k}"], [conv], **attrs))
+        if then == "relu":
+            nodes.append(helper.make_node("Relu", [conv], [f"y{k}"]))
+        elif then == "residual":  # a second input of the output's shape, fused in the epilogue
+            inputs[f"r{k}"] = [xs[0], ws[0]] + _out_spatial(xs, ws, attrs)
+            nodes.append(helper.make_node("Add", [conv, f"r{k}"], [f"s{k}"]))
+            nodes.append(helper.make_node("Relu", [f"s{k}"], [f"y{k}"]))
+        outputs[f"y{k}"] = len(xs)
+    return save_model(path, nodes, inputs, outputs, inits)
+
+
+def _out_spatial(xs, ws, attrs):
+    sizes = []
+    spatial = len(xs) - 2
+    pads = attrs.get("pads", [0] * 2 * spatial)
+    for i in range(spatial):
+        s = attrs.get("strides", [1] * spatial)[i]
+        d = attrs.get("dilations", [1] * spatial)[i]
+        sizes.append((xs[2 + i] + pads[i] + pads[spatial + i] - d * (ws[2 + i] - 1) - 1) // s + 1)
+    return sizes
+
+
+def gemm_zoo(path):
+    inputs = {"a": [5, 19], "v": [19], "m3": [2, 7, 19], "q": [2, 3, 6, 5], "k": [2, 1, 5, 13],
+              "r": [2, 7, 21], "long": [13, 1200], "lb": [1200, 21]}
+    inits = {"w": w(19, 21), "wt": w(21, 19), "c": w(21), "cm": w(5, 1), "w2": w(19, 3),
+             "w3": w(1200, 37) * 0.1}
+    nodes = [
+        helper.make_node("Gemm", ["a", "wt", "c"], ["g1"], transB=1),
+        helper.make_node("Relu", ["g1"], ["y1"]),
+        helper.make_node("Gemm", ["a", "w", "cm"], ["y2"]),
+        helper.make_node("MatMul", ["v", "w"], ["y3"]),  # a vector times a matrix
+        helper.make_node("MatMul", ["m3", "w"], ["mm"]),  # batch folded into rows, + bias + residual
+        helper.make_node("Add", ["mm", "c"], ["mb"]),
+        helper.make_node("Add", ["r", "mb"], ["y4"]),
+        helper.make_node("MatMul", ["q", "k"], ["y5"]),  # both computed, broadcast batches
+        helper.make_node("MatMul", ["a", "w2"], ["y6"]),  # fewer columns than a vector
+        helper.make_node("Gemm", ["a", "wt", "c"], ["y7"], transB=1, alpha=0.5),  # reference only
+        # a sum too long for a panel in L1: in chunks (on CPUs with a cache)
+        helper.make_node("MatMul", ["long", "w3"], ["l8"]),
+        helper.make_node("Relu", ["l8"], ["y8"]),
+        helper.make_node("MatMul", ["long", "lb"], ["y9"]),
+    ]
+    outputs = {"y1": 2, "y2": 2, "y3": 1, "y4": 3, "y5": 4, "y6": 2, "y7": 2, "y8": 2, "y9": 2}
+    return save_model(path, nodes, inputs, outputs, inits)
+
+
+def optimized_zoo(tmp_path):
+    path = str(conv_zoo(tmp_path / "convs.onnx"))
+    return optimize(import_model(path), path)
+
+
+def verify(scons, model, target, tactic):
+    r = scons(f"model={model}", f"target={target}", f"tactic={tactic}", "verify")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "[verify]" in r.stdout and "warning" not in r.stdout + r.stderr
+    return r
+
+
+@pytest.mark.parametrize("target, lanes", TARGETS)
+@pytest.mark.parametrize("tactic", ["direct", "gemm1x1", "im2col", "implicit", "depthwise"])
+def test_every_conv_tactic_matches_onnxruntime(scons, tmp_path, target, lanes, tactic):
+    model = conv_zoo(tmp_path / "convs.onnx")
+    verify(scons, model, target, f"Conv:{tactic}")
+    chosen = json.loads((scons.build_dir / target / "convs" / "tactics.json").read_text())
+    assert tactic in {n["tactic"] for n in chosen["nodes"]}
+    kernels = (scons.build_dir / target / "convs" / "convs_kernels.c").read_text()
+    assert ("vector_size" in kernels) == (lanes > 1 and tactic != "direct")
+    if lanes > 1 and tactic in ("gemm1x1", "implicit"):  # both orientations ran
+        assert "_c" in kernels and "_t" in kernels
+    if lanes == 8 and tactic == "gemm1x1":  # the half-vector tail
+        assert "vector_size(16)" in kernels
+
+
+@pytest.mark.parametrize("target, lanes", TARGETS)
+@pytest.mark.parametrize("tactic", ["reference", "blocked"])
+def test_every_matmul_tactic_matches_onnxruntime(scons, tmp_path, target, lanes, tactic):
+    model = gemm_zoo(tmp_path / "gemms.onnx")
+    verify(scons, model, target, f"Gemm:{tactic},MatMul:{tactic}")
+    kernels = (scons.build_dir / target / "gemms" / "gemms_kernels.c").read_text()
+    if lanes == 8 and tactic == "blocked":  # 13 computed columns: 8 + 4 + 1
+        assert "vector_size(16)" in kernels
+    if lanes > 1 and tactic == "blocked":  # the long sums ran in cached chunks
+        assert "for (int k0 = " in kernels
+
+
+POOLS = [("MaxPool", [1, 3, 11, 13], dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])),
+         ("MaxPool", [1, 2, 9, 9], dict(kernel_shape=[3, 3], dilations=[2, 2], pads=[1, 0, 1, 0],
+                                        ceil_mode=1)),
+         ("MaxPool", [2, 4, 16, 16], dict(kernel_shape=[2, 2], strides=[2, 2])),
+         ("AveragePool", [1, 3, 12, 10], dict(kernel_shape=[3, 2], strides=[1, 2])),
+         ("AveragePool", [1, 3, 7, 7], dict(kernel_shape=[3, 3], strides=[2, 2],
+                                            pads=[1, 1, 1, 1], count_include_pad=1)),
+         ("AveragePool", [1, 3, 8, 8], dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])),
+         ("AveragePool", [1, 64, 25, 5], dict(kernel_shape=[25, 5])),  # a global pool
+         ("MaxPool", [1, 5, 3, 7], dict(kernel_shape=[3, 7])),
+         ("MaxPool", [1, 3, 20], dict(kernel_shape=[3], strides=[2])),
+         ("GlobalAveragePool", [1, 6, 5, 5], {}), ("GlobalMaxPool", [2, 3, 4, 5], {}),
+         ("GlobalAveragePool", [1, 3, 2, 1], {})]
+
+
+def pool_and_elementwise_zoo(path):
+    nodes, inputs, outputs = [], {}, {}
+    for k, (op, shape, attrs) in enumerate(POOLS):
+        nodes.append(helper.make_node(op, [f"x{k}"], [f"y{k}"], **attrs))
+        inputs[f"x{k}"], outputs[f"y{k}"] = shape, len(shape)
+    nodes += [helper.make_node("Add", ["a", "b"], ["s"]), helper.make_node("Relu", ["s"], ["e0"]),
+              helper.make_node("Mul", ["a", "c"], ["e1"]),  # a per-row broadcast
+              helper.make_node("Sub", ["d", "a"], ["t"]),
+              helper.make_node("Clip", ["t", "lo", "hi"], ["e2"]),
+              helper.make_node("Div", ["a", "half"], ["e3"]),
+              helper.make_node("HardSwish", ["a"], ["h"]),
+              helper.make_node("LeakyRelu", ["h"], ["e4"], alpha=0.3),
+              helper.make_node("HardSigmoid", ["e"], ["e5"]),
+              helper.make_node("Add", ["e", "row"], ["e6"])]
+    inputs.update(a=[2, 3, 19], b=[2, 3, 19], d=[3, 19], e=[5, 3])
+    outputs.update(e0=3, e1=3, e2=3, e3=3, e4=3, e5=2, e6=2)
+    inits = {"c": w(3, 1), "half": np.array(0.5, np.float32), "row": w(3),
+             "lo": np.array(-0.3, np.float32), "hi": np.array(0.4, np.float32)}
+    return save_model(path, nodes, inputs, outputs, inits)
+
+
+@pytest.mark.parametrize("target", ["x86_64", "aarch64"])
+@pytest.mark.parametrize("tactic", ["reference", "vector"])
+def test_pooling_and_elementwise_tactics_match_onnxruntime(scons, tmp_path, target, tactic):
+    model = pool_and_elementwise_zoo(tmp_path / "pools.onnx")
+    ops_ = ("MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "Add", "Mul", "Sub",
+            "Div", "HardSwish", "HardSigmoid")
+    verify(scons, model, target, ",".join(f"{op}:{tactic}" for op in ops_))
+    kernels = (scons.build_dir / target / "pools" / "pools_kernels.c").read_text()
+    assert ("vector_size" in kernels) == (tactic == "vector")
+
+
+def test_orientations_both_appear_in_the_conv_zoo(tmp_path):
+    graph = optimized_zoo(tmp_path)
+    ones = [n for n in graph.nodes
+            if n.op == "Conv" and ops.applicable(n, graph, AVX2)[1].name == "gemm1x1"]
+    tactics.annotate(graph, tactics.Selection(AVX2, {n.name: "gemm1x1" for n in ones}))
+    assert {ops.lower(n, graph).params["transposed"] for n in ones} == {True, False}
+
+
+def test_opt_size_runs_the_reference_kernels_and_speed_the_cheapest(tmp_path):
+    graph = optimized_zoo(tmp_path)
+    small = tactics.select(graph, AVX2, "size")
+    assert {n["tactic"] for n in small["nodes"]} == {"direct"}
+    fast = tactics.select(graph, AVX2, "speed")
+    for n in fast["nodes"]:
+        costs = n["estimated_cycles"]
+        assert costs[n["tactic"]] == min(costs.values())
+        assert costs[n["tactic"]] < costs["direct"]  # SIMD and tiles beat the naive loop
+
+
+def test_forced_tactics_by_op_and_node(tmp_path):
+    graph = optimized_zoo(tmp_path)
+    node = next(n for n in graph.nodes if n.op == "Conv")
+    chosen = tactics.select(graph, AVX2, "speed", {"Conv": "im2col", node.name: "direct"})
+    by_node = {n["node"]: n for n in chosen["nodes"]}
+    assert by_node[node.name]["tactic"] == "direct" and by_node[node.name]["by"] == "forced"
+    assert {n["tactic"] for n in chosen["nodes"] if n["node"] != node.name} == {"im2col"}
+    # gemm1x1 runs only the 1x1 convolutions: forced there, chosen by cost elsewhere
+    some = tactics.select(graph, AVX2, "speed", {"Conv": "gemm1x1"})
+    assert {n["by"] for n in some["nodes"]} == {"forced", "speed"}
+
+
+@pytest.mark.parametrize("forced, message", [
+    ({"Conv": "winograd"}, "op Conv has no tactic 'winograd'"),
+    ({"Softmax": "blocked"}, "op Softmax has no tactic 'blocked'"),
+    ({"Gemm": "blocked"}, "chose nothing"),
+])
+def test_bad_forced_tactics_are_one_line_errors(tmp_path, forced, message):
+    graph = optimized_zoo(tmp_path)
+    with pytest.raises(OnnxccError, match=message):
+        tactics.select(graph, AVX2, "speed", forced)
+
+
+def test_forcing_a_tactic_on_a_node_it_cannot_run_names_those_that_can(tmp_path):
+    graph = optimized_zoo(tmp_path)
+    node = next(n for n in graph.nodes if n.op == "Conv")  # a 3x3 convolution
+    with pytest.raises(OnnxccError, match="cannot run node .*tactics that can: direct, im2col, implicit"):
+        tactics.select(graph, AVX2, "speed", {node.name: "gemm1x1"})
+
+
+def test_tactic_option_forms(tmp_path):
+    assert tactics.parse_forced("Conv:im2col, fc1:reference") == {"Conv": "im2col",
+                                                                 "fc1": "reference"}
+    path = tmp_path / "t.json"
+    path.write_text('{"Conv": "direct"}')
+    assert tactics.parse_forced(str(path)) == {"Conv": "direct"}
+    path.write_text('["Conv"]')
+    with pytest.raises(OnnxccError, match="must map op types or node names"):
+        tactics.parse_forced(str(path))
+    with pytest.raises(OnnxccError, match="is not OP:TACTIC"):
+        tactics.parse_forced("im2col")
+
+
+def test_bad_options_fail_in_one_line(scons):
+    r = scons("model=models/tiny_cnn.onnx", "opt=fast")
+    assert r.returncode != 0 and "opt=fast is not one of speed, size" in r.stderr
+    r = scons("model=models/tiny_cnn.onnx", "tactic=Conv:nope")
+    assert r.returncode != 0 and "op Conv has no tactic 'nope'" in r.stdout + r.stderr
+    assert "Traceback" not in r.stdout + r.stderr
+
+
+def test_tactic_file_is_a_dependency(scons, tmp_path):
+    choice = tmp_path / "choice.json"
+    choice.write_text('{"Conv": "direct"}')
+    r = scons("model=models/tiny_cnn.onnx", f"tactic={choice}")
+    assert r.returncode == 0, r.stdout + r.stderr
+    choice.write_text('{"Conv": "im2col"}')
+    r = scons("model=models/tiny_cnn.onnx", f"tactic={choice}")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Conv:im2col" in r.stdout  # the select stage ran again on the edited file
+
+
+BEFORE = json.loads(open(os.path.join(REPO, "tests", "data",
+                                      "model_code_before_tactics.json")).read())["code_bytes"]
+
+
+@pytest.mark.parametrize("model", sorted(BEFORE["armv7"]))
+def test_opt_size_is_never_bigger_than_before_tactics(scons, model):
+    for target in ("armv7", "x86_64"):
+        r = scons(f"model=models/{model}.onnx", f"target={target}", "opt=size")
+        assert r.returncode == 0, r.stdout + r.stderr
+        sizes = json.loads((scons.build_dir / target / model / "size.json").read_text())
+        assert sizes["flash"]["kernels"] + sizes["flash"]["model"] <= BEFORE[target][model]
+
+
+def test_bench_on_the_host_prints_the_median(scons):
+    r = scons("model=models/tiny_cnn.onnx", "bench")
+    assert r.returncode == 0, r.stdout + r.stderr
+    line = next(l for l in r.stdout.splitlines() if l.startswith("[bench]"))
+    assert "us per inference (median of 200 runs" in line
+    report = json.loads((scons.build_dir / "x86_64" / "tiny_cnn" / "bench" / "bench.json").read_text())
+    assert report["unit"] == "ns" and 0 < report["min"] <= report["median"] <= report["max"]
+
+
+def test_bench_on_cortex_m_counts_instructions_exactly(scons):
+    counts = {}
+    for opt in ("size", "speed"):
+        r = scons("model=models/kws.onnx", "target=armv7", f"opt={opt}", "bench")
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "instructions per inference" in r.stdout
+        report = json.loads((scons.build_dir / "armv7" / "kws" / "bench" / "bench.json").read_text())
+        # deterministic under -icount, to one SysTick tick (where a run starts within one)
+        assert report["max"] - report["min"] <= 40
+        counts[opt] = report["median"]
+    assert counts["speed"] < counts["size"] / 2  # register tiles pay on a scalar FPU too
+
+
+def test_bench_names_the_targets_that_can(scons):
+    r = scons("model=models/tiny_cnn.onnx", "target=aarch64", "bench")
+    assert r.returncode != 0
+    assert "target aarch64 cannot bench" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_weights_are_packed_for_their_kernel(scons):
+    r = scons("model=models/fc_autoencoder.onnx", "tactic=Gemm:blocked")
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = scons.build_dir / "x86_64" / "fc_autoencoder"
+    weights = (out / "fc_autoencoder_weights.c").read_text()
+    run = (out / "fc_autoencoder.c").read_text()
+    packed = [l.split("[")[0].split()[-1] for l in weights.splitlines()
+              if l.startswith("const float") and "_p" in l]
+    assert packed and all(symbol in run for symbol in packed)
+    # a weight read only packed is not in flash twice
+    assert weights.count("packed panels") == len(packed) == 10
+    assert "fc_autoencoder_w_fc1_weight_bn[" not in weights
+
+
+def test_autotune_measures_records_and_later_builds_reuse(scons, tmp_path):
+    model = tmp_path / "kws.onnx"
+    model.write_bytes(open(os.path.join(REPO, "models", "kws.onnx"), "rb").read())
+    args = (f"model={model}", "target=armv7", "bench")
+    r = scons(*args)  # the cost model's choice
+    assert r.returncode == 0, r.stdout + r.stderr
+    bench = scons.build_dir / "armv7" / "kws" / "bench" / "bench.json"
+    estimated = json.loads(bench.read_text())["median"]
+    r = scons(*args, "autotune=1")
+    assert r.returncode == 0, r.stdout + r.stderr
+    record = tmp_path / "kws.tactics.armv7.json"
+    tuned = json.loads(record.read_text())
+    assert tuned["conv1"] in ("direct", "im2col", "implicit") and "pw1" in tuned
+    measured = json.loads(bench.read_text())["median"]
+    # instruction counts add up step by step: the measured choice is never worse
+    assert measured <= estimated + 40
+    r = scons(*args)  # a later build reuses the record without measuring
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"measured ({record})" in r.stdout
+    chosen = json.loads((scons.build_dir / "armv7" / "kws" / "tactics.json").read_text())
+    assert {n["node"]: n["tactic"] for n in chosen["nodes"] if n["node"] in tuned} == tuned
