@@ -6,7 +6,9 @@
   channels; the last pixels of a row in narrower tiles, down to scalars: nothing reads
   past the input), or, transposed, along the channels (tiles of rows pixels x vecs * lanes
   channels, the weights in panels of that many channels, the tile stored channel by
-  channel) when the image has few pixels.
+  channel) when the image has few pixels. Written over x (p['block'], ops/conv.py), a
+  column of tiles goes to a scratch block first and is copied over y once every channel
+  of its pixels has been read.
 </%doc>\
 <%
     n, c, m, group = p['n'], p['c'], p['m'], p['group']
@@ -35,7 +37,10 @@
         return lambda t: f"xg + (size_t)kc * {hw}u + {j0}"
     def init(i):
         return f"b[oc0 + r0 + {i}]" if p['bias'] else "0.0f"
+    block = p.get('block', False)
     def out(j0):
+        if block:
+            return lambda i: f"blk + (size_t)(r0 + {i}) * {width}u"
         return lambda i: f"y + ((size_t)nb * {m} + oc0 + r0 + {i}) * {hw}u + {j0}"
     def coords(j0):
         return lambda i, col: ["nb", f"oc0 + r0 + {i}", f"{j0} + {col}"]
@@ -49,6 +54,13 @@
     def t_coords(i, col):
         return ["nb", f"oc0 + j0 + {col}", f"p0 + {i}"]
 %>\
+<%def name="copy_block(j0, columns)">\
+% if block:
+                for (int r = 0; r < ${mg}; ++r)
+                    memcpy(y + ((size_t)nb * ${m} + r) * ${hw}u + ${j0}, blk + (size_t)r * ${width}u,
+                           ${columns}u * sizeof(float));
+% endif
+</%def>\
 <%def name="pixel_blocks(store)">\
 % if full_rows:
                 for (int p0 = 0; p0 < ${full_rows * rows}; p0 += ${rows}) {
@@ -65,6 +77,9 @@ ${tl.tile(rest_rows, -(-store // lanes), lanes, cg, 1, t_a_at, t_b_at, zero, t_o
 ${tl.contracted(signature)}
 {
 ${tl.types(lanes if transposed or full or any(l > 1 for _, _, l in tails) else 1, chain, lane_axis)}\
+% if block:
+    float *const blk = (float *)scratch; /* a column of tiles: ${mg} channels x ${width} pixels */
+% endif
     for (int nb = 0; nb < ${n}; ++nb) {
         for (int gi = 0; gi < ${group}; ++gi) {
             const float *xg = x + (size_t)nb * ${c * hw}u + (size_t)gi * ${cg * hw}u;
@@ -88,6 +103,7 @@ ${pixel_blocks(rest_channels)}\
 % if full:
             for (int j0 = 0; j0 < ${full * width}; j0 += ${width}) {
 ${tl.row_blocks(mg, rows, vecs, lanes, cg, 1, 'wg', panel, a_at, b_at('j0'), init, out('j0'), width, chain, coords('j0'), 2, 16)}\
+${copy_block('j0', width)}\
             }
 % endif
 % for j0, v, l in tails:
@@ -96,6 +112,7 @@ ${tl.row_blocks(mg, rows, vecs, lanes, cg, 1, 'wg', panel, a_at, b_at('j0'), ini
 ${tl.types(l, chain, 2)}\
 % endif
 ${tl.row_blocks(mg, rows, v, l, cg, 1, 'wg', panel, a_at, b_at(j0), init, out(j0), v * l, chain, coords(j0), 2, 16)}\
+${copy_block(j0, v * l)}\
             }
 % endfor
 % endif

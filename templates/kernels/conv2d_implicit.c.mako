@@ -7,7 +7,8 @@
   of rows output channels x (vecs * lanes) pixels with the weights packed in panels of
   rows channels -- or, transposed (narrow images), of rows pixels x (vecs * lanes)
   channels with the weights in panels of that many channels, stored channel by channel.
-  No window is ever copied; any stride, dilation and padding.
+  No window is ever copied; any stride, dilation and padding. The planes hold the input
+  rows of a band of p['band'] output rows at a time (what fits the cache, or little RAM).
 </%doc>\
 <%
     n, c, h, w, m, group = p['n'], p['c'], p['h'], p['w'], p['m'], p['group']
@@ -16,6 +17,7 @@
     rows, vecs, lanes = p['rows'], p['vecs'], p['lanes']
     width = vecs * lanes
     cols, cs = p['plane_cols'], p['channel_stride']
+    band = p['band']
     offsets = p['tap_offsets']
     taps = len(offsets)
     panel = cg * taps * rows
@@ -52,14 +54,14 @@
 <%def name="pixel_blocks(store)">\
 % if full_rows:
                     for (int ox0 = 0; ox0 < ${full_rows * rows}; ox0 += ${rows}) {
-                        const float *pb = pg + (size_t)oy * ${cols}u + ox0;
+                        const float *pb = pg + (size_t)(oy - oy0) * ${cols}u + ox0;
 ${tl.tile(rows, -(-store // lanes), lanes, cg, taps, t_a_at, t_b_at, zero, t_out, store, chain, t_coords, 1, 24, oh * ow)}\
                     }
 % endif
 % if rest_rows:
                     {
                         const int ox0 = ${full_rows * rows};
-                        const float *pb = pg + (size_t)oy * ${cols}u + ox0;
+                        const float *pb = pg + (size_t)(oy - oy0) * ${cols}u + ox0;
 ${tl.tile(rest_rows, -(-store // lanes), lanes, cg, taps, t_a_at, t_b_at, zero, t_out, store, chain, t_coords, 1, 24, oh * ow)}\
                     }
 % endif
@@ -70,16 +72,17 @@ ${tl.types(lanes, chain, 1 if transposed else 2)}\
     float *const pl = (float *)scratch;
 ${planes.clear('pl', c * cs + p['slack'], '0.0f', 4)}\
     for (int nb = 0; nb < ${n}; ++nb) {
+      for (int oy0 = 0; oy0 < ${oh}; oy0 += ${band}) {
         for (int ic = 0; ic < ${c}; ++ic) {
             const float *xc = x + ((size_t)nb * ${c} + ic) * ${h * w}u;
             float *pc = pl + (size_t)ic * ${cs}u;
-${planes.fill(p, 'xc', 'pc', 12)}\
+${planes.fill_band(p, 'xc', 'pc', 'oy0', 12)}\
         }
         for (int gi = 0; gi < ${group}; ++gi) {
             const float *pg = pl + (size_t)gi * ${cg * cs}u;
             const float *wg = w + (size_t)gi * ${group_floats}u;
             const int oc0 = gi * ${mg};
-            for (int oy = 0; oy < ${oh}; ++oy) {
+            for (int oy = oy0; oy < (oy0 + ${band} < ${oh} ? oy0 + ${band} : ${oh}); ++oy) {
 % if transposed:
 % if full_panels:
                 for (int j0 = 0; j0 < ${full_panels * width}; j0 += ${width}) {
@@ -97,19 +100,20 @@ ${pixel_blocks(rest_channels)}\
 % else:
 % if full:
                 for (int ox0 = 0; ox0 < ${full * width}; ox0 += ${width}) {
-                    const float *pb = pg + (size_t)oy * ${cols}u + ox0;
+                    const float *pb = pg + (size_t)(oy - oy0) * ${cols}u + ox0;
 ${tl.row_blocks(mg, rows, vecs, lanes, cg, taps, 'wg', panel, a_at, b_at, init, out, width, p['epilogue'], coords, 2, 20)}\
                 }
 % endif
 % if rest:
                 {
                     const int ox0 = ${full * width};
-                    const float *pb = pg + (size_t)oy * ${cols}u + ox0;
+                    const float *pb = pg + (size_t)(oy - oy0) * ${cols}u + ox0;
 ${tl.row_blocks(mg, rows, -(-rest // lanes), lanes, cg, taps, 'wg', panel, a_at, b_at, init, out, rest, p['epilogue'], coords, 2, 20)}\
                 }
 % endif
 % endif
             }
         }
+      }
     }
 }

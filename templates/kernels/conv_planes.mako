@@ -46,3 +46,42 @@ ${ind}}
 % endif
 % endfor
 </%def>
+
+<%doc>
+  Fill the band of the planes (p['plane_rows'] rows each) that starts at plane row `first`
+  (a C expression) from input channel `src`: rows of the input copied in, the rows above
+  and below the input zeroed (a previous band may have written them).
+</%doc>
+<%def name="fill_band(p, src, dst, first, indent)">\
+<%
+    ind = ' ' * indent
+    rows, cols = p['plane_rows'], p['plane_cols']
+    plane = rows * cols
+%>\
+% for k, f in enumerate(p['fills']):
+<%
+    r_lo, r_hi = f['rows']
+    c_lo, c_hi = f['cols']
+    pp = f"{dst} + {k * plane}u" if k else dst
+    row0 = f['py'] - p['pt']
+    col0 = f['px'] - p['pl']
+%>\
+${ind}for (int r = 0; r < ${rows}; ++r) {
+${ind}    const int at = ${first} + r;
+${ind}    float *d = ${pp} + (size_t)r * ${cols}u;
+${ind}    if (at < ${r_lo} || at >= ${r_hi}) {
+${ind}        memset(d, 0, ${cols}u * sizeof(float));
+${ind}        continue;
+${ind}    }
+% if c_hi > c_lo:
+${ind}    const float *s = ${src} + (size_t)(at * ${p['sh']} + ${row0}) * ${p['w']}u;
+% if p['sw'] == 1:
+${ind}    memcpy(d + ${c_lo}, s + ${c_lo + col0}, ${c_hi - c_lo}u * sizeof(float));
+% else:
+${ind}    for (int q = ${c_lo}; q < ${c_hi}; ++q)
+${ind}        d[q] = s[q * ${p['sw']} + ${col0}];
+% endif
+% endif
+${ind}}
+% endfor
+</%def>

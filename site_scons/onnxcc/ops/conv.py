@@ -15,6 +15,7 @@ channel by channel).
 """
 
 import math
+from dataclasses import replace
 
 from .. import packing
 from . import KernelCall, Tactic, in_place
@@ -168,18 +169,22 @@ def cost_im2col(node, graph, cpu):
     return _plan_im2col(g, cpu)[2] + epilogue_cost(outputs, g["epilogue"])
 
 
-def phase_planes(g, slack):
+def phase_planes(g, slack, band=None):
     """The layout of a zero-padded input split into stride phases, for kernels that read
     a window's tap (ky, kx) of every pixel of an output row as one contiguous run.
 
     Padded input row r*sh + py, column q*sw + px is plane (py, px)'s element [r][q]; tap
     (ky, kx) of output pixel (oy, ox) is then element [oy + ky*dh // sh][ox + kx*dw // sw]
-    of plane (ky*dh % sh, kx*dw % sw). Only the planes some tap reads are kept.
+    of plane (ky*dh % sh, kx*dw % sw). Only the planes some tap reads are kept. With
+    ``band``, the planes hold only the rows ``band`` output rows read, refilled for
+    each band of output rows (``fills`` row ranges are of the whole planes).
     """
     sh, sw, dh, dw = g["sh"], g["sw"], g["dh"], g["dw"]
     taps = [(ky * dh, kx * dw) for ky in range(g["kh"]) for kx in range(g["kw"])]
     phases = sorted({(ty % sh, tx % sw) for ty, tx in taps})
-    rows = g["oh"] + max(ty // sh for ty, _ in taps)
+    reach = max(ty // sh for ty, _ in taps)
+    whole = g["oh"] + reach
+    rows = min(band, g["oh"]) + reach if band else whole
     cols = g["ow"] + max(tx // sw for _, tx in taps)
     plane = rows * cols
 
@@ -187,12 +192,22 @@ def phase_planes(g, slack):
         lo = max(0, -((phase - pad) // stride))  # first index whose source is >= 0
         hi = min(count, (size - 1 + pad - phase) // stride + 1)
         return [lo, max(lo, hi)]
-    fills = [{"py": py, "px": px, "rows": valid(rows, sh, py, g["pt"], g["h"]),
+    fills = [{"py": py, "px": px, "rows": valid(whole, sh, py, g["pt"], g["h"]),
               "cols": valid(cols, sw, px, g["pl"], g["w"])} for py, px in phases]
     offsets = [phases.index((ty % sh, tx % sw)) * plane + (ty // sh) * cols + tx // sw
                for ty, tx in taps]
-    return {"plane_rows": rows, "plane_cols": cols, "fills": fills,
+    return {"plane_rows": rows, "plane_cols": cols, "fills": fills, "band": band or g["oh"],
             "channel_stride": len(phases) * plane, "tap_offsets": offsets, "slack": slack}
+
+
+def _band(g, cpu):
+    """Output rows per band of the implicit GEMM: its planes of every input channel about
+    fill the L1 cache; one row at a time (the least scratch) on a CPU without a cache."""
+    whole = phase_planes(g, 0)
+    reach = whole["plane_rows"] - g["oh"]
+    row_bytes = 4 * g["c"] * whole["channel_stride"] // whole["plane_rows"]
+    fits = cpu.l1d_bytes // row_bytes - reach if cpu.l1d_bytes else 1
+    return max(1, min(g["oh"], fits))
 
 
 def _plan_implicit(g, cpu):
@@ -200,8 +215,10 @@ def _plan_implicit(g, cpu):
     mg, k, _ = _gemm_shape(g)
     transposed, rows, vecs, cycles = _orient(mg, g["ow"], k, cpu, overhang=True,
                                              repeat=g["n"] * g["group"] * g["oh"])
-    planes = phase_planes(g, 0 if transposed else vecs * cpu.lanes())
-    copy = copy_cost(g["c"] * planes["channel_stride"], cpu, contiguous=g["sw"] == 1)
+    band = _band(g, cpu)
+    planes = phase_planes(g, 0 if transposed else vecs * cpu.lanes(), band)
+    bands = -(-g["oh"] // band)
+    copy = copy_cost(bands * g["c"] * planes["channel_stride"], cpu, contiguous=g["sw"] == 1)
     return transposed, rows, vecs, planes, cycles + g["n"] * copy
 
 
@@ -273,13 +290,39 @@ def _over_residual(lower):
     return call_over
 
 
+def _depthwise_in_place(node, graph, cpu, tensor):
+    """Over a residual, or over x when a channel does not grow: channel c of x is copied
+    into the scratch planes before channel c of y is written, and y's channel c lies
+    within x's channels 0..c."""
+    call = lower_depthwise(node, graph, cpu)
+    g = call.params
+    roles = residual_roles(call, graph) + (["x"] if g["oh"] * g["ow"] <= g["h"] * g["w"] else [])
+    return in_place(call, tensor, roles)
+
+
+def _gemm1x1_in_place(node, graph, cpu, tensor):
+    """Over a residual; or over x (one group, pixels along the vectors, one image or no more
+    outputs than inputs): a column of tiles is kept in a scratch block of every output
+    channel until all channels of its pixels are read, then copied over y, where it lands
+    on those same pixels of x (or past x's end)."""
+    call = lower_gemm1x1(node, graph, cpu)
+    g = call.params
+    residuals = residual_roles(call, graph)
+    if tensor in [t for role, t in call.inputs if role in residuals]:
+        return in_place(call, tensor, residuals)
+    if g["transposed"] or g["group"] != 1 or not (g["n"] == 1 or g["m"] <= g["c"]):
+        return None
+    width = g["vecs"] * g["lanes"]
+    return in_place(replace(call, params=dict(g, block=True)), tensor, ("x",),
+                    scratch_bytes=4 * g["m"] * width)
+
+
 TACTICS = {"Conv": [
     Tactic("direct", lower_direct, cost=cost_direct),
-    Tactic("gemm1x1", lower_gemm1x1, _is_1x1, cost_gemm1x1, _over_residual(lower_gemm1x1)),
+    Tactic("gemm1x1", lower_gemm1x1, _is_1x1, cost_gemm1x1, _gemm1x1_in_place),
     Tactic("im2col", lower_im2col, cost=cost_im2col, in_place=_over_residual(lower_im2col)),
     Tactic("implicit", lower_implicit, cost=cost_implicit,
            in_place=_over_residual(lower_implicit)),
-    Tactic("depthwise", lower_depthwise, _is_depthwise, cost_depthwise,
-           _over_residual(lower_depthwise)),
+    Tactic("depthwise", lower_depthwise, _is_depthwise, cost_depthwise, _depthwise_in_place),
 ]}
 EPILOGUE_SPANS = {"Conv": conv_spans}

@@ -119,11 +119,23 @@ def cost_global(node, graph, cpu, vector=False):
     return elements / (cpu.lanes() if vector else 1) + shape[0] * shape[1] * 10
 
 
+def vector_in_place(node, graph, cpu, tensor):
+    """Channel c of x is copied into the scratch planes before channel c of y is written,
+    which lies within x's channels 0..c when a channel does not grow; a global pool writes
+    y[o] after reading row o of x."""
+    call = lower_vector(node, graph, cpu)
+    p = call.params
+    if call.template == "pool2d_vector" and p["oh"] * p["ow"] > p["h"] * p["w"]:
+        return None
+    return in_place(call, tensor, ("x",))
+
+
 _WINDOWED = [Tactic("reference", lower_pool, cost=cost_reference),
-             Tactic("vector", lower_vector, _vectorizable, cost_vector)]
+             Tactic("vector", lower_vector, _vectorizable, cost_vector, vector_in_place)]
 _GLOBAL = [Tactic("reference", lambda n, g, cpu: lower_global_pool(n, g), cost=cost_global),
            Tactic("vector", lower_global_pool, lambda n, g, cpu: cpu.lanes() > 1,
-                  lambda n, g, cpu: cost_global(n, g, cpu, vector=True))]
+                  lambda n, g, cpu: cost_global(n, g, cpu, vector=True),
+                  lambda n, g, cpu, t: in_place(lower_global_pool(n, g, cpu), t, ("x",)))]
 TACTICS = {"MaxPool": _WINDOWED, "AveragePool": _WINDOWED,
            "GlobalAveragePool": _GLOBAL, "GlobalMaxPool": _GLOBAL}
 
