@@ -355,7 +355,9 @@ def test_pools_and_io_in_arena_through_the_c_api(scons, tmp_path):
     assert run.returncode == 0, run.returncode
     got = np.array([float(v) for v in run.stdout.split()], np.float32)
     x = ((np.arange(8 * 12 * 12) % 13 - 6) / 6).astype(np.float32).reshape(1, 8, 12, 12)
-    session = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1  # one thread: the reference's sums in one order
+    session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
     expected = np.concatenate([o.reshape(-1) for o in session.run(None, {"x": x})])
     # verify's float32 agreement (the kernels' sums fuse multiply-adds and run in tiles)
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
