@@ -1,0 +1,7 @@
+"""Fuzzers that guard onnxcc's correctness and robustness.
+
+    python -m fuzz.graphs      random valid graphs, built for every tactic, compared with onnxruntime
+    python -m fuzz.malformed   mutated model files: every failure must be one clear line
+
+Both run a seeded sample in CI (tests/test_fuzz_*.py) and long campaigns on demand.
+"""
