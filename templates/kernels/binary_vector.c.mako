@@ -1,3 +1,4 @@
+<%namespace name="simd" file="/kernels/simd.mako"/>\
 <%doc>
   y = a OP b over the output's (merged) dimensions, the innermost one in vectors of
   `lanes`: each operand is loaded (stride 1) or broadcast (stride 0) there, and the
@@ -19,11 +20,7 @@
 %>\
 ${signature}
 {
-    typedef float vf __attribute__((vector_size(${4 * lanes})));
-% if needs_vi:
-    typedef int32_t vi __attribute__((vector_size(${4 * lanes})));
-% endif
-    typedef float vfu __attribute__((vector_size(${4 * lanes}), aligned(4), may_alias));
+${simd.types(lanes, needs_vi)}\
 % for d in range(rank - 1):
 ${'    ' * (d + 1)}for (size_t i${d} = 0; i${d} < ${shape[d]}u; ++i${d}) {
 % endfor

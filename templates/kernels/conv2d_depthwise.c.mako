@@ -25,7 +25,6 @@
     first = (f'(vf){{0}} + b[ic]' if lanes > 1 else 'b[ic]') if p['bias'] else ('(vf){0}' if lanes > 1 else '0.0f')
 %>\
 <%def name="block(nrows, nvecs, store)">\
-<% in_registers = lanes == 1 or vectorizable(p['epilogue'], 2) %>\
                     {
 % for i in range(nrows):
                         ${acc_type} ${', '.join(f'acc{i}_{v} = {first}' for v in range(nvecs))};
@@ -39,38 +38,7 @@
                         }
 % endfor
 % for i in range(nrows):
-% if in_registers and p['epilogue']:
-% for v in range(nvecs):
-                        ${tl.apply(f'acc{i}_{v}', lanes, p['epilogue'], coords(i, v * lanes), 2, min(lanes, store - v * lanes))}
-% endfor
-% endif
-% if lanes == 1:
-                        { float *o = ${out(i)}; ${' '.join(f'o[{v}] = acc{i}_{v};' for v in range(store))} }
-% elif store == nvecs * lanes:
-                        { float *o = ${out(i)}; ${' '.join(f'*(vfu *)(o + {v * lanes}) = acc{i}_{v};' for v in range(nvecs))} }
-% else:
-                        {
-                            float part[${nvecs * lanes}];
-                            ${' '.join(f'*(vfu *)(part + {v * lanes}) = acc{i}_{v};' for v in range(nvecs))}
-% if in_registers:
-                            memcpy(${out(i)}, part, ${store}u * sizeof(float));
-% else:
-                            for (int jj = 0; jj < ${store}; ++jj) {
-                                float v = part[jj];
-                                ${epilogue('v', p['epilogue'], coords(i, 'jj'))}
-                                (${out(i)})[jj] = v;
-                            }
-% endif
-                        }
-% endif
-% if not in_registers and store == nvecs * lanes:
-                        for (int jj = 0; jj < ${store}; ++jj) {
-                            float *o = ${out(i)} + jj;
-                            float v = *o;
-                            ${epilogue('v', p['epilogue'], coords(i, 'jj'))}
-                            *o = v;
-                        }
-% endif
+${tl.store(i, lanes, store, out, p['epilogue'], coords, 2, ' ' * 24)}\
 % endfor
                     }
 </%def>\

@@ -1,3 +1,4 @@
+<%namespace name="simd" file="/kernels/simd.mako"/>\
 <%doc>
   Global max or average pool, vectorized: each channel's elements (contiguous) are reduced
   in `lanes`-wide vectors, the last ones one by one, then across the vector's lanes.
@@ -10,11 +11,7 @@
 ${signature}
 {
 % if full:
-    typedef float vf __attribute__((vector_size(${4 * lanes})));
-% if is_max and full > lanes:
-    typedef int32_t vi __attribute__((vector_size(${4 * lanes})));
-% endif
-    typedef float vfu __attribute__((vector_size(${4 * lanes}), aligned(4), may_alias));
+${simd.types(lanes, is_max and full > lanes)}\
 % endif
     for (size_t o = 0; o < ${p['outer']}u; ++o) {
         const float *xo = x + o * ${inner}u;

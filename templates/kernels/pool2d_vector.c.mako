@@ -1,3 +1,4 @@
+<%namespace name="simd" file="/kernels/simd.mako"/>\
 <%namespace name="planes" file="/kernels/conv_planes.mako"/>\
 <%doc>
   Max or average pooling, vectorized: one channel at a time is copied into stride phases
@@ -46,11 +47,7 @@
 </%def>\
 ${signature}
 {
-    typedef float vf __attribute__((vector_size(${4 * lanes})));
-% if is_max and len(offsets) > 1:
-    typedef int32_t vi __attribute__((vector_size(${4 * lanes})));
-% endif
-    typedef float vfu __attribute__((vector_size(${4 * lanes}), aligned(4), may_alias));
+${simd.types(lanes, is_max and len(offsets) > 1)}\
     float *const pc = (float *)scratch;
 ${planes.clear('pc', cs + p['slack'], '-INFINITY' if is_max else '0.0f', 4)}\
     for (int nc = 0; nc < ${n * c}; ++nc) {

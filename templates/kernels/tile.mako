@@ -1,3 +1,4 @@
+<%namespace name="simd" file="/kernels/simd.mako"/>
 <%doc>
   The register-blocked GEMM tile of the blocked kernels (conv2d_1x1, conv2d_im2col,
   conv2d_implicit, gemm_blocked): rows x vecs accumulators of `lanes` floats stay in
@@ -19,11 +20,7 @@ ${signature}\
 ## for an epilogue that runs on vectors and selects (a unary op).
 <%def name="types(lanes, chain=(), lane_axis=0)">\
 % if lanes > 1:
-    typedef float vf __attribute__((vector_size(${4 * lanes})));
-% if vectorizable(chain, lane_axis) and any(op not in ('Add', 'Sub', 'Mul', 'Div') for op, _ in chain):
-    typedef int32_t vi __attribute__((vector_size(${4 * lanes})));
-% endif
-    typedef float vfu __attribute__((vector_size(${4 * lanes}), aligned(4), may_alias));
+${simd.types(lanes, vectorizable(chain, lane_axis) and any(op not in ('Add', 'Sub', 'Mul', 'Div') for op, _ in chain))}\
 % endif
 </%def>
 
@@ -41,32 +38,63 @@ ${vector_epilogue(var, chain, coords, lane_axis, lanes, valid)}
 </%def>
 
 <%doc>
+  The one way every register-blocked kernel ends a row of a tile: the first `width` results
+  in accumulators acc{i}_0, acc{i}_1, ... (vectors of `lanes` floats, or floats) get the
+  epilogue `chain` and go to pointer out(i), contiguous or `stride` floats apart; coords(i,
+  col) are the kernel coordinates of result col (lanes walk coordinate lane_axis). The
+  chain always runs, on every result: on the registers when it can (lanes == 1, or every
+  op has a vector form), else on each float on its way out.
+</%doc>
+<%def name="store(i, lanes, width, out, chain, coords, lane_axis, ind, stride=None)">\
+<%
+    count = -(-width // lanes)
+    in_registers = lanes == 1 or vectorizable(chain, lane_axis)
+    def at(j):
+        return j if stride is None else f"{j} * {stride}"
+%>\
+% if chain and in_registers:
+% for v in range(count):
+${ind}${apply(f'acc{i}_{v}', lanes, chain, coords(i, v * lanes), lane_axis, min(lanes, width - v * lanes))}
+% endfor
+% endif
+% if lanes == 1:
+${ind}{ float *o = ${out(i)}; ${' '.join(f'o[{at(v)}] = acc{i}_{v};' for v in range(count))} }
+% elif in_registers and stride is None and width == count * lanes:
+${ind}{ float *o = ${out(i)}; ${' '.join(f'*(vfu *)(o + {v * lanes}) = acc{i}_{v};' for v in range(count))} }
+% else:
+${ind}{
+${ind}    float part[${count * lanes}];
+${ind}    ${' '.join(f'*(vfu *)(part + {v * lanes}) = acc{i}_{v};' for v in range(count))}
+${ind}    for (int jj = 0; jj < ${width}; ++jj) {
+${ind}        float v = part[jj];
+% if chain and not in_registers:
+${ind}        ${epilogue('v', chain, coords(i, 'jj'))}
+% endif
+${ind}        (${out(i)})[${at('jj')}] = v;
+${ind}    }
+${ind}}
+% endif
+</%def>
+
+<%doc>
   One tile. The sum runs over kc = 0..count-1, each with `taps` unrolled steps t:
   a_at(i, t) is the C expression of A's value for row i, b_at(t) the C pointer to the
   step's first B value (both may use kc); init(i) a row's first value (broadcast), or,
-  with `accumulate`, the partial sums already at out(i) (a sum cut in chunks).
-  Row i's first `width` results go to pointer out(i), contiguous, or `stride` floats
-  apart; coords(i, col) are the kernel coordinates of its element col (lanes walk
-  coordinate lane_axis), for the epilogue `chain`.
+  with `accumulate`, the partial sums already at out(i) (a sum cut in chunks; contiguous
+  rows only). Row i's first `width` results go to pointer out(i), contiguous, or `stride`
+  floats apart, through `store` with the epilogue `chain`; coords(i, col) are the kernel
+  coordinates of its element col (lanes walk coordinate lane_axis).
 </%doc>
 <%def name="tile(rows, vecs, lanes, count, taps, a_at, b_at, init, out, width, chain, coords, lane_axis, indent, stride=None, accumulate=False)">\
 <%
+    assert not (accumulate and stride), "partial sums are resumed from contiguous rows only"
     ind = ' ' * indent
     acc_type = 'vf' if lanes > 1 else 'float'
-    full = width == vecs * lanes
-    in_registers = lanes == 1 or vectorizable(chain, lane_axis)
     def ld(ptr):
         return f'*(const vfu *)({ptr})' if lanes > 1 else f'*({ptr})'
     def first(i):
         value = init(i)
         return value if lanes == 1 else '(vf){0}' if value == '0.0f' else f'(vf){{0}} + {value}'
-    def partial(i, v):
-        """Accumulator (i, v) from the partial sums at out(i)."""
-        if lanes == 1:
-            return f"({out(i)})[{v}]"
-        if (v + 1) * lanes <= width:
-            return f"*(const vfu *)({out(i)} + {v * lanes})"
-        return None
 %>\
 ${ind}{
 % for i in range(rows):
@@ -74,11 +102,11 @@ ${ind}{
 ${ind}    ${acc_type} ${', '.join(f'acc{i}_{v} = {first(i)}' for v in range(vecs))};
 % else:
 % for v in range(vecs):
-% if partial(i, v):
-${ind}    ${acc_type} acc${i}_${v} = ${partial(i, v)};
+% if lanes == 1:
+${ind}    float acc${i}_${v} = (${out(i)})[${v}];
 % else:
-${ind}    ${acc_type} acc${i}_${v} = (vf){0};
-${ind}    memcpy(&acc${i}_${v}, ${out(i)} + ${v * lanes}, ${width - v * lanes}u * sizeof(float));
+${ind}    vf acc${i}_${v} = (vf){0};
+${ind}    memcpy(&acc${i}_${v}, ${out(i)} + ${v * lanes}, ${max(0, min(lanes, width - v * lanes))}u * sizeof(float));
 % endif
 % endfor
 % endif
@@ -94,35 +122,7 @@ ${ind}        }
 % endfor
 ${ind}    }
 % for i in range(rows):
-% if in_registers and chain:
-% for v in range(vecs if lanes > 1 else width):
-${ind}    ${apply(f'acc{i}_{v}', lanes, chain, coords(i, v * lanes), lane_axis, min(lanes, width - v * lanes))}
-% endfor
-% endif
-% if lanes == 1:
-${ind}    { float *o = ${out(i)}; ${' '.join(f'o[{v * (stride or 1)}] = acc{i}_{v};' for v in range(width))} }
-% elif full and stride is None:
-${ind}    { float *o = ${out(i)}; ${' '.join(f'*(vfu *)(o + {v * lanes}) = acc{i}_{v};' for v in range(vecs))} }
-% else:
-${ind}    {
-${ind}        float part[${vecs * lanes}];
-${ind}        ${' '.join(f'*(vfu *)(part + {v * lanes}) = acc{i}_{v};' for v in range(vecs))}
-% if stride is None and in_registers:
-${ind}        memcpy(${out(i)}, part, ${width}u * sizeof(float));
-% elif in_registers:
-${ind}        for (int jj = 0; jj < ${width}; ++jj)
-${ind}            (${out(i)})[jj * ${stride}] = part[jj];
-% else:
-${ind}        for (int jj = 0; jj < ${width}; ++jj) {
-${ind}            float v = part[jj];
-% if not in_registers and chain:
-${ind}            ${epilogue('v', chain, coords(i, 'jj'))}
-% endif
-${ind}            (${out(i)})[${'jj' if stride is None else f'jj * {stride}'}] = v;
-${ind}        }
-% endif
-${ind}    }
-% endif
+${store(i, lanes, width, out, chain, coords, lane_axis, ind + '    ', stride)}\
 % endfor
 ${ind}}
 </%def>
