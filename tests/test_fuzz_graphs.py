@@ -1,0 +1,91 @@
+"""The differential fuzzer (fuzz/graphs.py) in CI: every regression it ever found replays,
+and a fixed seeded sample of random graphs matches onnxruntime on x86_64, armv7 and
+riscv32 under every configuration the fuzzer builds (cost-model tactics, reference
+kernels, forced tactics with fusion on or off)."""
+
+import glob
+import json
+import os
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import REPO
+
+sys.path.insert(0, REPO)
+from fuzz import graphs, spec as fuzz_spec  # noqa: E402
+from onnxcc import verify  # noqa: E402
+from onnxcc.errors import OnnxccError  # noqa: E402
+from onnxcc.targets import load_target  # noqa: E402
+
+REGRESSIONS = sorted(glob.glob(os.path.join(graphs.REGRESSIONS, "*.json")))
+
+
+@pytest.mark.parametrize("path", REGRESSIONS, ids=[os.path.basename(p)[:-5] for p in REGRESSIONS])
+def test_regression_replays(path, tmp_path):
+    with open(path) as f:
+        case = json.load(f)
+    results = graphs.check([case["spec"]], case["target"], str(tmp_path), jobs=1)
+    bad = [r for r in results if r["status"] not in ("pass", "refused")]
+    assert not bad, bad
+    assert any(r["status"] == "pass" and r["config"] == case["config"] for r in results) or \
+        case["config"] not in [r["config"] for r in results]
+
+
+#: (target, graphs, seed): the x86_64 sample crosses every configuration; the emulated
+#: targets the fast paths, on fewer graphs
+SAMPLES = [("x86_64", 24, 1), ("armv7", 6, 2), ("riscv32", 6, 3)]
+
+
+@pytest.mark.parametrize("target,count,seed", SAMPLES, ids=[s[0] for s in SAMPLES])
+def test_seeded_sample_matches_onnxruntime(target, count, seed, tmp_path):
+    counts, checked, failure, _ = graphs.campaign(
+        target, count, seed, batch=8, jobs=1, workdir=str(tmp_path), progress=lambda line: None,
+        regressions=None, shrink=False)
+    assert failure is None, f"{failure['name']} [{failure['config']}]: {failure['message']}"
+    assert checked >= count
+    assert counts["pass"] >= count  # every graph built and verified at least once
+
+
+def test_specs_are_valid_models_with_finite_reference():
+    """The generator's contract (as NNSmith's): every spec is a valid ONNX model that
+    onnxruntime runs, and its guarded ops never produce NaN or Inf."""
+    import onnxruntime as ort
+    from hypothesis import HealthCheck, given, settings
+
+    @settings(max_examples=60, deadline=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    @given(fuzz_spec.specs())
+    def valid(spec):
+        model = fuzz_spec.build_model(spec)
+        session = ort.InferenceSession(model.SerializeToString(),
+                                       providers=["CPUExecutionProvider"])
+        rng = np.random.default_rng(0)
+        feeds = {i.name: rng.uniform(-1, 1, i.shape).astype(np.float32)
+                 for i in session.get_inputs()}
+        (y,) = session.run(None, feeds)
+        assert np.all(np.isfinite(y))
+        assert list(y.shape) == fuzz_spec.anchor_output(spec["anchor"])[0] or spec["chain"]
+
+    valid()
+
+
+def test_a_dropped_chain_is_caught(tmp_path):
+    """The comparison the fuzzer relies on can fail: outputs that lost the last op of their
+    chain (simulated by changing the expected outputs to match) are a mismatch."""
+    spec = {"anchor": {"op": "MatMul", "x": [8, 24], "w": [24, 32], "attrs": {},
+                       "weight_input": False},
+            "chain": [["Tanh", {}], ["Exp", {}]], "seed": 1}
+    results = graphs.check([spec], "x86_64", str(tmp_path), jobs=1)
+    assert all(r["status"] == "pass" for r in results)
+    # corrupt the expected outputs of one build: verify must now report a mismatch
+    name = fuzz_spec.spec_name(spec)
+    npz = tmp_path / "speed" / "x86_64" / name / "verify" / "expected.npz"
+    with np.load(npz) as f:
+        arrays = {k: f[k] for k in f.files}
+    arrays["arr_0"] = np.tanh(arrays["arr_0"])  # as if the Exp were lost
+    np.savez(npz, **arrays)
+    elf = tmp_path / "speed" / "x86_64" / name / "verify" / f"{name}_harness"
+    with pytest.raises(OnnxccError, match="MISMATCH"):
+        verify.run(load_target("x86_64"), str(elf), str(npz), str(tmp_path / "r.json"), name)
