@@ -1,41 +1,11 @@
-"""Add, Sub, Mul, Div with numpy broadcasting.
-
-The broadcast is resolved at compile time into per-operand element strides over the
-output's dimensions (0 where an operand repeats), with contiguous dimensions merged, so
-the common cases (equal shapes, a scalar, a per-channel vector) become one or two loops.
+"""Add, Sub, Mul, Div on float32 with numpy broadcasting (``broadcast``) and a fused
+epilogue; the other element types run the typed ``elementwise`` kernel.
 """
 
 from . import KernelCall, in_place
-from .epilogue import epilogue_tag, kernel_epilogue, own_inputs, residual_roles
-
-C_OPERATORS = {"Add": "+", "Sub": "-", "Mul": "*", "Div": "/"}
-
-
-def broadcast_strides(shape, out_shape):
-    """Element strides of a row-major tensor of ``shape`` read over ``out_shape``."""
-    shape = (1,) * (len(out_shape) - len(shape)) + tuple(shape)
-    strides, step = [], 1
-    for d in reversed(shape):
-        strides.append(0 if d == 1 else step)
-        step *= d
-    return list(reversed(strides))
-
-
-def merge_dims(out_shape, *stride_lists):
-    """Drop size-1 dimensions and merge neighbours that every operand walks contiguously."""
-    dims = [(d, [s[i] for s in stride_lists]) for i, d in enumerate(out_shape) if d != 1]
-    merged = []
-    for d, strides in dims:
-        if merged:
-            pd, pstrides = merged[-1]
-            if all(ps == s * d for ps, s in zip(pstrides, strides)):
-                merged[-1] = (pd * d, strides)
-                continue
-        merged.append((d, strides))
-    if not merged:
-        merged = [(1, [0] * len(stride_lists))]
-    shape = [d for d, _ in merged]
-    return shape, [[s[k] for _, s in merged] for k in range(len(stride_lists))]
+from .broadcast import broadcast_strides, merge_dims
+from .elementwise import lower_elementwise
+from .epilogue import BINARY, epilogue_tag, kernel_epilogue, own_inputs, residual_roles
 
 
 def flat_spans(node, graph):
@@ -47,7 +17,6 @@ def lower_binary(node, graph):
     a, b = own_inputs(node)
     y = node.outputs[0]
     if graph.info(y).dtype != "float32":
-        from .elementwise import lower_elementwise  # any element type, no epilogue
         return lower_elementwise(node, graph)
     out_shape = graph.info(y).shape
     shape, (sa, sb) = merge_dims(out_shape, broadcast_strides(graph.info(a).shape, out_shape),
@@ -56,7 +25,7 @@ def lower_binary(node, graph):
     dims = "x".join(map(str, shape))
     tag = (f"{node.op.lower()}_f32_{dims}_a{'x'.join(map(str, sa))}_b{'x'.join(map(str, sb))}"
            f"{epilogue_tag(chain)}")
-    params = {"op": C_OPERATORS[node.op], "shape": shape, "a_strides": sa, "b_strides": sb,
+    params = {"op": BINARY[node.op], "shape": shape, "a_strides": sa, "b_strides": sb,
               "out_strides": broadcast_strides(shape, shape), "epilogue": chain}
     return KernelCall("binary", tag, params, [("a", a), ("b", b)] + operands, [("y", y)])
 
@@ -76,7 +45,7 @@ def binary_in_place(node, graph, tensor):
     return in_place(call, tensor, roles)
 
 
-LOWERINGS = {op: lower_binary for op in C_OPERATORS}
-INPLACE = {op: binary_in_place for op in C_OPERATORS}
-TYPED_OPS = set(C_OPERATORS)
-EPILOGUE_SPANS = {op: flat_spans for op in C_OPERATORS}
+LOWERINGS = {op: lower_binary for op in BINARY}
+INPLACE = {op: binary_in_place for op in BINARY}
+TYPED_OPS = set(BINARY)
+EPILOGUE_SPANS = {op: flat_spans for op in BINARY}

@@ -4,14 +4,15 @@ arithmetic, Pow, Mod, Min/Max/Sum/Mean, comparisons, logic, bit operations, PRel
 ``EXPRESSIONS`` maps an op type to a function (operand locals, attrs, t) -> the C
 expression of the result, ``t`` (``cgen.CNumbers``) spelling the inputs' element type.
 The broadcast is resolved at compile time into per-input element strides, as for the
-float32 arithmetic of ``binary``.
+float32 arithmetic of ``binary`` (``broadcast``).
 """
 
 import numpy as np
 
 from ..cgen import CNumbers
 from . import KernelCall
-from .binary import broadcast_strides, merge_dims
+from .broadcast import broadcast_strides, merge_dims
+from .epilogue import BINARY
 from .unary import dtype_tag
 
 LOCALS = "abcdefghijklmnopqrstuvwxyz"
@@ -127,4 +128,5 @@ def lower_elementwise(node, graph):
                       [("y", y)])
 
 
-LOWERINGS = {op: lower_elementwise for op in TYPED_OPS - {"Add", "Sub", "Mul", "Div"}}
+#: float32 arithmetic lowers through ``binary`` (with an epilogue), which falls back here
+LOWERINGS = {op: lower_elementwise for op in TYPED_OPS - set(BINARY)}

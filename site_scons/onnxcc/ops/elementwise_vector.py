@@ -6,8 +6,8 @@ contiguously or not at all (a broadcast).
 """
 
 from . import LOWERINGS, Tactic, in_place
-from .binary import C_OPERATORS, binary_in_place, lower_binary
-from .epilogue import VECTOR_STATEMENTS, vectorizable
+from .binary import binary_in_place, lower_binary
+from .epilogue import BINARY as ARITHMETIC, VECTOR_STATEMENTS, vectorizable
 from .tiling import epilogue_cost
 from .unary import EXPRESSIONS, lower_unary, unary_chain
 
@@ -78,4 +78,4 @@ UNARY = [Tactic("reference", lambda n, g, cpu: LOWERINGS[n.op](n, g), cost=_unar
 BINARY = [Tactic("reference", lambda n, g, cpu: LOWERINGS[n.op](n, g), cost=_binary_cost),
           Tactic("vector", _binary_vector, _binary_vectorizes,
                  lambda n, g, cpu: _binary_cost(n, g, cpu, cpu.lanes()), _binary_vector_in_place)]
-TACTICS = {**{op: UNARY for op in EXPRESSIONS}, **{op: BINARY for op in C_OPERATORS}}
+TACTICS = {**{op: UNARY for op in EXPRESSIONS}, **{op: BINARY for op in ARITHMETIC}}

@@ -13,8 +13,11 @@ then indexes it as ``sum(coordinate * stride)``.
 """
 
 from ..cgen import c_float
+from .broadcast import broadcast_strides
 from .unary import EXPRESSIONS, epilogue_of, epilogue_tag, expression_code  # noqa: F401 (shared with kernels)
 
+#: the arithmetic ops with a C operator: fused binary epilogue steps and the float32
+#: ``binary`` kernel
 BINARY = {"Add": "+", "Sub": "-", "Mul": "*", "Div": "/"}
 
 
@@ -34,22 +37,13 @@ def binary_entry(op, value_first):
     return [op, {"value_first": bool(value_first)}]
 
 
-def _broadcast_strides(shape, out_shape):
-    shape = (1,) * (len(out_shape) - len(shape)) + tuple(shape)
-    strides, step = [], 1
-    for d in reversed(shape):
-        strides.append(0 if d == 1 else step)
-        step *= d
-    return list(reversed(strides))
-
-
 def operand_strides(spans, out_shape, operand_shape):
     """Per coordinate, the operand's element stride; None when its offset is not linear in
     the coordinates. ``spans``: the [first, end) output dimensions of each coordinate,
     walked row-major."""
     if len(operand_shape) > len(out_shape):
         return None
-    strides = _broadcast_strides(operand_shape, out_shape)
+    strides = broadcast_strides(operand_shape, out_shape)
     result = []
     for lo, hi in spans:
         dims = [(out_shape[d], strides[d]) for d in range(lo, hi) if out_shape[d] != 1]

@@ -13,7 +13,7 @@ whose B is one matrix shared by every batch folds the batch into M. Two tactics:
 
 from .. import packing
 from . import KernelCall, Tactic, in_place
-from .binary import broadcast_strides, merge_dims
+from .broadcast import broadcast_strides, merge_dims
 from .epilogue import epilogue_tag, kernel_epilogue, own_inputs, residual_roles
 from .tiling import best_tile, column_tails, epilogue_cost, scalar_mac_cost
 

@@ -7,7 +7,7 @@ Split copy whole rows; Trilu copies a triangle of each matrix; BitCast copies th
 """
 
 from . import KernelCall, unsupported
-from .binary import broadcast_strides, merge_dims
+from .broadcast import broadcast_strides, merge_dims
 from .unary import dtype_tag
 
 #: outputs are their input re-viewed: the planner gives them the input's memory

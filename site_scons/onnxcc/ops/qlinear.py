@@ -21,7 +21,7 @@ from . import KernelCall, unsupported
 from ..cgen import c_type
 from ..quant import (F32, fixed_point, int_range, leaky_relu, logistic, lookup_table, output_scale,
                      qlinear_add_constants, scalar, softmax_exp_table)
-from .binary import broadcast_strides, merge_dims
+from .broadcast import broadcast_strides, merge_dims
 from .normalize import _split
 from .spatial import window_2d, window_tag
 

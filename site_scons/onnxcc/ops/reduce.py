@@ -4,7 +4,7 @@ import numpy as np
 
 from ..cgen import CNumbers
 from . import KernelCall, unsupported
-from .binary import merge_dims
+from .broadcast import merge_dims
 from .layout import _prod, row_major_strides, strided_copy
 from .unary import dtype_tag
 
