@@ -75,9 +75,9 @@ def check(batch, target, workdir, jobs=1, sanitize=False):
         for config, opt, fuse, tactic in configurations(spec, target):
             build_dir = os.path.join(workdir, config)
             out = os.path.join(build_dir, target, name)
-            for stale in ("verify/report.json", "verify/expected.npz"):
-                if os.path.exists(os.path.join(out, stale)):
-                    os.remove(os.path.join(out, stale))
+            # built afresh: a replayed case (Hypothesis re-runs a failure) must show its
+            # compiler warnings again, and no stale report may count as a pass
+            shutil.rmtree(out, ignore_errors=True)
             cases.append({"name": name, "model": path, "build_dir": build_dir, "opt": opt,
                           "fuse": fuse, "tactic": tactic, "seed": spec["seed"] % 1000})
             expected.append((name, config, out))
@@ -146,46 +146,87 @@ def save_regression(spec, result, target, folder=REGRESSIONS):
     return path
 
 
+def signature(result, spec):
+    """What kind of failure ``result`` is, so that one bug found many times is shrunk and
+    saved once: the stage and exception type of an internal error, else the first words of
+    the message, with the anchor op (numbers, names and paths left out)."""
+    message = result["message"]
+    m = re.search(r"internal error in onnxcc's (\w+) stage: (\w+)", message)
+    if m:
+        kind = f"{m[1]}:{m[2]}"
+    elif "MISMATCH" in message:
+        kind = "mismatch"
+    else:
+        kind = re.sub(r"[^a-z ]", "", message.split(":")[-1].lower()).strip()[:40] or "failure"
+    return f"{spec['anchor']['op']}:{result['config']}:{kind}"
+
+
 def campaign(target, graphs, seed, batch, jobs, workdir, progress=print, sanitize=False,
-             regressions=REGRESSIONS, shrink=True):
-    """Draw batches until ``graphs`` graphs were checked (or one failed, shrunk and saved).
-    Returns (counts per status, graphs checked, the failing result or None, regression path)."""
-    counts, seen = collections.Counter(), set()
-    last_failure = {}
+             regressions=REGRESSIONS, shrink=True, stop_on_failure=False):
+    """Draw batches until ``graphs`` graphs were checked. Each new kind of failure
+    (``signature``) is shrunk by Hypothesis to a minimal graph that fails the same way and
+    saved as a regression; known kinds are counted and the campaign goes on (or stops at
+    the first, with ``stop_on_failure``). Returns (counts per status, graphs checked,
+    [(failing result, regression path or None)] one per kind)."""
+    counts, seen, found = collections.Counter(), set(), {}
     start = time.monotonic()
+    round_seed = seed
+    while len(seen) < graphs:
+        new = _one_round(target, graphs, round_seed, batch, jobs, workdir, progress, sanitize,
+                         shrink, counts, seen, set(found), start)
+        round_seed += 1
+        if new is None:
+            break
+        kind, spec, result = new
+        path = save_regression(spec, result, target, regressions) if regressions else None
+        found[kind] = (result, path)
+        progress(f"[fuzz] new failure {kind}: {result['name']} [{result['config']}]: "
+                 f"{result['message']}" + (f" -> {os.path.relpath(path, REPO)}" if path else ""))
+        if stop_on_failure:
+            break
+    return counts, len(seen), list(found.values())
+
+
+def _one_round(target, graphs, seed, batch, jobs, workdir, progress, sanitize, shrink,
+               counts, seen, known, start):
+    """One Hypothesis run from ``seed``: generates until ``seen`` holds ``graphs`` graphs or
+    a failure of a kind not in ``known`` appears; then (``shrink``) shrinks that failure,
+    raising only for the same kind. Returns (kind, minimal spec, its result) or None."""
+    pinned = {}
 
     @settings(max_examples=10**9, deadline=None, database=None, derandomize=False,
               suppress_health_check=list(HealthCheck), print_blob=False, report_multiple_bugs=False,
               phases=[Phase.generate, Phase.shrink] if shrink else [Phase.generate])
     @hypothesis_seed(seed)
-    @given(st.lists(specs(), min_size=1, max_size=batch))
+    @given(st.lists(specs(), min_size=batch, max_size=batch))
     def prop(batch_specs):
-        if len(seen) >= graphs and not last_failure:
+        if len(seen) >= graphs and not pinned:
             return  # done: every later example passes at once
         results = check(batch_specs, target, workdir, jobs, sanitize)
-        shrinking = bool(last_failure)  # shrunk variants do not count as graphs
-        fresh = [] if shrinking else [s for s in batch_specs if spec_name(s) not in seen]
-        seen.update(spec_name(s) for s in fresh)
-        fresh_names = {spec_name(s) for s in fresh}
-        counts.update(r["status"] for r in results if r["name"] in fresh_names)
-        bad = [r for r in results if r["status"] == "fail"]
-        if fresh:
+        by_name = {spec_name(s): s for s in batch_specs}
+        if not pinned:  # generating: count fresh graphs, look for a new kind of failure
+            fresh = {name for name in by_name if name not in seen}
+            seen.update(fresh)
+            counts.update(r["status"] for r in results if r["name"] in fresh)
             progress(f"[fuzz] {target}: {len(seen)} graphs, {counts['pass']} builds passed, "
                      f"{counts['fail']} failed, {counts['refused']} refused, "
                      f"{counts['discarded']} discarded ({time.monotonic() - start:.0f} s)")
-        if bad:
-            by_name = {spec_name(s): s for s in batch_specs}
-            last_failure["result"] = bad[0]
-            last_failure["spec"] = by_name[bad[0]["name"]]
-            raise AssertionError(f"{bad[0]['name']} [{bad[0]['config']}]: {bad[0]['message']}")
+        for r in results:
+            if r["status"] != "fail":
+                continue
+            kind = signature(r, by_name[r["name"]])
+            if kind in known or (pinned and kind != pinned["kind"]):
+                continue
+            pinned.update(kind=kind, spec=by_name[r["name"]], result=r)  # smaller each time
+            raise AssertionError(f"{kind}: {r['name']} [{r['config']}]: {r['message']}")
 
     try:
         prop()
-    except AssertionError:
-        spec, result = last_failure["spec"], last_failure["result"]
-        path = save_regression(spec, result, target, regressions) if regressions else None
-        return counts, len(seen), result, path
-    return counts, len(seen), None, None
+    except Exception:  # noqa: BLE001 (the failure raised above, or Hypothesis' report of it)
+        if not pinned:
+            raise
+        return pinned["kind"], pinned["spec"], pinned["result"]
+    return None
 
 
 def main(argv=None):
@@ -198,7 +239,9 @@ def main(argv=None):
     parser.add_argument("--workdir", default=os.path.join(REPO, "build", "fuzz"))
     parser.add_argument("--sanitize", action="store_true",
                         help="x86_64: build with AddressSanitizer and UBSan")
-    parser.add_argument("--no-shrink", action="store_true", help="report a failure unshrunk")
+    parser.add_argument("--no-shrink", action="store_true", help="report failures unshrunk")
+    parser.add_argument("--stop-on-failure", action="store_true",
+                        help="stop at the first failure (default: shrink each new kind, go on)")
     parser.add_argument("--summary", help="append the campaign's result to this file")
     args = parser.parse_args(argv)
     workdir = os.path.join(os.path.abspath(args.workdir), args.target)
@@ -206,23 +249,25 @@ def main(argv=None):
         shutil.rmtree(workdir)  # models of an earlier campaign must not count
     os.makedirs(workdir)
     started = time.monotonic()
-    counts, checked, failure, path = campaign(args.target, args.graphs, args.seed, args.batch,
-                                              args.jobs, workdir, sanitize=args.sanitize,
-                                              shrink=not args.no_shrink)
+    counts, checked, failures = campaign(args.target, args.graphs, args.seed, args.batch,
+                                         args.jobs, workdir, sanitize=args.sanitize,
+                                         shrink=not args.no_shrink,
+                                         stop_on_failure=args.stop_on_failure)
     minutes = (time.monotonic() - started) / 60
     line = (f"{args.target}, seed {args.seed}: {checked} graphs, {sum(counts.values())} builds: "
             f"{counts['pass']} passed, {counts['fail']} failed, {counts['refused']} refused "
             f"(a forced tactic no node can run), {counts['discarded']} discarded "
             f"(onnxruntime not finite); {minutes:.0f} min")
     print(f"[fuzz] {line}")
-    if failure:
+    for failure, path in failures:
         print(f"[fuzz] FAILURE {failure['name']} [{failure['config']}]: {failure['message']}")
         if path:
             print(f"[fuzz] minimal reproducer written to {os.path.relpath(path, REPO)}")
     if args.summary:
         with open(args.summary, "a") as f:
-            f.write(f"- {line}{' -- FAILED: ' + failure['message'] if failure else ''}\n")
-    return 1 if failure else 0
+            f.write(f"- {line}; {len(failures)} kind(s) of failure\n")
+            f.writelines(f"  - {r['name']} [{r['config']}]: {r['message']}\n" for r, _ in failures)
+    return 1 if failures else 0
 
 
 if __name__ == "__main__":

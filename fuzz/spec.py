@@ -17,11 +17,17 @@ multiple of any vector width or tile.
 
 import hashlib
 import json
+import os
+import sys
 
 import numpy as np
 import onnx
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "site_scons"))
+from onnxcc import ops as onnxcc_ops  # noqa: E402 (the tactics to force come from the compiler)
 
 OPSET = 20
 
@@ -70,37 +76,33 @@ GUARDED_UNARY = {
 #: elements are kept away from zero
 BINARY = ["Add", "Sub", "Mul", "Div", "Max", "Min"]
 
-#: the tactics the fuzzer forces, per op type (ops/: TACTICS)
-TACTICS = {
-    "Conv": ["direct", "gemm1x1", "im2col", "implicit", "depthwise"],
-    "Gemm": ["reference", "blocked"],
-    "MatMul": ["reference", "blocked"],
-    "MaxPool": ["reference", "vector"], "AveragePool": ["reference", "vector"],
-    "GlobalAveragePool": ["reference", "vector"], "GlobalMaxPool": ["reference", "vector"],
-    "Add": ["reference", "vector"], "Sub": ["reference", "vector"],
-    "Mul": ["reference", "vector"], "Div": ["reference", "vector"],
-}
-
-small = st.integers(1, 9)
-
+#: the tactics the fuzzer forces, per op type: every tactic the compiler has, so a new
+#: one is fuzzed from the day it is registered
+TACTICS = {op: [t.name for t in tactics] for op, tactics in sorted(onnxcc_ops.TACTICS.items())
+           if len(tactics) > 1}
 
 @st.composite
-def conv_anchor(draw):
-    spatial = draw(st.sampled_from([2, 2, 2, 1]))
-    n = draw(st.integers(1, 2))
-    kind = draw(st.sampled_from(["dense", "dense", "depthwise", "grouped", "pointwise"]))
+def conv_anchor(draw, x=None):
+    """A convolution; on ``x`` (a later stage's input, rank 3 or 4) its kernel shrinks to fit."""
+    spatial = len(x) - 2 if x else draw(st.sampled_from([2, 2, 2, 1]))
+    n = x[0] if x else draw(st.integers(1, 2))
+    kinds = ["dense", "dense", "depthwise", "grouped", "pointwise"]
+    if x and not any(x[1] % g == 0 for g in (2, 3)):
+        kinds.remove("grouped")
+    kind = draw(st.sampled_from(kinds))
     group = 1
     if kind == "depthwise":
-        c = draw(st.integers(1, 12))
+        c = x[1] if x else draw(st.integers(1, 12))
         group, m = c, c * draw(st.sampled_from([1, 1, 2]))
     elif kind == "grouped":
-        group = draw(st.integers(2, 3))
-        c, m = group * draw(st.integers(1, 3)), group * draw(st.integers(1, 4))
+        group = draw(st.sampled_from([g for g in (2, 3) if x[1] % g == 0])) if x else draw(st.integers(2, 3))
+        c = x[1] if x else group * draw(st.integers(1, 3))
+        m = group * draw(st.integers(1, 4))
     else:
-        c, m = draw(st.integers(1, 9)), draw(st.integers(1, 19))
-    sizes = [draw(st.integers(1, 13)) for _ in range(spatial)]
+        c, m = (x[1] if x else draw(st.integers(1, 9))), draw(st.integers(1, 19))
+    sizes = list(x[2:]) if x else [draw(st.integers(1, 13)) for _ in range(spatial)]
     if kind == "pointwise":
-        kernel, strides, dilations, pads = [1] * spatial, [1] * spatial, [1] * spatial, [0] * 2 * spatial
+        kernel, dilations, pads = [1] * spatial, [1] * spatial, [0] * 2 * spatial
         strides = [draw(st.sampled_from([1, 1, 2])) for _ in range(spatial)]
     else:
         kernel = [draw(st.integers(1, 5)) for _ in range(spatial)]
@@ -108,6 +110,9 @@ def conv_anchor(draw):
         dilations = [draw(st.sampled_from([1, 1, 1, 2])) for _ in range(spatial)]
         pads = [draw(st.integers(0, 2)) for _ in range(2 * spatial)]
     for d in range(spatial):  # every window must fit the padded input
+        room = sizes[d] + pads[d] + pads[d + spatial]
+        if x and dilations[d] * (kernel[d] - 1) + 1 > room:
+            dilations[d], kernel[d] = 1, min(kernel[d], room)
         span = dilations[d] * (kernel[d] - 1) + 1
         sizes[d] = max(sizes[d], span - pads[d] - pads[d + spatial])
     attrs = {"kernel_shape": kernel, "strides": strides, "dilations": dilations, "pads": pads,
@@ -118,9 +123,13 @@ def conv_anchor(draw):
 
 
 @st.composite
-def gemm_anchor(draw):
-    m, k, n = draw(st.integers(1, 17)), draw(st.integers(1, 40)), draw(st.integers(1, 37))
-    trans_a, trans_b = draw(st.booleans()), draw(st.booleans())
+def gemm_anchor(draw, x=None):
+    trans_a = draw(st.booleans())
+    if x:
+        m, k = (x[1], x[0]) if trans_a else (x[0], x[1])
+    else:
+        m, k = draw(st.integers(1, 17)), draw(st.integers(1, 40))
+    n, trans_b = draw(st.integers(1, 37)), draw(st.booleans())
     bias = draw(st.sampled_from([None, [n], [1, n], [m, n], [m, 1], []]))
     return {"op": "Gemm", "x": [k, m] if trans_a else [m, k], "w": [n, k] if trans_b else [k, n],
             "attrs": {"transA": int(trans_a), "transB": int(trans_b),
@@ -130,22 +139,28 @@ def gemm_anchor(draw):
 
 
 @st.composite
-def matmul_anchor(draw):
-    m, k, n = draw(st.integers(1, 17)), draw(st.integers(1, 40)), draw(st.integers(1, 37))
-    batch = draw(st.sampled_from([[], [], [2], [3], [2, 2]]))
+def matmul_anchor(draw, x=None):
+    if x:
+        batch, (m, k) = list(x[:-2]), x[-2:]
+    else:
+        batch = draw(st.sampled_from([[], [], [2], [3], [2, 2]]))
+        m, k = draw(st.integers(1, 17)), draw(st.integers(1, 40))
+    n = draw(st.integers(1, 37))
     w_batch = draw(st.sampled_from([[], batch[-1:], batch])) if batch else []
     return {"op": "MatMul", "x": batch + [m, k], "w": w_batch + [k, n], "attrs": {},
             "weight_input": draw(st.sampled_from([False] * 3 + [True]))}
 
 
 @st.composite
-def pool_anchor(draw):
+def pool_anchor(draw, x=None):
     op = draw(st.sampled_from(["MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"]))
-    n, c = draw(st.integers(1, 2)), draw(st.integers(1, 11))
-    sizes = [draw(st.integers(1, 14)) for _ in range(2)]
+    n, c = (x[0], x[1]) if x else (draw(st.integers(1, 2)), draw(st.integers(1, 11)))
+    sizes = list(x[2:]) if x else [draw(st.integers(1, 14)) for _ in range(2)]
     attrs = {}
     if op in ("MaxPool", "AveragePool"):
         kernel = [draw(st.integers(1, 4)) for _ in range(2)]
+        if x:
+            kernel = [min(k, size) for k, size in zip(kernel, sizes)]
         pads = [draw(st.integers(0, k - 1)) for k in kernel * 2]  # a pad smaller than the window
         attrs = {"kernel_shape": kernel, "strides": [draw(st.integers(1, 3)) for _ in range(2)],
                  "pads": pads}
@@ -157,11 +172,55 @@ def pool_anchor(draw):
 
 
 @st.composite
-def binary_anchor(draw):
-    shape = draw(st.lists(st.integers(1, 13), min_size=1, max_size=4))
+def binary_anchor(draw, x=None):
+    shape = list(x) if x else draw(st.lists(st.integers(1, 13), min_size=1, max_size=4))
     other = draw(broadcast_shape(shape))
     return {"op": draw(st.sampled_from(["Add", "Sub", "Mul"])), "x": shape, "other": other,
             "attrs": {}}
+
+
+@st.composite
+def data_anchor(draw, x=None):
+    """An op that moves, normalizes or reduces data rather than computing per element:
+    Softmax, Transpose, Reduce*, Flatten, Concat, Slice, Pad, LayerNormalization."""
+    x = list(x) if x else draw(st.lists(st.integers(1, 11), min_size=1, max_size=4))
+    rank = len(x)
+    axis = draw(st.integers(-rank, rank - 1))
+    op = draw(st.sampled_from(["Softmax", "Transpose", "ReduceMean", "ReduceSum", "ReduceMax",
+                               "Flatten", "Concat", "Slice", "Pad", "LayerNormalization"]))
+    attrs = {}
+    if op == "Softmax":
+        attrs = {"axis": axis}
+    elif op == "Transpose":
+        attrs = {"perm": draw(st.permutations(range(rank)))}
+    elif op.startswith("Reduce"):
+        axes = sorted(draw(st.sets(st.integers(0, rank - 1), min_size=1, max_size=rank)))
+        keep = draw(st.booleans()) or len(axes) == rank
+        attrs = {"axes": axes, "keepdims": int(keep)}
+    elif op == "Flatten":
+        attrs = {"axis": draw(st.integers(0, rank))}
+    elif op == "Concat":
+        attrs = {"axis": axis, "extra": draw(st.integers(1, 5)),
+                 "source": draw(st.sampled_from(["const", "input"]))}
+    elif op == "Slice":
+        axes = sorted(draw(st.sets(st.integers(0, rank - 1), min_size=1, max_size=rank)))
+        starts, ends, steps = [], [], []
+        for a in axes:
+            step = draw(st.sampled_from([1, 1, 2, -1]))
+            lo = draw(st.integers(0, x[a] - 1))
+            hi = draw(st.integers(lo + 1, x[a]))
+            starts.append(hi - 1 if step < 0 else lo)
+            ends.append(lo - 1 if step < 0 and lo > 0 else (-x[a] - 1 if step < 0 else hi))
+            steps.append(step)
+        attrs = {"axes": axes, "starts": starts, "ends": ends, "steps": steps}
+    elif op == "Pad":
+        mode = draw(st.sampled_from(["constant", "reflect", "edge"]))
+        limit = [d - 1 if mode == "reflect" else 2 for d in x]
+        attrs = {"mode": mode, "pads": [draw(st.integers(0, min(2, lim))) for lim in limit * 2],
+                 "value": draw(st.sampled_from([0.0, 0.5]))}
+    elif op == "LayerNormalization":
+        attrs = {"axis": axis, "epsilon": draw(st.sampled_from([1e-5, 1e-3]))}
+    return {"op": op, "x": x, "attrs": attrs}
 
 
 @st.composite
@@ -199,33 +258,73 @@ def chain(draw, shape, channel_axis):
     return steps
 
 
+#: a later stage is drawn only while the tensor between stages stays this small
+MAX_ELEMENTS = 20000
+
+
+def stage_anchor(x=None):
+    """The anchors that can take a tensor of shape ``x`` (None: the first stage's, any)."""
+    if x is None:
+        return st.one_of(conv_anchor(), gemm_anchor(), matmul_anchor(), pool_anchor(),
+                         binary_anchor(), data_anchor(), st.just({"op": None}))
+    choices = [binary_anchor(x), data_anchor(x)]
+    if len(x) in (3, 4):
+        choices.append(conv_anchor(x))
+    if len(x) == 4:
+        choices.append(pool_anchor(x))
+    if len(x) == 2:
+        choices.append(gemm_anchor(x))
+    if len(x) >= 2:
+        choices.append(matmul_anchor(x))
+    return st.one_of(choices)
+
+
 @st.composite
-def specs(draw, tactics=True):
-    anchor = draw(st.one_of(conv_anchor(), gemm_anchor(), matmul_anchor(), pool_anchor(),
-                            binary_anchor(), st.just({"op": None})))
+def specs(draw, tactics=True, stages=3):
+    """A graph of up to ``stages`` stages, each an anchor and its elementwise chain; every
+    later stage ("then") reads the stage before it."""
+    anchor = draw(stage_anchor())
     if anchor["op"] is None:
         anchor["x"] = draw(st.lists(st.integers(1, 21), min_size=1, max_size=4))
     shape, channel_axis = anchor_output(anchor)
     spec = {"anchor": anchor, "chain": draw(chain(shape, channel_axis)),
             "seed": draw(st.integers(0, 2**31 - 1))}
+    then = []
+    for _ in range(draw(st.integers(0, stages - 1))):
+        if not 0 < int(np.prod(shape)) <= MAX_ELEMENTS:
+            break
+        following = draw(stage_anchor(shape))
+        shape, channel_axis = anchor_output(following)
+        then.append({"anchor": following, "chain": draw(chain(shape, channel_axis))})
+    if then:
+        spec["then"] = then
     if tactics:
-        # the anchor's tactic, and the chain's when it is not fused away; a forced op type
-        # that no node keeps makes the build refuse, which the fuzzer counts apart
+        # the anchors' tactics, and the chains' when they are not fused away; a forced op
+        # type that no node keeps makes the build refuse, which the fuzzer counts apart
         spec["fuse"] = draw(st.booleans())
-        ops = {anchor["op"]} | (set() if spec["fuse"] else {op for op, _ in spec["chain"]})
-        spec["tactic"] = {op: draw(st.sampled_from(tactics_for(anchor, op)))
+        everything = [spec] + then
+        anchors = [stage["anchor"] for stage in everything]
+        ops = {a["op"] for a in anchors}
+        if not spec["fuse"]:
+            ops |= {op for stage in everything for op, _ in stage["chain"]}
+        spec["tactic"] = {op: draw(st.sampled_from(tactics_for(anchors, op)))
                           for op in sorted(ops & set(TACTICS))}
     return spec
 
 
-def tactics_for(anchor, op):
-    """The tactics worth forcing on ``op``: a convolution's that its structure allows."""
-    if op != "Conv" or anchor["op"] != "Conv":
+def tactics_for(anchors, op):
+    """The tactics worth forcing on ``op``: a convolution's that the structure of one of
+    the graph's convolutions allows."""
+    convs = [a for a in anchors if a["op"] == "Conv"]
+    if op != "Conv" or not convs:
         return TACTICS[op]
-    group, kernel = anchor["attrs"]["group"], anchor["attrs"]["kernel_shape"]
-    depthwise = group > 1 and group == anchor["x"][1] == anchor["w"][0]
-    return [t for t in TACTICS[op] if (t != "depthwise" or depthwise)
-            and (t != "gemm1x1" or all(k == 1 for k in kernel))]
+
+    def allowed(tactic, conv):
+        group, kernel = conv["attrs"]["group"], conv["attrs"]["kernel_shape"]
+        if tactic == "depthwise":
+            return group > 1 and group == conv["x"][1] == conv["w"][0]
+        return tactic != "gemm1x1" or all(k == 1 for k in kernel)
+    return [t for t in TACTICS[op] if any(allowed(t, conv) for conv in convs)]
 
 
 def anchor_output(anchor):
@@ -255,7 +354,35 @@ def anchor_output(anchor):
         return batch + [x[-2], w[-1]], len(batch) + 1
     if op in ("Add", "Sub", "Mul"):
         return list(np.broadcast_shapes(tuple(x), tuple(anchor["other"]))), None
-    return list(x), None
+    return data_output(op, list(x), a), None
+
+
+def output_shape(spec):
+    """The shape of the graph's output y (an elementwise chain keeps its stage's shape)."""
+    return anchor_output((spec.get("then") or [spec])[-1]["anchor"])[0]
+
+
+def data_output(op, x, a):
+    """The output shape of a ``data_anchor`` op (the identity for an op of none)."""
+    rank = len(x)
+    if op == "Transpose":
+        return [x[p] for p in a["perm"]]
+    if op and op.startswith("Reduce"):
+        if a["keepdims"]:
+            return [1 if d in a["axes"] else n for d, n in enumerate(x)]
+        return [n for d, n in enumerate(x) if d not in a["axes"]]
+    if op == "Flatten":
+        return [int(np.prod(x[:a["axis"]])), int(np.prod(x[a["axis"]:]))]
+    if op == "Concat":
+        return [n + a["extra"] if d == a["axis"] % rank else n for d, n in enumerate(x)]
+    if op == "Slice":
+        out = list(x)
+        for axis, start, end, step in zip(a["axes"], a["starts"], a["ends"], a["steps"]):
+            out[axis] = len(range(*slice(start, end, step).indices(x[axis])))
+        return out
+    if op == "Pad":
+        return [n + a["pads"][d] + a["pads"][d + rank] for d, n in enumerate(x)]
+    return x  # Softmax, LayerNormalization, no op
 
 
 def spec_name(spec):
@@ -264,83 +391,136 @@ def spec_name(spec):
     return f"g{digest[:10]}"
 
 
-def build_model(spec):
-    """The ONNX model of ``spec``: graph inputs x (and any input operands), one output y."""
-    rng = np.random.default_rng(spec["seed"])
-    anchor = spec["anchor"]
-    inputs, inits, nodes = [], [], []
+class _Graph:
+    """The nodes, inputs and constants of a model being built; names are prefixed per
+    stage (none for the first), so a stage's tensors never clash with another's."""
 
-    def tensor_input(name, shape):
-        inputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, shape))
+    def __init__(self, seed):
+        self.rng = np.random.default_rng(seed)
+        self.inputs, self.inits, self.nodes = [], [], []
+
+    def tensor_input(self, name, shape):
+        self.inputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, shape))
         return name
 
-    def constant(name, array):
-        inits.append(numpy_helper.from_array(np.asarray(array, np.float32), name))
+    def constant(self, name, array, dtype=np.float32):
+        self.inits.append(numpy_helper.from_array(np.asarray(array, dtype), name))
         return name
 
-    def weights(name, shape, fan_in, as_input=False):
+    def ints(self, name, values):
+        return self.constant(name, values, np.int64)
+
+    def weights(self, name, shape, fan_in, as_input=False):
         if as_input:
-            return tensor_input(name, shape)
-        return constant(name, rng.uniform(-1, 1, shape) / np.sqrt(max(fan_in, 1)))
+            return self.tensor_input(name, shape)
+        return self.constant(name, self.rng.uniform(-1, 1, shape) / np.sqrt(max(fan_in, 1)))
 
-    op = anchor["op"]
-    current = tensor_input("x", anchor["x"])
+    def node(self, op, inputs, output, name, **attrs):
+        self.nodes.append(helper.make_node(op, inputs, [output], name=name, **attrs))
+        return output
+
+
+def _anchor(g, anchor, current, p):
+    """Add the stage's anchor op reading ``current``; returns its output's name."""
+    op, rng = anchor["op"], g.rng
     if op == "Conv":
         w = anchor["w"]
-        args = [current, weights("w", w, int(np.prod(w[1:])), anchor["weight_input"])]
+        args = [current, g.weights(f"{p}w", w, int(np.prod(w[1:])), anchor["weight_input"])]
         if anchor["bias"]:
-            args.append(constant("b", rng.uniform(-0.5, 0.5, [w[0]])))
-        nodes.append(helper.make_node("Conv", args, ["conv"], name="conv", **anchor["attrs"]))
-        current = "conv"
+            args.append(g.constant(f"{p}b", rng.uniform(-0.5, 0.5, [w[0]])))
+        current = g.node("Conv", args, f"{p}conv", f"{p}conv", **anchor["attrs"])
         if anchor["batchnorm"]:
             m = w[0]
-            bn = [constant("bn_scale", rng.uniform(0.5, 1.5, [m])),
-                  constant("bn_bias", rng.uniform(-0.5, 0.5, [m])),
-                  constant("bn_mean", rng.uniform(-0.5, 0.5, [m])),
-                  constant("bn_var", rng.uniform(0.5, 1.5, [m]))]
-            nodes.append(helper.make_node("BatchNormalization", [current] + bn, ["bn"], name="bn"))
-            current = "bn"
-    elif op in ("Gemm", "MatMul"):
+            bn = [g.constant(f"{p}bn_scale", rng.uniform(0.5, 1.5, [m])),
+                  g.constant(f"{p}bn_bias", rng.uniform(-0.5, 0.5, [m])),
+                  g.constant(f"{p}bn_mean", rng.uniform(-0.5, 0.5, [m])),
+                  g.constant(f"{p}bn_var", rng.uniform(0.5, 1.5, [m]))]
+            current = g.node("BatchNormalization", [current] + bn, f"{p}bn", f"{p}bn")
+        return current
+    if op in ("Gemm", "MatMul"):
         k = anchor["x"][0] if anchor["attrs"].get("transA") else anchor["x"][-1]
-        args = [current, weights("w", anchor["w"], k, anchor["weight_input"])]
+        args = [current, g.weights(f"{p}w", anchor["w"], k, anchor["weight_input"])]
         if op == "Gemm" and anchor["bias"] is not None:
-            args.append(constant("c", rng.uniform(-0.5, 0.5, anchor["bias"])))
-        nodes.append(helper.make_node(op, args, ["mm"], name="mm", **anchor["attrs"]))
-        current = "mm"
-    elif op in ("MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"):
-        nodes.append(helper.make_node(op, [current], ["pool"], name="pool", **anchor["attrs"]))
-        current = "pool"
-    elif op in ("Add", "Sub", "Mul"):
-        other = tensor_input("x2", anchor["other"])
-        nodes.append(helper.make_node(op, [current, other], ["binary"], name="binary"))
-        current = "binary"
+            args.append(g.constant(f"{p}c", rng.uniform(-0.5, 0.5, anchor["bias"])))
+        return g.node(op, args, f"{p}mm", f"{p}mm", **anchor["attrs"])
+    if op in ("MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"):
+        return g.node(op, [current], f"{p}pool", f"{p}pool", **anchor["attrs"])
+    if op in ("Add", "Sub", "Mul"):
+        other = g.tensor_input(f"{p}x2", anchor["other"])
+        return g.node(op, [current, other], f"{p}binary", f"{p}binary")
+    if op is None:
+        return current
+    return _data_anchor(g, anchor, current, p)
 
-    for k, (step, attrs) in enumerate(spec["chain"]):
-        out = f"t{k}"
+
+def _data_anchor(g, anchor, current, p):
+    op, a, x = anchor["op"], anchor["attrs"], anchor["x"]
+    out = f"{p}data"
+    if op in ("Softmax", "Transpose", "Flatten"):
+        return g.node(op, [current], out, out, **a)
+    if op.startswith("Reduce"):
+        axes = g.ints(f"{p}axes", a["axes"])
+        return g.node(op, [current, axes], out, out, keepdims=a["keepdims"])
+    if op == "Concat":
+        shape = data_output("Concat", x, a)
+        shape[a["axis"] % len(x)] = a["extra"]
+        other = (g.tensor_input(f"{p}cat", shape) if a["source"] == "input"
+                 else g.constant(f"{p}cat", g.rng.uniform(-1, 1, shape)))
+        return g.node(op, [current, other], out, out, axis=a["axis"])
+    if op == "Slice":
+        args = [g.ints(f"{p}{k}", a[k]) for k in ("starts", "ends", "axes", "steps")]
+        return g.node(op, [current] + args, out, out)
+    if op == "Pad":
+        args = [current, g.ints(f"{p}pads", a["pads"])]
+        if a["mode"] == "constant":
+            args.append(g.constant(f"{p}value", a["value"]))
+        return g.node(op, args, out, out, mode=a["mode"])
+    if op == "LayerNormalization":
+        shape = x[a["axis"]:]
+        args = [current, g.constant(f"{p}gamma", g.rng.uniform(0.5, 1.5, shape)),
+                g.constant(f"{p}beta", g.rng.uniform(-0.5, 0.5, shape))]
+        return g.node(op, args, out, out, axis=a["axis"], epsilon=a["epsilon"])
+    raise ValueError(f"no such anchor op {op}")
+
+
+def _chain(g, steps, current, p):
+    """Add the stage's elementwise steps after ``current``; returns the last output."""
+    rng = g.rng
+    for k, (step, attrs) in enumerate(steps):
+        out, name = f"{p}t{k}", f"{p}s{k}"
         if step in BINARY and "const" in attrs:
-            operand = constant(f"k{k}", attrs["const"])
-            nodes.append(helper.make_node(step, [current, operand], [out], name=f"s{k}"))
+            operand = g.constant(f"{p}k{k}", attrs["const"])
+            current = g.node(step, [current, operand], out, name)
         elif step in BINARY:
             shape = attrs["shape"]
             if attrs["source"] == "input":
-                operand = tensor_input(f"e{k}", shape)
+                operand = g.tensor_input(f"{p}e{k}", shape)
             elif step == "Div":  # |divisor| in [0.5, 2]
-                operand = constant(f"k{k}", rng.uniform(0.5, 2.0, shape) * rng.choice([-1, 1], shape))
+                operand = g.constant(f"{p}k{k}", rng.uniform(0.5, 2.0, shape) * rng.choice([-1, 1], shape))
             else:
-                operand = constant(f"k{k}", rng.uniform(-1, 1, shape))
+                operand = g.constant(f"{p}k{k}", rng.uniform(-1, 1, shape))
             pair = [current, operand] if attrs["value_first"] else [operand, current]
-            nodes.append(helper.make_node(step, pair, [out], name=f"s{k}"))
+            current = g.node(step, pair, out, name)
         elif step == "Clip":  # its bounds are inputs since opset 11
-            bounds = [constant(f"k{k}_{b}", attrs[b]) if b in attrs else "" for b in ("min", "max")]
-            nodes.append(helper.make_node(step, [current] + bounds, [out], name=f"s{k}"))
+            bounds = [g.constant(f"{p}k{k}_{b}", attrs[b]) if b in attrs else "" for b in ("min", "max")]
+            current = g.node(step, [current] + bounds, out, name)
         else:
-            nodes.append(helper.make_node(step, [current], [out], name=f"s{k}", **attrs))
-        current = out
-    if not nodes:
-        nodes.append(helper.make_node("Relu", [current], ["y"], name="s0"))
-    nodes[-1].output[0] = "y"
-    graph = helper.make_graph(nodes, spec_name(spec), inputs,
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+            current = g.node(step, [current], out, name, **attrs)
+    return current
+
+
+def build_model(spec):
+    """The ONNX model of ``spec``: graph inputs x (and any input operands), one output y."""
+    g = _Graph(spec["seed"])
+    current = g.tensor_input("x", spec["anchor"]["x"])
+    for i, stage in enumerate([spec] + spec.get("then", [])):
+        prefix = f"s{i}_" if i else ""
+        current = _chain(g, stage["chain"], _anchor(g, stage["anchor"], current, prefix), prefix)
+    if not g.nodes:
+        g.node("Relu", [current], "y", "s0")
+    g.nodes[-1].output[0] = "y"
+    graph = helper.make_graph(g.nodes, spec_name(spec), g.inputs,
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], g.inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
                               producer_name="onnxcc-fuzz")
     model.ir_version = 9

@@ -24,6 +24,9 @@ ${ind}    ${dst}[i] = ${value};
     rows, cols = p['plane_rows'], p['plane_cols']
     plane = rows * cols
 %>\
+% if not any(f['rows'][1] > f['rows'][0] and f['cols'][1] > f['cols'][0] for f in p['fills']):
+${ind}(void)${src};  /* every window reads padding only */
+% endif
 % for k, f in enumerate(p['fills']):
 <%
     r_lo, r_hi = f['rows']
@@ -58,6 +61,9 @@ ${ind}}
     rows, cols = p['plane_rows'], p['plane_cols']
     plane = rows * cols
 %>\
+% if not any(f['cols'][1] > f['cols'][0] for f in p['fills']):
+${ind}(void)${src};  /* every window reads padding only */
+% endif
 % for k, f in enumerate(p['fills']):
 <%
     r_lo, r_hi = f['rows']
