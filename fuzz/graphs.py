@@ -68,6 +68,7 @@ def check(batch, target, workdir, jobs=1, sanitize=False):
     models = os.path.join(workdir, "models")
     os.makedirs(models, exist_ok=True)
     cases, expected = [], []
+    batch = list({spec_name(s): s for s in batch}.values())  # each distinct graph once
     for spec in batch:
         name = spec_name(spec)
         path = os.path.join(models, f"{name}.onnx")

@@ -17,6 +17,7 @@ multiple of any vector width or tile.
 
 import hashlib
 import json
+import logging
 import os
 import sys
 
@@ -298,6 +299,9 @@ def specs(draw, tactics=True, stages=3):
         then.append({"anchor": following, "chain": draw(chain(shape, channel_axis))})
     if then:
         spec["then"] = then
+    if draw(st.integers(0, 3)) == 0:  # a quarter of the graphs run int8
+        spec["quant"] = {"activations": draw(st.sampled_from(["uint8", "int8"])),
+                         "per_channel": draw(st.booleans())}
     if tactics:
         # the anchors' tactics, and the chains' when they are not fused away; a forced op
         # type that no node keeps makes the build refuse, which the fuzzer counts apart
@@ -510,7 +514,56 @@ def _chain(g, steps, current, p):
 
 
 def build_model(spec):
-    """The ONNX model of ``spec``: graph inputs x (and any input operands), one output y."""
+    """The ONNX model of ``spec``: graph inputs x (and any input operands), one output y;
+    with ``quant``, quantized by onnxruntime's static quantizer (``quantize``)."""
+    model = build_float_model(spec)
+    if spec.get("quant"):
+        try:
+            return quantize(model, spec["quant"], spec["seed"])
+        except Exception:  # noqa: BLE001 (the quantizer's own failures: e.g. a scalar Gemm bias)
+            pass  # a graph it cannot quantize stays float, as it would for a user
+    return model
+
+
+def quantize(model, quant, seed, samples=4):
+    """``model`` in QDQ form as users make it: onnxruntime's pre-processing and quantize_static with int8
+    weights and ``quant["activations"]`` activations, calibrated on seeded inputs from
+    verify's distribution (uniform in [-1, 1])."""
+    import tempfile
+
+    import onnxruntime as ort
+    from onnxruntime.quantization import (CalibrationDataReader, CalibrationMethod, QuantFormat,
+                                          QuantType, quantize_static)
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    rng = np.random.default_rng(seed)
+    shapes = {i.name: [d.dim_value for d in i.type.tensor_type.shape.dim] for i in model.graph.input}
+    batches = iter([{k: rng.uniform(-1, 1, v).astype(np.float32) for k, v in shapes.items()}
+                    for _ in range(samples)])
+
+    class Inputs(CalibrationDataReader):
+        def get_next(self):
+            return next(batches, None)
+
+    ort.set_default_logger_severity(3)
+    logging.getLogger().setLevel(logging.ERROR)  # the quantizer's advice to pre-process
+    with tempfile.TemporaryDirectory() as tmp:
+        source, out = os.path.join(tmp, "float.onnx"), os.path.join(tmp, "int8.onnx")
+        onnx.save(model, source)
+        # the pre-processing onnxruntime asks for (BatchNormalization folded, constants
+        # folded); without it, its quantizer writes invalid per-channel BatchNormalizations
+        quant_pre_process(source, source, skip_symbolic_shape=True)
+        activations = QuantType.QUInt8 if quant["activations"] == "uint8" else QuantType.QInt8
+        quantize_static(source, out, Inputs(), quant_format=QuantFormat.QDQ,
+                        activation_type=activations, weight_type=QuantType.QInt8,
+                        per_channel=quant["per_channel"], calibrate_method=CalibrationMethod.MinMax)
+        quantized = onnx.load(out)
+    quantized.producer_name, quantized.producer_version = "onnxcc-fuzz", ""
+    return quantized
+
+
+def build_float_model(spec):
+    """The float32 ONNX model of ``spec``."""
     g = _Graph(spec["seed"])
     current = g.tensor_input("x", spec["anchor"]["x"])
     for i, stage in enumerate([spec] + spec.get("then", [])):

@@ -54,7 +54,7 @@ def test_specs_are_valid_models_with_finite_reference():
     import onnxruntime as ort
     from hypothesis import HealthCheck, given, settings
 
-    @settings(max_examples=150, deadline=None, derandomize=True,
+    @settings(max_examples=80, deadline=None, derandomize=True,
               suppress_health_check=list(HealthCheck))
     @given(fuzz_spec.specs())
     def valid(spec):
