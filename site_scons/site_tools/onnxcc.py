@@ -43,7 +43,7 @@ if getattr(sys.modules.get("onnxcc"), "__path__", None) is None:
 
 from onnxcc import autotune as autotuner  # noqa: E402
 from onnxcc import bench, importer, integration, optimizer, planner, tactics, verify  # noqa: E402
-from onnxcc.cgen import c_ident  # noqa: E402
+from onnxcc.ctext import c_ident  # noqa: E402
 from onnxcc.memory.pools import parse_pools  # noqa: E402
 from onnxcc.planner import check_options as check_plan_options  # noqa: E402
 from onnxcc.codegen import sources as codegen  # noqa: E402
