@@ -259,6 +259,9 @@ def test_namespace_keeps_names_apart_and_stable():
     assert first.ident("a-b", "a-b", 60) == "a_b_3"  # asked again: the same
     again = Namespace()
     assert [again.ident(n, n, 60) for n in names] == idents  # deterministic
+    prefixed = Namespace("m_w_")
+    assert [prefixed.ident(n, n, 20) for n in ("a.b", "a_b", "1", "int")] == \
+        ["m_w_a_b", "m_w_a_b_2", "m_w_1", "m_w_int"]
 
 
 def test_weight_symbols_of_names_that_sanitize_alike():
@@ -269,6 +272,10 @@ def test_weight_symbols_of_names_that_sanitize_alike():
     symbols, _ = weight_symbols(Graph(), "m")
     assert len(set(symbols.values())) == len(Graph.constants)
     assert symbols["a.b"] == "m_w_a_b" and symbols["a_b"] == "m_w_a_b_2"
+    long_prefix = c_ident("P" * 10240, 128)  # the longest model name: capping keeps it whole
+    symbols, _ = weight_symbols(Graph(), long_prefix)
+    assert all(s.startswith(long_prefix + "_w_") for s in symbols.values())
+    assert len(set(symbols.values())) == len(Graph.constants)
 
 
 @pytest.mark.parametrize("word", ["$(shell id)", "a#b", "a;b", 'a"b', "a b", "a\nb", "${X}", "a\\b"])

@@ -41,35 +41,45 @@ def digest(text):
     return hashlib.sha256(data).hexdigest()[:_DIGEST]
 
 
+def _word(text, limit):
+    """``text`` with every character but ASCII letters, digits and '_' made '_'; longer than
+    ``limit``: its start, then '_' and a digest of the whole text (so long texts that start
+    alike stay apart)."""
+    word = re.sub(r"\W", "_", text, flags=re.ASCII)
+    if limit is not None and len(word) > limit:
+        word = f"{word[:limit - _DIGEST - 1]}_{digest(text)}"
+    return word
+
+
 def c_ident(text, limit=None):
-    """``text`` made into a C identifier: other characters become '_', never a leading digit,
-    never a keyword (those get a trailing '_'). Longer than ``limit``: its start, then '_'
-    and a digest of the whole text (so long texts that start alike stay apart)."""
-    ident = re.sub(r"\W", "_", text, flags=re.ASCII)
+    """``text`` made into a C identifier (see _word; one character over ``limit`` at most):
+    a leading digit or nothing gets a leading '_', a keyword a trailing '_'."""
+    ident = _word(text, limit)
     ident = ident if ident and not ident[0].isdigit() else "_" + ident
-    if limit is not None and len(ident) > limit:
-        ident = f"{ident[:limit - _DIGEST - 1]}_{digest(text)}"
     return ident + "_" if ident in C_KEYWORDS else ident
 
 
 class Namespace:
-    """One namespace of C identifiers: each thing (a key: a tensor name, a kernel's
-    parameters) gets one identifier, derived from a text, and distinct things never share
-    one. The first to claim an identifier keeps it, later ones get '_2', '_3', ...:
-    deterministic when things are named in a deterministic order."""
+    """One namespace of C identifiers, all starting with ``prefix`` (a C identifier, e.g.
+    ``kws_w_``): each thing (a key: a tensor name, a kernel's parameters) gets one, derived
+    from a text, and distinct things never share one. The first to claim an identifier
+    keeps it, later ones get '_2', '_3', ...: deterministic when things are named in a
+    deterministic order."""
 
-    def __init__(self):
+    def __init__(self, prefix=""):
+        self.prefix = prefix
         self._taken = set()
         self._given = {}
 
     def ident(self, key, text, limit=None):
-        """The identifier of ``key``, derived from ``text`` (the same one when asked again)."""
+        """The identifier of ``key``: the prefix, then ``text`` made a C name of at most
+        ``limit`` characters (the same identifier when asked again)."""
         if key not in self._given:
-            base = c_ident(text, limit)
-            ident, k = base, 2
+            tail = _word(text, limit) if self.prefix else c_ident(text, limit)
+            ident, k = self.prefix + tail, 2
             while ident in self._taken:
                 suffix = f"_{k}"
-                ident = (base if limit is None else base[:limit - len(suffix)]) + suffix
+                ident = self.prefix + (tail if limit is None else tail[:limit - len(suffix)]) + suffix
                 k += 1
             self._taken.add(ident)
             self._given[key] = ident

@@ -41,14 +41,15 @@ class Step:
     call: object = None  # this node's KernelCall: its own tensors for the shared kernel
 
 
-#: longest kernel symbol: readable, its start, then a digest of the rest (ctext.c_ident)
-MAX_NAME = 72
+#: longest kernel symbol after the model's prefix: readable, its start, then a digest
+#: of the rest (ctext.Namespace)
+MAX_NAME = 64
 
 
 def lower_graph(graph, prefix, where, plan):
     """(steps, kernels): one step per node in the plan's order, one kernel per distinct
     (template, params, memory sharing)."""
-    kernels, steps, names = {}, [], Namespace()
+    kernels, steps, names = {}, [], Namespace(f"{prefix}_")
     for entry in plan["schedule"]:
         node = graph.nodes[entry["index"]]
         if entry["code"] != "kernel":
@@ -62,8 +63,7 @@ def lower_graph(graph, prefix, where, plan):
                tuple(graph.info(t).dtype for _, t in call.inputs + call.outputs),
                json.dumps(call.overwrites, sort_keys=True), call.scratch_bytes)
         if key not in kernels:
-            kernels[key] = Kernel(names.ident(key, f"{prefix}_{call.template}_{call.tag}",
-                                              MAX_NAME), call)
+            kernels[key] = Kernel(names.ident(key, f"{call.template}_{call.tag}", MAX_NAME), call)
         steps.append(Step(entry, node, kernels[key], call))
     return steps, list(kernels.values())
 
@@ -98,19 +98,18 @@ def weight_uses(graph):
     return [t for t in graph.constants if t in raw], list(packed.values())
 
 
-#: longest weight symbol
-MAX_WEIGHT_NAME = 60
+#: longest weight symbol after the model's prefix and "_w_"
+MAX_WEIGHT_NAME = 56
 
 
 def weight_symbols(graph, prefix):
     """The C arrays of the constants, in the graph's order: {tensor: symbol} for each as
     it is, and {packed_key(tensor, spec): symbol} for each packed layout a kernel reads."""
-    names = Namespace()
-    symbols = {name: names.ident(name, f"{prefix}_w_{name}", MAX_WEIGHT_NAME)
-               for name in graph.constants}
+    names = Namespace(f"{prefix}_w_")
+    symbols = {name: names.ident(name, name, MAX_WEIGHT_NAME) for name in graph.constants}
     packed = {}
     for tensor, spec in weight_uses(graph)[1]:
         key = packed_key(tensor, spec)
-        packed[key] = names.ident(key, f"{symbols[tensor][:52]}_{packing.tag(spec)}",
-                                  MAX_WEIGHT_NAME)
+        tail = symbols[tensor][len(names.prefix):][:MAX_WEIGHT_NAME - 8]
+        packed[key] = names.ident(key, f"{tail}_{packing.tag(spec)}", MAX_WEIGHT_NAME)
     return symbols, packed
