@@ -206,6 +206,23 @@ def test_two_models_with_one_c_name_are_refused(tmp_path):
     assert "a.b.onnx and" in text and "both compile as C name a_b" in text and "name=" in text
 
 
+def test_an_error_naming_a_hostile_node_is_one_line(tmp_path):
+    name = "coin\nscons: *** fake second error\r\u202e"
+    graph = helper.make_graph(
+        [helper.make_node("RandomUniformLike", ["x"], ["y"], name=name)], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, tmp_path / "m.onnx")
+    r = run_scons(f"build_dir={tmp_path / 'build'}", f"model={tmp_path / 'm.onnx'}", cwd=REPO)
+    text = r.stdout + r.stderr
+    assert r.returncode != 0 and "Traceback" not in text
+    errors = [line for line in text.splitlines() if line.startswith("scons: ***")]
+    assert len(errors) == 1 and "RandomUniformLike" in errors[0], text
+    assert "coin\\nscons: *** fake second error\\r\\u202e" in errors[0]
+
+
 # ---- the helpers themselves ----
 
 @settings(max_examples=300, deadline=None)

@@ -16,4 +16,11 @@ class OnnxccError(Exception):
 
     def __str__(self):
         text = f"{self.where}: {self.message}" if self.where else self.message
-        return f"{text} ({self.hint})" if self.hint else text
+        return _one_line(f"{text} ({self.hint})" if self.hint else text)
+
+
+def _one_line(text):
+    """``text`` with its unprintable characters (newlines, control and direction marks) as
+    escapes: a message stays one honest line whatever model names it quotes."""
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii")
+                   for ch in text)
