@@ -223,6 +223,20 @@ def test_an_error_naming_a_hostile_node_is_one_line(tmp_path):
     assert "coin\\nscons: *** fake second error\\r\\u202e" in errors[0]
 
 
+def test_templates_quote_model_text_only_through_ctext():
+    """A template that names a tensor, a node, an op or the model's file does it through
+    c_comment or c_string (the build above covers today's templates, this tomorrow's)."""
+    model_text = re.compile(r"\bsource\b|\btensor\b|\.name\b|\.op\b|\bdoc_string\b")
+    raw = []
+    for d, _, files in os.walk(os.path.join(REPO, "templates")):
+        for f in files:
+            with open(os.path.join(d, f)) as fh:
+                for expr in re.findall(r"\$\{(.*?)\}", fh.read()):
+                    if model_text.search(expr) and not re.match(r"c_(comment|string)\(", expr):
+                        raw.append((f, expr))
+    assert raw == []
+
+
 # ---- the helpers themselves ----
 
 @settings(max_examples=300, deadline=None)
