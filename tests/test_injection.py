@@ -135,6 +135,7 @@ def assert_built_clean(r):
     assert "Traceback" not in text
     assert MARKER not in text.splitlines()  # the constructor never ran (it prints this line)
     assert "[verify]" in text
+    assert all(line.isprintable() for line in text.splitlines())  # no model text as control
 
 
 @pytest.fixture(scope="module")

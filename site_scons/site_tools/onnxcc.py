@@ -48,7 +48,7 @@ from onnxcc.ctext import c_ident  # noqa: E402
 from onnxcc.memory.pools import parse_pools  # noqa: E402
 from onnxcc.planner import check_options as check_plan_options  # noqa: E402
 from onnxcc.codegen import sources as codegen  # noqa: E402
-from onnxcc.errors import OnnxccError  # noqa: E402
+from onnxcc.errors import OnnxccError, one_line  # noqa: E402
 from onnxcc.files import write_text  # noqa: E402
 from onnxcc.paths import REPO_ROOT, RUNTIME_DIR, TEMPLATES_DIR  # noqa: E402
 from onnxcc import footprint  # noqa: E402
@@ -72,8 +72,9 @@ def _stage(label, fn, varlist=()):
         except Exception as e:
             if env.get("ONNXCC_VERBOSE"):
                 traceback.print_exc()
+            what = one_line(f"{type(e).__name__}: {e}")
             raise SCons.Errors.BuildError(
-                errstr=f"internal error in onnxcc's {label} stage: {type(e).__name__}: {e} "
+                errstr=f"internal error in onnxcc's {label} stage: {what} "
                        "(please report it; verbose=1 shows where)", exitstatus=3) from None
         if line:
             print(line)
@@ -93,7 +94,7 @@ def _stage(label, fn, varlist=()):
 def _import(targets, sources, env):
     graph = importer.run(sources[0], targets[0], targets[1],
                          importer.parse_input_shapes(env["ONNXCC_INPUT_SHAPE"]))
-    return f"[import] {env['ONNXCC_NAME']}: {len(graph.nodes)} nodes from {sources[0]}"
+    return f"[import] {env['ONNXCC_NAME']}: {len(graph.nodes)} nodes from {one_line(sources[0])}"
 
 
 def _optimize(targets, sources, env):
