@@ -11,7 +11,7 @@ ${clock_lib.head(clock)}\
 #include "${name}.h"
 #include "${name}_kernels.h"
 
-% for symbol, ctype, size, tensor in weights:
+% for symbol, ctype, size, _, _ in weights:
 extern const ${ctype} ${symbol}[${size}];
 % endfor
 % for k, io in enumerate(inputs):

@@ -1,7 +1,6 @@
-"""Small helpers that spell values and names in C."""
+"""Small helpers that spell values and types in C (model text: ctext.py)."""
 
 import math
-import re
 
 import numpy as np
 
@@ -34,12 +33,6 @@ def c_float(value):
     if "e" not in text and "." not in text:
         text += ".0"
     return text + "f"
-
-
-def c_ident(text):
-    """``text`` made into a C identifier: other characters become '_', never a leading digit."""
-    ident = re.sub(r"\W", "_", text, flags=re.ASCII)
-    return ident if ident and not ident[0].isdigit() else "_" + ident
 
 
 def c_array_body(values, per_line=8):

@@ -16,4 +16,12 @@ class OnnxccError(Exception):
 
     def __str__(self):
         text = f"{self.where}: {self.message}" if self.where else self.message
-        return f"{text} ({self.hint})" if self.hint else text
+        return one_line(f"{text} ({self.hint})" if self.hint else text)
+
+
+def one_line(text):
+    """``text`` with its unprintable characters (newlines, control and direction marks) as
+    escapes: a message (or a progress line) stays one honest line whatever model names or
+    file names it quotes."""
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii")
+                   for ch in text)

@@ -13,6 +13,7 @@ import json
 import re
 
 from .codegen.render import render
+from .ctext import build_word
 from .errors import OnnxccError
 from .files import write_texts
 
@@ -36,9 +37,12 @@ def api_defines(header_text, name):
 
 
 def fragment_texts(name, target, plan, header_text, system_libs, target_cflags, weights_section):
-    """``{"mk", "cmake", "cmakelists"}``: the texts of a model's build-system fragments."""
-    values = dict(name=name, NAME=name.upper(), target=target,
-                  defines=[f"{m}={v}" for m, v in api_defines(header_text, name)],
+    """``{"mk", "cmake", "cmakelists"}``: the texts of a model's build-system fragments.
+    What comes from the model (its name, the header's macros) is checked to mean only
+    itself in Make and CMake (ctext.build_word); flags and libraries are the build's own."""
+    values = dict(name=build_word(name, "model name"), NAME=name.upper(), target=target,
+                  defines=[build_word(f"{m}={v}", "header macro")
+                           for m, v in api_defines(header_text, name)],
                   arena_bytes=int(plan["arena_bytes"]), arena_align=int(plan["alignment"]),
                   system_libs=list(system_libs), target_cflags=list(target_cflags),
                   weights_section=weights_section,

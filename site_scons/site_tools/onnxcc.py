@@ -27,6 +27,7 @@ import SCons.Action
 import SCons.Builder
 import SCons.Errors
 import SCons.Scanner
+import SCons.Subst
 
 # SCons runs a tool module as sys.modules[<tool name>], and this tool is named like the
 # compiler package beside it: whether it is loaded by onnxcc's own SConstruct or, with
@@ -43,11 +44,11 @@ if getattr(sys.modules.get("onnxcc"), "__path__", None) is None:
 
 from onnxcc import autotune as autotuner  # noqa: E402
 from onnxcc import bench, importer, integration, optimizer, planner, tactics, verify  # noqa: E402
-from onnxcc.cgen import c_ident  # noqa: E402
+from onnxcc.ctext import c_ident  # noqa: E402
 from onnxcc.memory.pools import parse_pools  # noqa: E402
 from onnxcc.planner import check_options as check_plan_options  # noqa: E402
 from onnxcc.codegen import sources as codegen  # noqa: E402
-from onnxcc.errors import OnnxccError  # noqa: E402
+from onnxcc.errors import OnnxccError, one_line  # noqa: E402
 from onnxcc.files import write_text  # noqa: E402
 from onnxcc.paths import REPO_ROOT, RUNTIME_DIR, TEMPLATES_DIR  # noqa: E402
 from onnxcc import footprint  # noqa: E402
@@ -71,8 +72,9 @@ def _stage(label, fn, varlist=()):
         except Exception as e:
             if env.get("ONNXCC_VERBOSE"):
                 traceback.print_exc()
+            what = one_line(f"{type(e).__name__}: {e}")
             raise SCons.Errors.BuildError(
-                errstr=f"internal error in onnxcc's {label} stage: {type(e).__name__}: {e} "
+                errstr=f"internal error in onnxcc's {label} stage: {what} "
                        "(please report it; verbose=1 shows where)", exitstatus=3) from None
         if line:
             print(line)
@@ -92,7 +94,7 @@ def _stage(label, fn, varlist=()):
 def _import(targets, sources, env):
     graph = importer.run(sources[0], targets[0], targets[1],
                          importer.parse_input_shapes(env["ONNXCC_INPUT_SHAPE"]))
-    return f"[import] {env['ONNXCC_NAME']}: {len(graph.nodes)} nodes from {sources[0]}"
+    return f"[import] {env['ONNXCC_NAME']}: {len(graph.nodes)} nodes from {one_line(sources[0])}"
 
 
 def _optimize(targets, sources, env):
@@ -117,7 +119,7 @@ def _select(targets, sources, env):
 
 
 def _plan(targets, sources, env):
-    p = planner.run(sources[0], targets[0], env["ONNXCC_SOURCE"], planner=env["ONNXCC_PLANNER"],
+    p = planner.run(sources[0], targets[0], str(env["ONNXCC_SOURCE"]), planner=env["ONNXCC_PLANNER"],
                     schedule=env["ONNXCC_SCHEDULE"], pools=env["ONNXCC_POOLS"], io=env["ONNXCC_IO"],
                     tactics_path=sources[1])
     return f"[plan] {env['ONNXCC_NAME']}: {planner.summary(p)}"
@@ -125,19 +127,19 @@ def _plan(targets, sources, env):
 
 def _generate_model(targets, sources, env):
     codegen.run_model(sources[0], sources[1], sources[2], targets[0], targets[1],
-                      env["ONNXCC_NAME"], env["ONNXCC_SOURCE"])
+                      env["ONNXCC_NAME"], str(env["ONNXCC_SOURCE"]))
     return f"[generate] {env['ONNXCC_NAME']}: {os.path.basename(targets[1])}"
 
 
 def _generate_kernels(targets, sources, env):
     n = codegen.run_kernels(sources[0], sources[1], sources[2], targets[0], targets[1],
-                            env["ONNXCC_NAME"], env["ONNXCC_SOURCE"])
+                            env["ONNXCC_NAME"], str(env["ONNXCC_SOURCE"]))
     return f"[generate] {env['ONNXCC_NAME']}: {os.path.basename(targets[0])} ({n} kernels)"
 
 
 def _generate_weights(targets, sources, env):
     n = codegen.run_weights(sources[0], sources[2], targets[0], env["ONNXCC_NAME"],
-                            env["ONNXCC_SOURCE"], env["ONNXCC_WEIGHTS_SECTION"])
+                            str(env["ONNXCC_SOURCE"]), env["ONNXCC_WEIGHTS_SECTION"])
     return f"[generate] {env['ONNXCC_NAME']}: {os.path.basename(targets[0])} ({human_bytes(n)})"
 
 
@@ -357,6 +359,31 @@ def _model_env(env, target, toolchain, verbose):
     return e
 
 
+class _Text(SCons.Subst.Literal):
+    """Untrusted text (a model's file name) in an environment: SCons would expand a '$' in
+    a str, and refuses a '$(' even in a Literal when it signs an action; this signs as an
+    escaped repr. The builders read it with str()."""
+
+    def for_signature(self):
+        return ascii(self.lstr).replace("$", "\\x24")
+
+
+#: longest C name of a model (a longer one is cut, and ends in a digest of the whole)
+MODEL_NAME_LIMIT = 128
+
+
+def _claim(folder, model, name):
+    """``folder``, the build folder of C name ``name``, claimed by the model file ``model``:
+    two model files whose names sanitize alike (``a.b.onnx``, ``a_b.onnx``) would otherwise
+    build the same library, so the second is refused."""
+    owner = getattr(folder.attributes, "onnxcc_model", None)
+    if owner not in (None, model.abspath):
+        raise OnnxccError(f"{owner} and {model.abspath} both compile as C name {name}",
+                          where=folder.abspath, hint="pass name= to one of them")
+    folder.attributes.onnxcc_model = model.abspath
+    return folder
+
+
 @_declaration
 def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain="target",
               weights_section="", input_shape="", fuse=True, seed=0, testdata=None,
@@ -386,11 +413,12 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
     model = env.File(model)
     record = env.File(autotuner.record_path(model.srcnode().abspath, tgt.name))
     tuned = record if not autotune and not tactic and os.path.exists(record.abspath) else None
-    name = c_ident(name or os.path.splitext(model.name)[0])
-    out = env.Dir(build_dir).Dir(tgt.name).Dir(name)
+    name = c_ident(name or os.path.splitext(model.name)[0], MODEL_NAME_LIMIT)
+    out = _claim(env.Dir(build_dir).Dir(tgt.name).Dir(name), model, name)
     testdata = os.path.join(env.Dir(".").srcnode().abspath, testdata) if testdata else ""
     e = _model_env(env, tgt, toolchain, verbose)
-    e.Replace(ONNXCC_FLASH=tgt.flash_bytes, ONNXCC_RAM=tgt.ram_bytes, ONNXCC_NAME=name, ONNXCC_SOURCE=model.name,
+    e.Replace(ONNXCC_FLASH=tgt.flash_bytes, ONNXCC_RAM=tgt.ram_bytes, ONNXCC_NAME=name,
+              ONNXCC_SOURCE=_Text(model.name),
               ONNXCC_INPUT_SHAPE=input_shape or "", ONNXCC_FUSE=bool(fuse),
               ONNXCC_SEED=int(seed), ONNXCC_TESTDATA=testdata, ONNXCC_VERBOSE=bool(verbose),
               ONNXCC_TARGET=tgt, ONNXCC_WEIGHTS_SECTION=weights_section,
@@ -488,7 +516,7 @@ def OnnxSharedArena(env, name, models):
     ``lib<name>.a`` that defines it, sized by the largest of the models' arenas, in
     ``<build_dir>/<target>/<name>/``. Returns ``(lib, include)``."""
     models = list(models)
-    name = c_ident(name)
+    name = c_ident(name, MODEL_NAME_LIMIT)
     if not models:
         raise OnnxccError(f"shared arena {name}: no models", hint="pass the results of OnnxModel")
     if len({m.target.name for m in models}) > 1:

@@ -5,12 +5,12 @@ named after what it computes (``kws_conv2d_f32_dw_3x3_s1x1_p1x1_64x25x5_m64_relu
 Each node runs the tactic recorded on it (tactics.annotate, from tactics.json).
 """
 
-import hashlib
 import json
 from dataclasses import dataclass
 
 from .. import ops, packing
-from ..cgen import c_ident, c_type
+from ..cgen import c_type
+from ..ctext import Namespace
 from ..errors import OnnxccError
 
 
@@ -41,21 +41,15 @@ class Step:
     call: object = None  # this node's KernelCall: its own tensors for the shared kernel
 
 
-MAX_NAME = 72
-
-
-def _kernel_name(prefix, call):
-    name = c_ident(f"{prefix}_{call.template}_{call.tag}")
-    if len(name) > MAX_NAME:  # keep symbols readable: the start, then a digest of the rest
-        digest = hashlib.sha256(name.encode()).hexdigest()[:8]
-        name = f"{name[:MAX_NAME - 9]}_{digest}"
-    return name
+#: longest kernel symbol after the model's prefix: readable, its start, then a digest
+#: of the rest (ctext.Namespace)
+MAX_NAME = 64
 
 
 def lower_graph(graph, prefix, where, plan):
     """(steps, kernels): one step per node in the plan's order, one kernel per distinct
     (template, params, memory sharing)."""
-    kernels, steps, names = {}, [], set()
+    kernels, steps, names = {}, [], Namespace(f"{prefix}_")
     for entry in plan["schedule"]:
         node = graph.nodes[entry["index"]]
         if entry["code"] != "kernel":
@@ -69,11 +63,7 @@ def lower_graph(graph, prefix, where, plan):
                tuple(graph.info(t).dtype for _, t in call.inputs + call.outputs),
                json.dumps(call.overwrites, sort_keys=True), call.scratch_bytes)
         if key not in kernels:
-            name, k = _kernel_name(prefix, call), 2
-            while name in names:
-                name, k = f"{_kernel_name(prefix, call)}_{k}", k + 1
-            names.add(name)
-            kernels[key] = Kernel(name, call)
+            kernels[key] = Kernel(names.ident(key, f"{call.template}_{call.tag}", MAX_NAME), call)
         steps.append(Step(entry, node, kernels[key], call))
     return steps, list(kernels.values())
 
@@ -108,21 +98,18 @@ def weight_uses(graph):
     return [t for t in graph.constants if t in raw], list(packed.values())
 
 
+#: longest weight symbol after the model's prefix and "_w_"
+MAX_WEIGHT_NAME = 56
+
+
 def weight_symbols(graph, prefix):
     """The C arrays of the constants, in the graph's order: {tensor: symbol} for each as
     it is, and {packed_key(tensor, spec): symbol} for each packed layout a kernel reads."""
-    symbols, taken = {}, set()
-
-    def fresh(base):
-        base = c_ident(base)[:60]
-        symbol, k = base, 2
-        while symbol in taken:
-            symbol, k = f"{base}_{k}", k + 1
-        taken.add(symbol)
-        return symbol
-    for name in graph.constants:
-        symbols[name] = fresh(f"{prefix}_w_{name}")
+    names = Namespace(f"{prefix}_w_")
+    symbols = {name: names.ident(name, name, MAX_WEIGHT_NAME) for name in graph.constants}
     packed = {}
     for tensor, spec in weight_uses(graph)[1]:
-        packed[packed_key(tensor, spec)] = fresh(f"{symbols[tensor][:52]}_{packing.tag(spec)}")
+        key = packed_key(tensor, spec)
+        tail = symbols[tensor][len(names.prefix):][:MAX_WEIGHT_NAME - 8]
+        packed[key] = names.ident(key, f"{tail}_{packing.tag(spec)}", MAX_WEIGHT_NAME)
     return symbols, packed

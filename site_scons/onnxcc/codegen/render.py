@@ -3,6 +3,7 @@
 from mako.lookup import TemplateLookup
 
 from ..cgen import c_float, c_type
+from ..ctext import c_comment, c_string
 from ..ops.epilogue import epilogue_code, vector_epilogue_code, vectorizable
 from ..ops.unary import expression_code
 from ..paths import TEMPLATES_DIR
@@ -12,8 +13,10 @@ _lookup = TemplateLookup(directories=[TEMPLATES_DIR], strict_undefined=True,
 
 
 def render(template, **values):
-    """Render ``templates/<template>`` with the C spelling helpers in scope."""
+    """Render ``templates/<template>`` with the C spelling helpers in scope (model text
+    reaches C only through ``c_comment`` and ``c_string``: see ctext.py)."""
     text = _lookup.get_template(template).render(
-        c_float=c_float, c_type=c_type, epilogue=epilogue_code, expression=expression_code,
+        c_float=c_float, c_type=c_type, c_comment=c_comment, c_string=c_string,
+        epilogue=epilogue_code, expression=expression_code,
         vector_epilogue=vector_epilogue_code, vectorizable=vectorizable, **values)
     return text.rstrip() + "\n"

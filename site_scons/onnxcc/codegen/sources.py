@@ -81,9 +81,10 @@ def run_function(graph, plan, name, source):
                 calls.append({"node": None, "code": f"memcpy(outputs[{k}], {pointer(out, True)}, "
                                                      f"{graph.info(out).nbytes}u);"})
     raw, packed_uses = weight_uses(graph)
-    used_weights = [(weights[t], c_type(graph.info(t).dtype), graph.info(t).size, t) for t in raw]
+    used_weights = [(weights[t], c_type(graph.info(t).dtype), graph.info(t).size, t, "")
+                    for t in raw]
     used_weights += [(packed[packed_key(t, spec)], c_type(graph.info(t).dtype),
-                      packing.packed_size(spec), f"{t}, packed") for t, spec in packed_uses]
+                      packing.packed_size(spec), t, " packed") for t, spec in packed_uses]
     accessors = []
     if io_in_arena:
         for kind, names in (("input", graph.inputs), ("output", graph.outputs)):
@@ -136,12 +137,12 @@ def weights_source(graph, name, source, section=""):
     symbols, packed = weight_symbols(graph, name)
     raw, packed_uses = weight_uses(graph)
 
-    def array(symbol, tensor, values, shape):
+    def array(symbol, tensor, note, values, shape):
         return {"symbol": symbol, "ctype": c_type(values.dtype), "size": values.size,
-                "tensor": tensor, "shape": shape, "body": c_array_body(values)}
-    arrays = [array(symbols[t], t, graph.constants[t], list(graph.constants[t].shape))
+                "tensor": tensor, "note": note, "shape": shape, "body": c_array_body(values)}
+    arrays = [array(symbols[t], t, "", graph.constants[t], list(graph.constants[t].shape))
               for t in raw]
-    arrays += [array(packed[packed_key(t, spec)], f"{t}, packed {spec['kind']}",
+    arrays += [array(packed[packed_key(t, spec)], t, f" packed {spec['kind']}",
                      packing.pack(graph.constants[t], spec), [packing.packed_size(spec)])
                for t, spec in packed_uses]
     return render("model_weights.c.mako", name=name, source=source, arrays=arrays,
