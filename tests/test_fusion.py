@@ -103,3 +103,20 @@ def test_scratch_lives_for_its_step_only(tmp_path):
         if b is not scratch and b["first"] <= step <= b["last"]:
             assert (b["offset"] + b["bytes"] <= scratch["offset"]
                     or scratch["offset"] + scratch["bytes"] <= b["offset"])
+
+
+def test_a_kernel_that_would_drop_its_chain_is_refused():
+    """Never silently wrong: a kernel call that does not apply every fused op of its node
+    (here: one whose chain lost its last op) is refused with one line naming the ops."""
+    import pytest
+    from onnxcc.errors import OnnxccError
+    from onnxcc.ir import Node
+
+    node = Node("c1", "Conv", ["x", "w"], ["y"],
+                attrs={"onnxcc_epilogue": [["Tanh", {}], ["Exp", {}]]})
+    whole = ops.KernelCall("conv2d", "t", {"epilogue": [["Add", {}], ["Tanh", {}], ["Exp", {}]]},
+                           [], [])
+    assert ops.applies_its_chain(node, whole, "direct") is whole
+    dropped = ops.KernelCall("conv2d", "t", {"epilogue": [["Add", {}], ["Tanh", {}]]}, [], [])
+    with pytest.raises(OnnxccError, match="cannot apply the fused ops Tanh, Exp"):
+        ops.applies_its_chain(node, dropped, "direct")

@@ -110,9 +110,25 @@ def lower(node, graph, overwrite=None):
                                   hint=f"onnxcc compiles {node.op} for float32")
     for t in tactics_for(node):
         if t.name == tactic:
-            return t.lower(node, graph, cpu)
+            return applies_its_chain(node, t.lower(node, graph, cpu), tactic)
     raise OnnxccError(f"node '{node.name}' (op {node.op}) has no tactic '{tactic}'",
                       hint=f"its tactics: {', '.join(t.name for t in tactics_for(node))}")
+
+
+def applies_its_chain(node, call, tactic):
+    """``call``, when its kernel applies every op the optimizer fused after ``node``, in
+    order (as the last steps of its ``epilogue``, or ``chain`` for a unary kernel, after any
+    bias it adds first); never silently wrong: a kernel that would drop work is refused."""
+    fused = [op for op, _ in node.attrs.get("onnxcc_epilogue", [])]
+    if not fused:
+        return call
+    applied = [op for op, _ in call.params.get("epilogue", call.params.get("chain", []))]
+    if applied[len(applied) - len(fused):] != fused:
+        raise OnnxccError(f"node '{node.name}' (op {node.op}): its kernel ({tactic} tactic, "
+                          f"template {call.template}) cannot apply the fused ops "
+                          f"{', '.join(fused)}; onnxcc refuses rather than drop them",
+                          hint="build with fuse=0, or force another tactic= for this node")
+    return call
 
 
 def can_overwrite(node, graph, tensor):
@@ -122,9 +138,11 @@ def can_overwrite(node, graph, tensor):
     tactics = tactics_for(node)
     if name == tactics[0].name:
         fn = INPLACE.get(node.op)
-        return fn(node, graph, tensor) if fn else None
-    tactic = next((t for t in tactics if t.name == name), None)
-    return tactic.in_place(node, graph, cpu, tensor) if tactic and tactic.in_place else None
+        call = fn(node, graph, tensor) if fn else None
+    else:
+        tactic = next((t for t in tactics if t.name == name), None)
+        call = tactic.in_place(node, graph, cpu, tensor) if tactic and tactic.in_place else None
+    return call and applies_its_chain(node, call, name)
 
 
 def possible_templates(node, graph):
