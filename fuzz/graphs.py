@@ -49,6 +49,8 @@ INAPPLICABLE = "chose nothing: no node of that name or op type it can run"
 #: there is nothing to compare with
 REFERENCE_FAILED = "onnxruntime cannot run the model"
 BATCH_TIMEOUT, CASE_TIMEOUT = 120, 60
+#: how long Hypothesis may shrink one failure; then the smallest found so far is saved
+SHRINK_SECONDS = 600
 
 
 def configurations(spec, target):
@@ -220,7 +222,16 @@ def _one_round(target, graphs, seed, batch, jobs, workdir, progress, sanitize, s
     """One Hypothesis run from ``seed``: generates until ``seen`` holds ``graphs`` graphs or
     a failure of a kind not in ``known`` appears; then (``shrink``) shrinks that failure,
     raising only for the same kind. Returns (kind, minimal spec, its result) or None."""
-    pinned = {}
+    pinned, cache = {}, {}
+
+    def results_of(batch_specs):
+        """Every build of the batch's graphs; a graph is built once per round (shrinking
+        changes one graph at a time: the others' results are reused)."""
+        todo = [s for s in batch_specs if spec_name(s) not in cache]
+        for r in check(todo, target, workdir, jobs, sanitize) if todo else []:
+            cache.setdefault(r["name"], []).append(r)
+        names = dict.fromkeys(spec_name(s) for s in batch_specs)
+        return [r for name in names for r in cache[name]], len(todo)
 
     @settings(max_examples=10**9, deadline=None, database=None, derandomize=False,
               suppress_health_check=list(HealthCheck), print_blob=False, report_multiple_bugs=False,
@@ -230,8 +241,13 @@ def _one_round(target, graphs, seed, batch, jobs, workdir, progress, sanitize, s
     def prop(batch_specs):
         if len(seen) >= graphs and not pinned:
             return  # done: every later example passes at once
-        results = check(batch_specs, target, workdir, jobs, sanitize)
         by_name = {spec_name(s): s for s in batch_specs}
+        if pinned and time.monotonic() - pinned["since"] > SHRINK_SECONDS:
+            # out of shrinking time: only the smallest failure found so far fails
+            if pinned["result"]["name"] in by_name:
+                raise AssertionError(pinned["result"]["message"])
+            return
+        results, built = results_of(batch_specs)
         if not pinned:  # generating: count fresh graphs, look for a new kind of failure
             fresh = {name for name in by_name if name not in seen}
             seen.update(fresh)
@@ -239,12 +255,19 @@ def _one_round(target, graphs, seed, batch, jobs, workdir, progress, sanitize, s
             progress(f"[fuzz] {target}: {len(seen)} graphs, {counts['pass']} builds passed, "
                      f"{counts['fail']} failed, {counts['refused']} refused, "
                      f"{counts['discarded']} discarded ({time.monotonic() - start:.0f} s)")
+        elif built:
+            pinned["steps"] += 1
+            if pinned["steps"] % 10 == 0:
+                progress(f"[fuzz] shrinking {pinned['kind']}: {pinned['steps']} steps, "
+                         f"{time.monotonic() - pinned['since']:.0f} s")
         for r in results:
             if r["status"] != "fail":
                 continue
             kind = signature(r, by_name[r["name"]])
             if kind in known or (pinned and kind != pinned["kind"]):
                 continue
+            pinned.setdefault("since", time.monotonic())
+            pinned.setdefault("steps", 0)
             pinned.update(kind=kind, spec=by_name[r["name"]], result=r)  # smaller each time
             raise AssertionError(f"{kind}: {r['name']} [{r['config']}]: {r['message']}")
 

@@ -26,6 +26,7 @@ from .onnx_io import load_graph
 from .paths import RUNTIME_DIR
 from .planner import plan
 from .tactics import Selection, annotate
+from .targets import run_captured
 
 RUNS = {"monotonic": 30}  # exact counters need one run
 
@@ -73,8 +74,7 @@ def _profile(graph, selection, name, target, folder):
     if built.returncode != 0:
         raise OnnxccError(f"autotune: the profiling program does not compile: "
                           f"{(built.stderr.strip().splitlines() or ['?'])[0]}")
-    ran = subprocess.run(command(target, elf), capture_output=True, text=True, timeout=1800,
-                         stdin=subprocess.DEVNULL)
+    ran = run_captured(command(target, elf), timeout=1800)
     rows = [[int(v) for v in line.split()[2:]] for line in ran.stdout.splitlines()
             if line.startswith(f"{MARK} PROFILE")]
     if ran.returncode != 0 or len(rows) != runs:

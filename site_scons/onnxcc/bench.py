@@ -22,6 +22,7 @@ from .errors import OnnxccError
 from .files import write_text
 from .onnx_io import load_graph
 from .cgen import c_type
+from .targets import run_captured
 
 CLOCKS = {"monotonic": "ns", "systick": "instructions", "minstret": "instructions"}
 MARK = "ONNXCC"
@@ -77,10 +78,8 @@ def parse(text):
 def run(target, elf, report_path, name, timeout=1800):
     """Run the harness, write the report (JSON) and return the line to print."""
     b = settings(target)
-    cmd = command(target, elf)
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                              stdin=subprocess.DEVNULL)
+        proc = run_captured(command(target, elf), timeout)
     except subprocess.TimeoutExpired:
         raise OnnxccError(f"the bench harness did not finish in {timeout} s on {target.name}",
                           where=elf) from None

@@ -6,11 +6,28 @@ which compiler builds for it. Adding a target is adding one small file.
 
 import os
 import shutil
+import subprocess
+import tempfile
 import tomllib
 from dataclasses import dataclass, field
 
 from .errors import OnnxccError
 from .paths import REPO_ROOT, TARGETS_DIR, TOOLCHAINS_DIR
+
+
+def run_captured(command, timeout):
+    """Run ``command`` (a program, natively or in an emulator); CompletedProcess with text
+    stdout and stderr. They go to files, not pipes: QEMU's semihosting console loses the
+    end of a long output (a verify harness prints every output in hex) when a pipe fills
+    while the machine is busy. subprocess.TimeoutExpired after ``timeout`` seconds."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.run(command, stdout=out, stderr=err, timeout=timeout,
+                              stdin=subprocess.DEVNULL)
+        out.seek(0)
+        err.seek(0)
+        return subprocess.CompletedProcess(proc.args, proc.returncode,
+                                           out.read().decode(errors="replace"),
+                                           err.read().decode(errors="replace"))
 
 
 @dataclass

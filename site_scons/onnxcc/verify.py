@@ -19,6 +19,7 @@ from .codegen.render import render
 from .errors import OnnxccError
 from .files import write_texts
 from .importer import read_model
+from .targets import run_captured
 
 #: float32 agreement: |got - expected| <= ATOL + RTOL * |expected|
 RTOL, ATOL = 1e-4, 1e-5
@@ -172,10 +173,8 @@ def compare(expected, got, fma, exact=()):
 
 def run(target, elf, expected_npz, report_path, name, timeout=600):
     """Run the harness on the target, compare, write a JSON report; OnnxccError on mismatch."""
-    command = target.run_command(elf)
     try:
-        proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
-                              stdin=subprocess.DEVNULL)
+        proc = run_captured(target.run_command(elf), timeout)
     except subprocess.TimeoutExpired:
         raise OnnxccError(f"the harness did not finish in {timeout} s on {target.name}",
                           where=elf) from None
