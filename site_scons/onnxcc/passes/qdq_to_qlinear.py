@@ -133,6 +133,13 @@ def _bias_ok(x, w, b):
     return bool(np.array_equal(np.broadcast_to(bs, ws.shape), xs * ws))
 
 
+def _per_column(bias_shape, out_shape):
+    """Whether a Gemm bias holds one value per output column ([N] or [1, N]): QGemm's; any
+    other broadcast ([M, N], [M, 1], a scalar) stays a float Gemm between DQ and Q."""
+    return len(bias_shape) >= 1 and bias_shape[-1] == out_shape[-1] \
+        and all(d == 1 for d in bias_shape[:-1])
+
+
 def _fuse(m, node):
     """The integer node replacing ``node`` and the QuantizeLinear after it, or None."""
     g = m.g
@@ -158,6 +165,7 @@ def _fuse(m, node):
         b = m.dq_input(node.inputs[2], True) if len(node.inputs) > 2 and node.inputs[2] else ()
         trans_b = node.attrs.get("transB", 0) if node.op == "Gemm" else 0
         ok = (a and w and b is not None and _bias_ok(a, w, b) and not node.attrs.get("transA", 0)
+              and (not b or _per_column(g.info(b[0]).shape, g.info(node.outputs[0]).shape))
               and node.attrs.get("beta", 1.0) == 1.0 and len(g.info(node.inputs[1]).shape) == 2
               and (node.op == "Gemm" or len(g.info(node.inputs[0]).shape) >= 2))
         if ok:
