@@ -266,6 +266,9 @@ def _one_round(target, graphs, seed, batch, jobs, workdir, progress, sanitize, s
             kind = signature(r, by_name[r["name"]])
             if kind in known or (pinned and kind != pinned["kind"]):
                 continue
+            if not pinned:
+                progress(f"[fuzz] found {kind} ({r['name']} [{r['config']}]: {r['message']}); "
+                         f"shrinking it")
             pinned.setdefault("since", time.monotonic())
             pinned.setdefault("steps", 0)
             pinned.update(kind=kind, spec=by_name[r["name"]], result=r)  # smaller each time
