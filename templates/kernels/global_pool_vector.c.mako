@@ -17,6 +17,7 @@ ${simd.types(lanes, is_max and full > lanes)}\
         const float *xo = x + o * ${inner}u;
 % if full:
         vf acc = *(const vfu *)xo;
+% if full > lanes:
         for (size_t i = ${lanes}; i < ${full}u; i += ${lanes}) {
             const vf v = *(const vfu *)(xo + i);
 % if is_max:
@@ -26,6 +27,7 @@ ${simd.types(lanes, is_max and full > lanes)}\
             acc += v;
 % endif
         }
+% endif
         float r = acc[0];
 % for l in range(1, lanes):
 % if is_max:
