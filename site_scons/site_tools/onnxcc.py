@@ -341,8 +341,10 @@ def _model_env(env, target, toolchain, verbose):
     tc = target.toolchain
     e = env.Clone()
     if toolchain == "target":
-        e.Replace(CC=tc.tool("gcc"), LINK=tc.tool("gcc"), AR=tc.tool("ar"),
-                  RANLIB=tc.tool("ranlib"), OBJCOPY=tc.tool("objcopy"))
+        # ar and ranlib in deterministic mode (D): no timestamps, uids or modes in lib<name>.a,
+        # whatever the distribution's default
+        e.Replace(CC=tc.tool("gcc"), LINK=tc.tool("gcc"), AR=tc.tool("ar"), ARFLAGS=["rcD"],
+                  RANLIB=tc.tool("ranlib"), RANLIBFLAGS=["-D"], OBJCOPY=tc.tool("objcopy"))
         e.Replace(CCFLAGS=tc.cflags + target.cflags + ["-Wall", "-Wextra"], CFLAGS=["-std=c99"],
                   LINKFLAGS=tc.cflags + target.cflags + tc.linkflags + target.linkflags)
     else:
