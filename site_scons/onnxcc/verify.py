@@ -3,6 +3,9 @@
 The inputs (seeded random, or a test_data_set_N folder) and the expected outputs are
 fixed at build time; the inputs are linked into the harness as data, so a bare-metal
 target needs no file system, and the harness prints its outputs as hex bytes on stdout.
+It also guards every buffer it gives the model with canaries and reports any it finds
+damaged. Outputs are compared element by element, within bounds decided from the graph
+(``tolerance``); any damage, sanitizer report (``sanitize``) or mismatch fails in one line.
 """
 
 import glob
