@@ -74,3 +74,15 @@ def test_a_sanitizer_report_fails_verify(tmp_path, fault, report):
     message = str(e.value)
     assert "the sanitizers stopped the harness on x86_64: " in message and report in message
     assert "(in m_run" in message and "\n" not in message  # where, in one line
+
+
+def test_a_missing_sanitizer_runtime_is_one_clear_line(monkeypatch):
+    """gcc answers -print-file-name=libasan.so with the bare name when it has no libasan."""
+    from onnxcc.targets import load_target
+    sanitize.check(load_target("x86_64"))  # this machine has them
+
+    def without_runtimes(command, **kw):
+        return subprocess.CompletedProcess(command, 0, command[-1].split("=", 1)[1] + "\n", "")
+    monkeypatch.setattr(sanitize.subprocess, "run", without_runtimes)
+    with pytest.raises(OnnxccError, match=r"sanitize=1: gcc has no libasan.so .*apt-get install libasan8"):
+        sanitize.check(load_target("x86_64"))

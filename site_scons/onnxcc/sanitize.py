@@ -7,10 +7,14 @@ the program (-fno-sanitize-recover=all): UBSan's "runtime error" would otherwise
 and the run would go on to a plausible result.
 """
 
+import os
 import re
+import subprocess
 
 from .errors import OnnxccError
 
+#: the runtimes gcc links for FLAGS, and the Debian package of each (gcc 12)
+RUNTIMES = {"libasan.so": "libasan8", "libubsan.so": "libubsan1"}
 FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"]
 #: the sanitizers' run-time options: no leak check (the code allocates nothing, and LSan
 #: cannot run under ptrace, as in some CI containers); exit with a status, not a core dump
@@ -30,11 +34,18 @@ def build_folder(target_name, sanitize):
 
 
 def check(target):
-    """OnnxccError unless ``target`` runs natively with the host's gcc."""
+    """OnnxccError unless ``target`` runs natively with the host's gcc, which has the
+    sanitizers' runtimes (else the link would fail with "cannot find -lasan")."""
     if target.toolchain.prefix or target.runner:
         raise OnnxccError(f"sanitize=1 works only on host targets (x86_64), not on {target.name}",
                           hint="AddressSanitizer and UBSan run on the build machine; "
                                "verify the same model with target=x86_64 sanitize=1")
+    gcc = target.toolchain.tool("gcc")
+    for lib, package in RUNTIMES.items():
+        found = subprocess.run([gcc, f"-print-file-name={lib}"], capture_output=True, text=True)
+        if not os.path.isabs(found.stdout.strip()):
+            raise OnnxccError(f"sanitize=1: {gcc} has no {lib}",
+                              hint=f"install the sanitizer runtime, e.g. apt-get install {package}")
 
 
 def report(stderr):
