@@ -41,16 +41,21 @@ ATOL = 1e-5
 TESTDATA_RTOL = 1e-3
 
 _MATMULS = {"MatMul", "MatMulInteger", "QLinearMatMul", "FusedMatMul"}
-_CONVS = {"Conv", "ConvInteger", "QLinearConv", "ConvTranspose"}
-_AXIS_OPS = {"Softmax", "LogSoftmax", "Hardmax", "LayerNormalization", "LpNormalization"}
-_POOLS = {"AveragePool", "LpPool", "MaxPool"}
-_GLOBAL_POOLS = {"GlobalAveragePool", "GlobalLpPool", "GlobalMaxPool",
-                 "InstanceNormalization", "GroupNormalization"}
+_CONVS = {"Conv", "ConvInteger", "QLinearConv"}
+#: reductions that sum or multiply (a max or min rounds nothing)
+_REDUCES = {"ReduceSum", "ReduceMean", "ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSum",
+            "ReduceLogSumExp", "ReduceProd"}
+#: ops that sum along their ``axis``
+_AXIS_OPS = {"Softmax", "LogSoftmax", "LayerNormalization", "LpNormalization"}
+_POOLS = {"AveragePool", "LpPool"}
+_GLOBAL_POOLS = {"GlobalAveragePool", "GlobalLpPool", "InstanceNormalization", "GroupNormalization"}
 
 
 def _shape(graph, name):
+    """The static shape of a tensor; () when it is unknown (K then counts as 1)."""
     info = graph.tensors.get(name)
-    return tuple(int(d) for d in info.shape) if info is not None and info.shape else ()
+    shape = tuple(info.shape) if info is not None and info.shape else ()
+    return shape if all(isinstance(d, (int, np.integer)) and d >= 0 for d in shape) else ()
 
 
 def _size(shape):
@@ -62,15 +67,20 @@ def reduction_length(graph, node):
     first = _shape(graph, node.inputs[0]) if node.inputs else ()
     if node.op in _CONVS and len(node.inputs) > 1:
         w = _shape(graph, node.inputs[3] if node.op == "QLinearConv" else node.inputs[1])
-        return _size(w[1:]) if w else 1
+        return _size(w[1:]) if w else 1  # [M, C/group, k...]
+    if node.op == "ConvTranspose":
+        w = _shape(graph, node.inputs[1])  # [C, M/group, k...]: C/group * k... terms at most
+        return w[0] // max(1, node.attrs.get("group", 1)) * _size(w[2:]) if w else 1
     if node.op in _MATMULS:
         b = _shape(graph, node.inputs[3] if node.op == "QLinearMatMul" else node.inputs[1])
         return b[-2] if len(b) >= 2 else (b[0] if b else 1)
     if node.op == "Gemm":
         b = _shape(graph, node.inputs[1])
-        return b[1] if node.attrs.get("transB") else (b[0] if b else 1)
-    if node.op.startswith("Reduce") or node.op in ("ArgMax", "ArgMin"):
+        return (b[1] if node.attrs.get("transB") else b[0]) if len(b) == 2 else 1
+    if node.op in _REDUCES:
         return max(1, _size(first) // max(1, _size(_shape(graph, node.outputs[0]))))
+    if node.op == "CumSum" and first:
+        return max(first)  # (its axis is an input: the longest one bounds it)
     if node.op in _AXIS_OPS and first:
         return first[node.attrs.get("axis", -1) % len(first)]
     if node.op in _POOLS:
