@@ -30,6 +30,8 @@ def _parse_args(argv):
     p.add_argument("--work", default=os.path.join(runner.REPO, "build", "conformance"),
                    help="where cases, builds and results go")
     p.add_argument("--rerun", action="store_true", help="run again the cases that have results")
+    p.add_argument("--sanitize", action="store_true",
+                   help="build with AddressSanitizer + UBSan (x86_64); a report fails the case")
     p.add_argument("--summary", metavar="FILE", help="also write the summary here (docs/conformance.md)")
     return p.parse_args(argv)
 
@@ -39,7 +41,7 @@ def main(argv=None):
     suites = args.suite or list(case_suites.SUITES)
     pattern = re.compile(args.cases) if args.cases else None
     work = os.path.abspath(args.work)
-    out = os.path.join(work, args.target)
+    out = os.path.join(work, runner.build_folder(args.target, args.sanitize))
     os.makedirs(out, exist_ok=True)
     print(f"[conformance] preparing cases of {', '.join(suites)} under {work}", flush=True)
     cases = case_suites.prepare(work, suites, pattern.search if pattern else None)
@@ -68,7 +70,7 @@ def main(argv=None):
     print(f"[conformance] {len(cases)} cases, {todo} to run on {args.target} "
           f"({args.jobs} SCons runs of {args.batch} cases in parallel)", flush=True)
     runner.run(cases, args.target, os.path.join(out, "build"), results, args.jobs, args.batch,
-               save, progress)
+               save, progress, sanitize=args.sanitize)
 
     defects = report.load_known_defects()
     per_suite, rows = {}, []

@@ -18,6 +18,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "site_scons"))  # the compiler package, as SCons finds it
+from onnxcc.sanitize import build_folder  # noqa: E402  (the folder of a sanitized build)
+
 SCONSTRUCT = os.path.join(REPO, "conformance", "SConstruct")
 #: SCons' one-line report of a failed build step: "scons: *** [target] message"
 FAILURE = re.compile(r"^scons: \*\*\* \[(?P<target>[^\]]+)\] (?P<message>.*)$")
@@ -77,13 +80,15 @@ def _result(case, build_dir, target, failures, diagnostics, timed_out):
     return dict(status="pass", **worst)
 
 
-def run_batch(cases, target, build_dir, sconsign, jobs=1):
+def run_batch(cases, target, build_dir, sconsign, jobs=1, sanitize=False):
     """{case key: result} of one SCons run over ``cases``; ``sconsign``: SCons' signature
-    database, which no other SCons run may use at the same time."""
-    batch = {"target": target, "sconsign": sconsign, "cases": []}
+    database, which no other SCons run may use at the same time; ``sanitize``: built with
+    ASan and UBSan (x86_64)."""
+    batch = {"target": target, "sconsign": sconsign, "cases": [], "sanitize": sanitize}
+    folder = build_folder(target, sanitize)  # the folder OnnxModel builds the cases in
     for case in cases:
         for name, case_build, data in _verifications(case, build_dir):
-            report = os.path.join(_case_dir(build_dir, target, case, name), "verify", "report.json")
+            report = os.path.join(_case_dir(build_dir, folder, case, name), "verify", "report.json")
             if os.path.exists(report):
                 os.remove(report)  # a stale pass must not count
             batch["cases"].append({"name": name, "model": case.model, "build_dir": case_build,
@@ -112,11 +117,11 @@ def run_batch(cases, target, build_dir, sconsign, jobs=1):
         m = DIAGNOSTIC.match(line)
         if m:
             diagnostics.append((os.path.abspath(m["file"]), f"{m['kind']}: {m['text']}"))
-    return {case.key: _result(case, build_dir, target, failures, diagnostics, timed_out)
+    return {case.key: _result(case, build_dir, folder, failures, diagnostics, timed_out)
             for case in cases}
 
 
-def run(cases, target, build_dir, results, workers, batch_size, save, progress):
+def run(cases, target, build_dir, results, workers, batch_size, save, progress, sanitize=False):
     """Verify every case not in ``results`` yet; ``save()`` after each batch."""
     todo = [c for c in cases if c.key not in results]
     batches = [todo[i:i + batch_size] for i in range(0, len(todo), batch_size)]
@@ -129,7 +134,7 @@ def run(cases, target, build_dir, results, workers, batch_size, save, progress):
     def run_in_slot(batch):
         slot = slots.get()
         try:
-            return run_batch(batch, target, build_dir, slot)
+            return run_batch(batch, target, build_dir, slot, sanitize=sanitize)
         finally:
             slots.put(slot)
 

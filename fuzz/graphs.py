@@ -37,6 +37,9 @@ from hypothesis import strategies as st
 from .spec import build_model, spec_name, specs
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "site_scons"))  # the compiler package, as SCons finds it
+from onnxcc.sanitize import build_folder  # noqa: E402  (the folder of a sanitized build)
+
 SCONSTRUCT = os.path.join(REPO, "fuzz", "SConstruct")
 REGRESSIONS = os.path.join(REPO, "tests", "fuzz_regressions")
 #: SCons' one-line report of a failed build step: "scons: *** [target] message"
@@ -82,7 +85,8 @@ def check(batch, target, workdir, jobs=1, sanitize=False):
         for config, opt, fuse, tactic in configurations(spec, target):
             build_dir = os.path.join(workdir, config)
             cases.append({"name": name, "config": config, "model": path, "build_dir": build_dir,
-                          "out": os.path.join(build_dir, target, name), "opt": opt, "fuse": fuse,
+                          "out": os.path.join(build_dir, build_folder(target, sanitize), name),
+                          "opt": opt, "fuse": fuse,
                           "tactic": tactic, "seed": spec["seed"] % 1000})
     results, pending = {}, cases
     for _ in range(8):  # retries of forced builds that refused one of their tactics

@@ -5,8 +5,10 @@ qemu, and their size against the float build."""
 import glob
 import json
 import os
+import sys
 
 import numpy as np
+import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
@@ -47,9 +49,9 @@ def test_requantization_ties_round_to_even_and_large_accumulators_round_first():
 def test_verify_compares_dequantized_outputs_exactly():
     exp = [np.array([0.5, 0.25], np.float32)]
     one_ulp = np.nextafter(exp[0], np.float32(1)).astype(np.float32)
-    assert verify.compare(exp, [one_ulp.tobytes()], fma=False)[0][2]  # float tolerance
-    assert not verify.compare(exp, [one_ulp.tobytes()], fma=False, exact=[True])[0][2]
-    assert verify.compare(exp, [exp[0].tobytes()], fma=False, exact=[True])[0][2]
+    assert verify.compare(exp, [one_ulp.tobytes()])[0].ok  # float tolerance
+    assert not verify.compare(exp, [one_ulp.tobytes()], exact=[True])[0].ok
+    assert verify.compare(exp, [exp[0].tobytes()], exact=[True])[0].ok
 
 
 # --- small quantized graphs --------------------------------------------------------------
@@ -197,10 +199,19 @@ def test_non_constant_quantization_parameters_are_one_clear_error(scons, tmp_pat
 
 # --- the quantized example models ----------------------------------------------------------
 
-def test_int8_examples_exist():
-    names = {f"{m}_{form}.onnx" for m in ("kws", "mobilenet_v1_025", "resnet8", "fc_autoencoder")
-             for form in ("qdq", "qop")}
-    assert names <= set(INT8_MODELS)
+def test_int8_examples_are_the_quantized_forms_of_the_float_ones():
+    """Every model quantize_models.py makes is there (none stale), in the form its name says:
+    the tests above run on exactly these."""
+    sys.path.insert(0, MODELS)
+    import quantize_models
+    assert INT8_MODELS == sorted(f"{m}_{form}.onnx" for m in quantize_models.MODELS
+                                 for form in ("qdq", "qop"))
+    for name in INT8_MODELS:
+        ops = {n.op_type for n in onnx.load(os.path.join(MODELS, "int8", name)).graph.node}
+        if name.endswith("_qdq.onnx"):
+            assert {"QuantizeLinear", "DequantizeLinear"} <= ops and not any(o.startswith("QLinear") for o in ops), name
+        else:
+            assert ops & {"QLinearConv", "QLinearMatMul", "QGemm"}, name
 
 
 @pytest.mark.parametrize("target", ["x86_64", "armv7", "riscv32"])

@@ -15,14 +15,15 @@ from .errors import OnnxccError
 from .paths import REPO_ROOT, TARGETS_DIR, TOOLCHAINS_DIR
 
 
-def run_captured(command, timeout):
-    """Run ``command`` (a program, natively or in an emulator); CompletedProcess with text
-    stdout and stderr. They go to files, not pipes: QEMU's semihosting console loses the
-    end of a long output (a verify harness prints every output in hex) when a pipe fills
-    while the machine is busy. subprocess.TimeoutExpired after ``timeout`` seconds."""
+def run_captured(command, timeout, env=None):
+    """Run ``command`` (a program, natively or in an emulator), with the variables ``env``
+    added to the environment; CompletedProcess with text stdout and stderr. They go to
+    files, not pipes: QEMU's semihosting console loses the end of a long output (a verify
+    harness prints every output in hex) when a pipe fills while the machine is busy.
+    subprocess.TimeoutExpired after ``timeout`` seconds."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         proc = subprocess.run(command, stdout=out, stderr=err, timeout=timeout,
-                              stdin=subprocess.DEVNULL)
+                              stdin=subprocess.DEVNULL, env=dict(os.environ, **(env or {})))
         out.seek(0)
         err.seek(0)
         return subprocess.CompletedProcess(proc.args, proc.returncode,

@@ -3,12 +3,17 @@
 The inputs (seeded random, or a test_data_set_N folder) and the expected outputs are
 fixed at build time; the inputs are linked into the harness as data, so a bare-metal
 target needs no file system, and the harness prints its outputs as hex bytes on stdout.
+It also guards every buffer it gives the model with canaries and reports any it finds
+damaged. Outputs are compared element by element, within bounds decided from the graph
+(``tolerance``); any damage, sanitizer report (``sanitize``) or mismatch fails in one line.
 """
 
 import glob
 import json
+import math
 import os
 import subprocess
+from dataclasses import dataclass
 
 import numpy as np
 import onnx
@@ -18,13 +23,11 @@ from .cgen import c_array_body, c_type
 from .codegen.render import render
 from .errors import OnnxccError
 from .files import write_texts
-from .importer import read_model
+from .importer import import_model, read_model
 from .targets import run_captured
+from .tolerance import ATOL, RTOL
+from . import sanitize, tolerance
 
-#: float32 agreement: |got - expected| <= ATOL + RTOL * |expected|
-RTOL, ATOL = 1e-4, 1e-5
-#: targets that contract a*b+c into fused multiply-adds round differently in the last bits
-FMA_FACTOR = 10
 MARK = "ONNXCC"
 
 
@@ -114,96 +117,158 @@ def make_case(model_path, name, harness_c, data_c, expected_npz, input_shapes, s
                      outputs=[c_type(np.asarray(y).dtype) for y in expected],
                      pools=list(pools), io_in_arena=io_in_arena)
     tmp = expected_npz + ".tmp.npz"
-    np.savez(tmp, *[np.asarray(y) for y in expected], exact=np.array(exact_outputs(model)))
+    np.savez(tmp, *[np.asarray(y) for y in expected], exact=np.array(exact_outputs(model)),
+             tolerance=np.array(tolerance.for_outputs(import_model(model_path, input_shapes),
+                                                      from_files=bool(testdata))))
     write_texts({harness_c: harness, data_c: data})
     os.replace(tmp, expected_npz)
 
 
 def parse_outputs(text):
-    """Outputs the harness printed: ``ONNXCC OUTPUT k nbytes`` then hex lines."""
-    outputs, current, status = {}, None, None
+    """What the harness printed: its status, its outputs (``ONNXCC OUTPUT k nbytes`` then
+    hex lines) and the damage it found (``ONNXCC OVERRUN <buffer> before|after <bytes>``,
+    ``ONNXCC INPUT_WRITTEN k``), as sentences."""
+    outputs, damage, current, status = {}, [], None, None
     for line in text.splitlines():
+        words = line.split()
         if line.startswith(f"{MARK} OUTPUT "):
-            current = int(line.split()[2])
+            current = int(words[2])
             outputs[current] = []
         elif line.startswith(f"{MARK} STATUS "):
-            status = int(line.split()[2])
+            status = int(words[2])
             current = None
+        elif line.startswith(f"{MARK} OVERRUN "):
+            buffer, side, reach = " ".join(words[2:-2]), words[-2], words[-1]
+            damage.append(f"wrote {'before the start' if side == 'before' else 'past the end'} "
+                          f"of the {buffer} (up to {reach} bytes {side} it)")
+        elif line.startswith(f"{MARK} INPUT_WRITTEN "):
+            damage.append(f"wrote into input {words[2]} (the C API takes the inputs const)")
         elif current is not None and line.strip():
             outputs[current].append(bytes.fromhex(line.strip()))
-    return status, {k: b"".join(v) for k, v in outputs.items()}
+    return status, {k: b"".join(v) for k, v in outputs.items()}, damage
 
 
-def compare(expected, got, fma, exact=()):
-    """Per output (max abs error, max relative error, ok); relative to the output's largest
-    expected magnitude, so values near zero do not inflate it. Outputs flagged in ``exact``
-    (and integer outputs) must be equal."""
-    rtol = RTOL * (FMA_FACTOR if fma else 1)
-    results = []
-    exact = list(exact) + [False] * (len(expected) - len(exact))
-    for exp, raw, must_equal in zip(expected, got, exact):
-        exp = np.asarray(exp)
-        if len(raw) != exp.nbytes:
-            results.append((float("inf"), float("inf"), False))
-            continue
-        out = np.frombuffer(raw, dtype=exp.dtype).reshape(exp.shape)
-        if exp.dtype.kind != "f":
-            err = float(np.max(np.abs(out.astype(np.int64) - exp.astype(np.int64)), initial=0))
-            results.append((err, err, err == 0))
-            continue
-        if must_equal:
-            err = float(np.max(np.abs(out.astype(np.float64) - exp.astype(np.float64)), initial=0))
-            scale = max(float(np.max(np.abs(exp), initial=0.0)), 1e-30)
-            results.append((err, err / scale, bool(np.array_equal(out, exp))))
-            continue
-        out64, exp64 = out.astype(np.float64), exp.astype(np.float64)
-        same = (out64 == exp64) | (np.isnan(out64) & np.isnan(exp64))  # inf == inf, nan ~ nan
-        with np.errstate(invalid="ignore"):
-            diff = np.nan_to_num(np.where(same, 0.0, np.abs(out64 - exp64)), nan=np.inf)
-        finite = np.abs(exp64[np.isfinite(exp64)])
-        scale = max(float(np.max(finite, initial=0.0)), 1e-30)
-        with np.errstate(invalid="ignore"):
-            ok = bool(np.all(diff <= ATOL + rtol * np.abs(exp64))
-                      or np.max(diff, initial=0) <= rtol * scale)
-        special_ok = bool(np.all(same | np.isfinite(exp64)))  # an inf or NaN expected: exactly
-        results.append((float(np.max(diff, initial=0.0)), float(np.max(diff, initial=0.0)) / scale,
-                        ok and special_ok))
-    return results
+@dataclass
+class Check:
+    """One output's comparison: ``worst`` is the element furthest out of (or nearest to)
+    its bound, as (index, got, want); ``used`` is its error over its bound (1: at it)."""
+    ok: bool
+    max_abs: float
+    max_rel: float
+    used: float
+    worst: tuple = None
+    problem: str = ""
+
+    def describe(self, k):
+        """The mismatch in one clause: which element, what it is and what it should be."""
+        if self.problem:
+            return f"output {k}: {self.problem}"
+        index, got, want = self.worst
+        return (f"output {k}[{', '.join(map(str, index))}] is {got!r}, expected {want!r} "
+                f"({self.used:.3g} times its tolerance)")
 
 
-def run(target, elf, expected_npz, report_path, name, timeout=600):
-    """Run the harness on the target, compare, write a JSON report; OnnxccError on mismatch."""
+def _errors(exp, out):
+    """Per element: |got - want| (inf where only one is NaN) and whether they are the same
+    (inf == inf, NaN ~ NaN)."""
+    wide = np.float64 if exp.dtype.kind == "f" else np.int64
+    got, want = out.astype(wide), exp.astype(wide)
+    same = (got == want) | (np.isnan(got) & np.isnan(want)) if wide is np.float64 else got == want
+    with np.errstate(invalid="ignore", over="ignore"):
+        diff = np.abs(got - want).astype(np.float64)
+    return np.nan_to_num(np.where(same, 0.0, diff), nan=np.inf), same
+
+
+def compare_output(exp, raw, tol=(RTOL, ATOL), exact=False):
+    """Compare one output element by element (module docstring of ``tolerance``); integer
+    outputs and those flagged ``exact`` must be equal, and so must expected infs and NaNs."""
+    exp = np.asarray(exp)
+    if len(raw) != exp.nbytes:
+        return Check(False, math.inf, math.inf, math.inf,
+                     problem=f"{len(raw)} bytes printed, {exp.nbytes} expected")
+    if not exp.size:
+        return Check(True, 0.0, 0.0, 0.0)
+    out = np.frombuffer(raw, dtype=exp.dtype).reshape(exp.shape)
+    diff, same = _errors(exp, out)
+    rtol, atol = tol
+    want = np.abs(exp.astype(np.float64))
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        bound = np.where(np.isfinite(want), atol + rtol * want, 0.0)
+        if exact or exp.dtype.kind != "f":
+            bound = np.zeros_like(want)
+        used = np.where(same, 0.0, diff / bound)  # error over bound: > 1 fails
+        rel = diff / np.maximum(want, atol / rtol)
+    flat = int(np.argmax(used))
+    index = np.unravel_index(flat, exp.shape) if exp.shape else ()
+    return Check(bool(np.all(used <= 1.0)), float(np.max(diff)), float(np.max(rel)),
+                 float(used.flat[flat]),
+                 (tuple(int(i) for i in index), out.flat[flat].item(), exp.flat[flat].item()))
+
+
+def compare(expected, got, tolerances=(), exact=()):
+    """One :class:`Check` per output; ``tolerances`` (rtol, atol) and ``exact`` per output
+    (missing ones: the defaults, not exact)."""
+    n = len(expected)
+    tolerances = list(tolerances) + [(RTOL, ATOL)] * (n - len(tolerances))
+    exact = list(exact) + [False] * (n - len(exact))
+    return [compare_output(e, g, t, x) for e, g, t, x in zip(expected, got, tolerances, exact)]
+
+
+def _load_expected(expected_npz):
+    """The expected outputs, which must match exactly, and their float tolerances."""
+    with np.load(expected_npz) as f:
+        n = sum(1 for key in f.files if key.startswith("arr_"))
+        return ([f[f"arr_{k}"] for k in range(n)], [bool(x) for x in f["exact"]],
+                [tuple(map(float, t)) for t in f["tolerance"]])
+
+
+def _run_harness(target, elf, timeout):
+    """The harness's status and printed outputs; OnnxccError when it did not finish, a
+    sanitizer reported, or the model wrote outside its buffers."""
     try:
-        proc = run_captured(target.run_command(elf), timeout)
+        proc = run_captured(target.run_command(elf), timeout, env=sanitize.RUN_OPTIONS)
     except subprocess.TimeoutExpired:
         raise OnnxccError(f"the harness did not finish in {timeout} s on {target.name}",
                           where=elf) from None
-    status, got = parse_outputs(proc.stdout)
-    with np.load(expected_npz) as f:
-        expected = [f[f"arr_{k}"] for k in range(len(f.files) - 1)]
-        exact = list(f["exact"])
+    found = sanitize.report(proc.stderr)
+    if found:
+        raise OnnxccError(f"the sanitizers stopped the harness on {target.name}: {found}", where=elf,
+                          hint="a bug in onnxcc's generated code or runtime: please report it")
+    status, got, damage = parse_outputs(proc.stdout)
     if status is None:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
         raise OnnxccError(f"the harness crashed on {target.name} (exit {proc.returncode}): {tail[0]}",
                           where=elf)
+    if damage:
+        raise OnnxccError(f"the model {'; '.join(damage)} on {target.name}", where=elf,
+                          hint="a bug in onnxcc's generated code: please report it")
+    return status, got
+
+
+def run(target, elf, expected_npz, report_path, name, timeout=600):
+    """Run the harness on the target, compare, write a JSON report; OnnxccError on mismatch."""
+    status, got = _run_harness(target, elf, timeout)
     if status != 0:
         raise OnnxccError(f"{name}_run returned {status}", where=elf)
-    results = compare(expected, [got.get(k, b"") for k in range(len(expected))], target.fma, exact)
+    expected, exact, tolerances = _load_expected(expected_npz)
+    checks = compare(expected, [got.get(k, b"") for k in range(len(expected))], tolerances, exact)
     report = {"model": name, "target": target.name, "outputs": [
-        {"index": k, "max_abs_error": a, "max_rel_error": r, "ok": ok, "exact": bool(x)}
-        for k, ((a, r, ok), x) in enumerate(zip(results, exact))]}
-    report["ok"] = all(o["ok"] for o in report["outputs"])
-    abs_err = max((a for a, _, _ in results), default=0.0)
-    rel_err = max((r for _, r, _ in results), default=0.0)
-    exactly = f" ({sum(map(bool, exact))} compared exactly)" if any(exact) else ""
-    line = (f"[verify] {name} on {target.name}: {len(results)} output(s){exactly}, "
-            f"max abs error {abs_err:.3g}, max rel error {rel_err:.3g}")
-    if not report["ok"]:
-        bad = [str(o["index"]) for o in report["outputs"] if not o["ok"]]
-        raise OnnxccError(f"{line}: MISMATCH in output(s) {', '.join(bad)}")
+        {"index": k, "max_abs_error": c.max_abs, "max_rel_error": c.max_rel, "ok": c.ok,
+         "exact": x, "rtol": t[0], "atol": t[1], "tolerance_used": c.used,
+         "worst": {"index": list(c.worst[0]), "got": c.worst[1], "expected": c.worst[2]}
+         if c.worst else None}
+        for k, (c, x, t) in enumerate(zip(checks, exact, tolerances))]}
+    report["ok"] = all(c.ok for c in checks)
+    exactly = f" ({sum(exact)} compared exactly)" if any(exact) else ""
+    line = (f"[verify] {name} on {target.name}: {len(checks)} output(s){exactly}, "
+            f"max abs error {max((c.max_abs for c in checks), default=0.0):.3g}, "
+            f"max rel error {max((c.max_rel for c in checks), default=0.0):.3g}, "
+            f"{max((c.used for c in checks), default=0.0):.2g} of tolerance")
+    bad = [c.describe(k) for k, c in enumerate(checks) if not c.ok]
+    if bad:
+        raise OnnxccError(f"{line}: MISMATCH in {'; '.join(bad)}", where=elf)
     tmp = report_path + ".tmp"
     with open(tmp, "w") as f:
         json.dump(report, f, indent=1)
     os.replace(tmp, report_path)
     return line
-

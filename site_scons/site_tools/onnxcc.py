@@ -43,7 +43,7 @@ if getattr(sys.modules.get("onnxcc"), "__path__", None) is None:
     _spec.loader.exec_module(sys.modules["onnxcc"])
 
 from onnxcc import autotune as autotuner  # noqa: E402
-from onnxcc import bench, importer, integration, optimizer, planner, tactics, verify  # noqa: E402
+from onnxcc import bench, importer, integration, optimizer, planner, sanitize as sanitizer, tactics, verify  # noqa: E402
 from onnxcc.ctext import c_ident  # noqa: E402
 from onnxcc.memory.pools import parse_pools  # noqa: E402
 from onnxcc.planner import check_options as check_plan_options  # noqa: E402
@@ -341,8 +341,10 @@ def _model_env(env, target, toolchain, verbose):
     tc = target.toolchain
     e = env.Clone()
     if toolchain == "target":
-        e.Replace(CC=tc.tool("gcc"), LINK=tc.tool("gcc"), AR=tc.tool("ar"),
-                  RANLIB=tc.tool("ranlib"), OBJCOPY=tc.tool("objcopy"))
+        # ar and ranlib in deterministic mode (D): no timestamps, uids or modes in lib<name>.a,
+        # whatever the distribution's default
+        e.Replace(CC=tc.tool("gcc"), LINK=tc.tool("gcc"), AR=tc.tool("ar"), ARFLAGS=["rcD"],
+                  RANLIB=tc.tool("ranlib"), RANLIBFLAGS=["-D"], OBJCOPY=tc.tool("objcopy"))
         e.Replace(CCFLAGS=tc.cflags + target.cflags + ["-Wall", "-Wextra"], CFLAGS=["-std=c99"],
                   LINKFLAGS=tc.cflags + target.cflags + tc.linkflags + target.linkflags)
     else:
@@ -388,13 +390,16 @@ def _claim(folder, model, name):
 def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain="target",
               weights_section="", input_shape="", fuse=True, seed=0, testdata=None,
               verbose=False, need_runner=False, flash=None, ram=None, planner="auto",
-              schedule="memory", pools="", io="caller", opt="speed", tactic="", autotune=False):
+              schedule="memory", pools="", io="caller", opt="speed", tactic="", autotune=False,
+              sanitize=False):
     """Declare every stage of the ONNX file ``model``, compiled as C prefix ``name`` (None:
     the file's stem) for ``target`` into ``<build_dir>/<target>/<name>/``; relative paths are
     relative to the calling SConscript. ``toolchain='env'`` compiles with this environment's
     compiler and flags instead of the target's; ``weights_section`` puts the weights into
     that linker section; ``planner``, ``schedule``, ``pools`` and ``io`` steer the memory
-    plan, ``opt``, ``tactic`` and ``autotune`` the kernels (README.md). Returns an
+    plan, ``opt``, ``tactic`` and ``autotune`` the kernels (README.md); ``sanitize`` builds
+    everything with ASan and UBSan into ``<build_dir>/<target>-sanitize/<name>/`` (host
+    targets only; verify then fails on any report). Returns an
     :class:`OnnxModelNodes` (unpacks as ``lib, include``)."""
     if toolchain not in TOOLCHAINS:
         raise OnnxccError(f"toolchain={toolchain!r} is not one of {', '.join(TOOLCHAINS)}",
@@ -408,13 +413,16 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
     tactics.parse_forced(tactic)  # a malformed tactic= fails now, in one line
     tgt = with_memory(load_target(target), flash, ram)
     tgt.check_tools(need_runner or autotune, compiler=toolchain == "target")
+    if sanitize:
+        sanitizer.check(tgt)
     if autotune:
         bench.settings(tgt)  # it measures like bench: one line when the target cannot
     model = env.File(model)
     record = env.File(autotuner.record_path(model.srcnode().abspath, tgt.name))
     tuned = record if not autotune and not tactic and os.path.exists(record.abspath) else None
     name = c_ident(name or os.path.splitext(model.name)[0], MODEL_NAME_LIMIT)
-    out = _claim(env.Dir(build_dir).Dir(tgt.name).Dir(name), model, name)
+    out = _claim(env.Dir(build_dir).Dir(sanitizer.build_folder(tgt.name, sanitize)).Dir(name),
+                 model, name)
     testdata = os.path.join(env.Dir(".").srcnode().abspath, testdata) if testdata else ""
     e = _model_env(env, tgt, toolchain, verbose)
     e.Replace(ONNXCC_FLASH=tgt.flash_bytes, ONNXCC_RAM=tgt.ram_bytes, ONNXCC_NAME=name,
@@ -432,6 +440,8 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
              CPPPATH=[out, e.Dir(RUNTIME_DIR)])
     if opt == "size":  # the reference kernels, and the compiler's smallest code for them
         e.Append(CCFLAGS=["-Os"])
+    if sanitize:  # the library, the harnesses and their links
+        e.Append(CCFLAGS=sanitizer.FLAGS, LINKFLAGS=sanitizer.FLAGS)
 
     def at(*parts):
         return out.File(os.path.join(*parts))

@@ -1,0 +1,94 @@
+"""verify itself: the per-element comparison, the tolerance it derives from the graph, and
+the harness's guards around every buffer (a model that writes outside them fails)."""
+
+import fake_model
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper, save
+
+from onnxcc import tolerance, verify
+from onnxcc.errors import OnnxccError
+from onnxcc.importer import import_model
+
+
+def _check(want, got, **kw):
+    return verify.compare([np.asarray(want, np.float32)],
+                          [np.asarray(got, np.float32).tobytes()], **kw)[0]
+
+
+def test_a_wrong_small_element_beside_large_ones_fails():
+    want = np.array([1000.0, 0.001, -3.0], np.float32)
+    got = want.copy()
+    got[1] = 0.002  # 0.1 % of the largest value: the old rule (rtol * largest) let it pass
+    check = _check(want, got)
+    assert not check.ok
+    assert check.worst == ((1,), pytest.approx(0.002), pytest.approx(0.001))
+    assert "output 0[1] is 0.002" in check.describe(0)
+
+
+def test_float32_rounding_passes_and_the_bound_is_per_element():
+    want = np.array([1000.0, 0.001, -3.0, 0.0], np.float32)
+    assert _check(want, want * np.float32(1 + 5e-5)).ok  # relative part: 1e-4 * |want|
+    assert _check(want, want + np.float32(9e-6) * (want == 0)).ok  # absolute part near zero
+    assert not _check(want, want + np.float32(2e-5) * (want == 0)).ok
+    assert not _check(want, want * np.float32(1 + 2e-4)).ok
+
+
+def test_special_values_must_match_exactly():
+    assert _check([np.inf, np.nan, 1.0], [np.inf, np.nan, 1.0]).ok
+    assert not _check([np.inf, 1.0], [3e38, 1.0]).ok
+    assert not _check([1.0, 2.0], [1.0, np.nan]).ok
+    assert not _check([0.0], [np.inf]).ok
+
+
+def test_integer_outputs_and_wrong_sizes():
+    exp = [np.array([1, -2, 3], np.int8)]
+    assert verify.compare(exp, [exp[0].tobytes()])[0].ok
+    bad = verify.compare(exp, [np.array([1, -1, 3], np.int8).tobytes()])[0]
+    assert not bad.ok and bad.worst == ((1,), -1, -2)
+    short = verify.compare(exp, [b"\x01"])[0]
+    assert not short.ok and "1 bytes printed, 3 expected" in short.describe(0)
+
+
+def _matmul_model(path, k):
+    w = numpy_helper.from_array(np.ones((k, 3), np.float32), "w")
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("Relu", ["x"], ["r"])],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, k])],
+        [helper.make_tensor_value_info("m", TensorProto.FLOAT, [2, 3]),
+         helper.make_tensor_value_info("r", TensorProto.FLOAT, [2, k])], [w])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return str(path)
+
+
+def test_tolerance_grows_with_the_reduction_length_not_with_values(tmp_path):
+    graph = import_model(_matmul_model(tmp_path / "m.onnx", 400))
+    (rtol_m, atol_m), (rtol_r, atol_r) = tolerance.for_outputs(graph)
+    assert rtol_m == rtol_r == tolerance.RTOL
+    assert atol_r == tolerance.ATOL  # Relu: no sum
+    assert atol_m == pytest.approx(tolerance.ATOL * 20)  # sqrt(400) terms
+
+
+# --- the guards around the buffers -------------------------------------------------------
+
+FAULTS = {0: None, 1: "wrote past the end of the arena pool (up to 3 bytes after it)",
+          2: "wrote before the start of the arena pool (up to 1 bytes before it)",
+          3: "wrote past the end of the output 0 (up to 4 bytes after it)",
+          4: "wrote into input 0 (the C API takes the inputs const)"}
+
+
+@pytest.fixture(scope="module")
+def fake_case(tmp_path_factory):
+    return fake_model.make(tmp_path_factory.mktemp("canary"))
+
+
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+def test_harness_guards_catch_writes_outside_the_buffers(fake_case, fault):
+    run = fake_model.build(fake_case, fault)
+    if FAULTS[fault] is None:
+        assert "1 output(s)" in verify.run(*run)
+        return
+    with pytest.raises(OnnxccError) as e:
+        verify.run(*run)
+    assert f"the model {FAULTS[fault]} on x86_64" in str(e.value)
+    assert "\n" not in str(e.value)
