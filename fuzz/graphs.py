@@ -182,17 +182,18 @@ def save_regression(spec, result, target, folder=REGRESSIONS):
 
 def signature(result, spec):
     """What kind of failure ``result`` is, so that one bug found many times is shrunk and
-    saved once: the stage and exception type of an internal error, else the first words of
-    the message, with the anchor op (numbers, names and paths left out)."""
+    saved once: an internal error by its stage and exception type; a mismatch by the
+    configuration and the graph's anchor ops; anything else by the words of its message
+    (numbers, names and paths left out)."""
     message = result["message"]
     m = re.search(r"internal error in onnxcc's (\w+) stage: (\w+)", message)
     if m:
-        kind = f"{m[1]}:{m[2]}"
-    elif "MISMATCH" in message:
-        kind = "mismatch"
-    else:
-        kind = re.sub(r"[^a-z ]", "", message.split(":")[-1].lower()).strip()[:40] or "failure"
-    return f"{spec['anchor']['op']}:{result['config']}:{kind}"
+        return f"internal:{m[1]}:{m[2]}"
+    if "MISMATCH" in message:
+        anchors = sorted({str(s["anchor"]["op"]) for s in [spec] + spec.get("then", [])})
+        return f"mismatch:{result['config']}:{'+'.join(anchors)}" + (":int8" if spec.get("quant") else "")
+    words = re.sub(r"'[^']*'|\S*\d\S*|/\S+", "", message.split(": ", 1)[-1].lower())
+    return f"error:{' '.join(words.split())[:60]}"
 
 
 def campaign(target, graphs, seed, batch, jobs, workdir, progress=print, sanitize=False,
