@@ -207,11 +207,14 @@ def campaign(target, graphs, seed, batch, jobs, workdir, progress=print, sanitiz
     start = time.monotonic()
     round_seed = seed
     while len(seen) < graphs:
+        before = len(seen)
         new = _one_round(target, graphs, round_seed, batch, jobs, workdir, progress, sanitize,
                          shrink, counts, seen, set(found), start)
         round_seed += 1
         if new is None:
-            break
+            if len(seen) == before:
+                break  # a round that draws no new graph: nothing more to find
+            continue
         kind, spec, result = new
         path = save_regression(spec, result, target, regressions) if regressions else None
         found[kind] = (result, path)
@@ -238,14 +241,18 @@ def _one_round(target, graphs, seed, batch, jobs, workdir, progress, sanitize, s
         names = dict.fromkeys(spec_name(s) for s in batch_specs)
         return [r for name in names for r in cache[name]], len(todo)
 
-    @settings(max_examples=10**9, deadline=None, database=None, derandomize=False,
+    # enough batches for the graphs still to check, with a margin: Hypothesis starts from
+    # the simplest batch and repeats some graphs (the campaign goes on with another round)
+    batches = 2 * -(-(graphs - len(seen)) // batch) + 3
+
+    @settings(max_examples=batches, deadline=None, database=None, derandomize=False,
               suppress_health_check=list(HealthCheck), print_blob=False, report_multiple_bugs=False,
               phases=[Phase.generate, Phase.shrink] if shrink else [Phase.generate])
     @hypothesis_seed(seed)
     @given(st.lists(specs(), min_size=batch, max_size=batch))
     def prop(batch_specs):
         if len(seen) >= graphs and not pinned:
-            return  # done: every later example passes at once
+            return  # done: the rest of this round's examples pass at once
         by_name = {spec_name(s): s for s in batch_specs}
         if pinned and time.monotonic() - pinned["since"] > SHRINK_SECONDS:
             # out of shrinking time: only the smallest failure found so far fails
