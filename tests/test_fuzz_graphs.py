@@ -101,3 +101,13 @@ def test_a_dropped_chain_is_caught(tmp_path):
     elf = tmp_path / "speed" / "x86_64" / name / "verify" / f"{name}_harness"
     with pytest.raises(OnnxccError, match="MISMATCH"):
         verify.run(load_target("x86_64"), str(elf), str(npz), str(tmp_path / "r.json"), name)
+
+
+def test_seeded_sample_is_clean_under_sanitizers(tmp_path):
+    """The fuzz sample built with sanitize=1 (AddressSanitizer + UBSan over the generated
+    code, the runtime and the harness): no report, and still onnxruntime's results."""
+    counts, checked, failures = graphs.campaign(
+        "x86_64", 8, 6, batch=8, jobs=1, workdir=str(tmp_path), progress=lambda line: None,
+        sanitize=True, regressions=None, shrink=False, stop_on_failure=True)
+    assert not failures, [f"{r['name']} [{r['config']}]: {r['message']}" for r, _ in failures]
+    assert checked >= 8 and counts["pass"] >= 8
