@@ -13,9 +13,10 @@ from google.protobuf.message import DecodeError
 from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
-from . import ops
+from . import attributes, limits, ops, wellformed
 from .cgen import c_type
 from .errors import OnnxccError
+from .external_data import load_external_data
 from .functions import expand_functions
 from .onnx_io import graph_from_model, save_graph
 from .passes.fold_constants import SHAPE_OPS, compile_time_nodes
@@ -41,15 +42,28 @@ def parse_input_shapes(text):
 
 
 def read_model(path):
+    """The parsed model at ``path``, checked before any part of it is believed: its text,
+    versions and names, its limits, then its external data (read only from inside its
+    folder) and every initializer's data against its dims."""
     if not os.path.isfile(path):
         raise OnnxccError("no such model file", where=path)
     try:
-        return onnx.load(path)
+        model = onnx.load(path, load_external_data=False)
     except (DecodeError, ValueError, RuntimeError) as e:
-        raise OnnxccError(f"not an ONNX model ({type(e).__name__}: {str(e).strip() or 'parse failed'})",
+        first = (str(e).strip() or "parse failed").splitlines()[0]
+        raise OnnxccError(f"not an ONNX model ({type(e).__name__}: {first})",
                           where=path, hint="pass a .onnx file written by an ONNX exporter") from None
     except OSError as e:
         raise OnnxccError(f"cannot read the model: {e}", where=path) from None
+    limits.check_model(model, path)
+    wellformed.check(model, path)
+    load_external_data(model, path)
+    for tensor in model.graph.initializer:
+        limits.check_initializer(tensor, path)
+    if model.graph.sparse_initializer:
+        raise OnnxccError("the model has sparse initializers, which onnxcc does not read",
+                          where=path, hint="store the weights as dense initializers")
+    return model
 
 
 def _fix_input_shapes(model, shapes, path):
@@ -143,6 +157,7 @@ def import_model(path, input_shapes=None):
     _fix_input_shapes(model, input_shapes or {}, path)
     _lift_constant_nodes(model)
     qoperator_to_qdq(model, path)
+    wellformed.check_required_inputs(model, path)  # again: QOperator nodes became QDQ ones
     model = _infer_shapes(model, path)
     expanded = True
     while expanded:  # a function's body may use other functions
@@ -152,6 +167,8 @@ def import_model(path, input_shapes=None):
             model = _infer_shapes(model, path)
     graph = graph_from_model(model, path)
     check_element_types(graph, path)
+    limits.check_graph(graph, path)
+    attributes.validate(graph, path)
     check_supported(graph, path)
     return annotate_quantization(graph)
 
