@@ -474,6 +474,16 @@ def _names(model):
     return [n.name for n in g.node] + _tensor_names(model) + [g.name]
 
 
+def apply(name, model, rng, folder):
+    """Apply mutation ``name``; False when it does not apply to this model (an edit that
+    needs something the model, as mutated so far, lacks)."""
+    try:
+        PROTO_MUTATIONS[name](model, rng, folder)
+    except (IndexError, ValueError, TypeError):
+        return False
+    return True
+
+
 def make_variant(seeds, seed, index, folder):
     """Write variant ``index`` of ``seed`` into ``folder``; (seed model, mutation names)."""
     rng = random.Random(f"{seed}:{index}")
@@ -482,11 +492,8 @@ def make_variant(seeds, seed, index, folder):
     applied = []
     for _ in range(rng.choice([1, 1, 1, 2, 3])):
         name = rng.choices(sorted(PROTO_MUTATIONS), [WEIGHTS[n] for n in sorted(PROTO_MUTATIONS)])[0]
-        try:
-            PROTO_MUTATIONS[name](model, rng, folder)
-        except (IndexError, ValueError, TypeError):  # it does not apply to this model
-            continue
-        applied.append(name)
+        if apply(name, model, rng, folder):
+            applied.append(name)
     data = model.SerializeToString()
     if rng.random() < 0.25:
         name = rng.choice(sorted(BYTE_MUTATIONS))

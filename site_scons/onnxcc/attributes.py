@@ -76,16 +76,27 @@ def pool(node, graph):
     return problems
 
 
+def _flags(node, *names):
+    """Attributes that are booleans (0 or 1)."""
+    return [f"{name}={node.attrs[name]} (must be 0 or 1)" for name in names
+            if node.attrs.get(name, 0) not in (0, 1)]
+
+
 def gemm(node, graph):
     """A and B are matrices; C broadcasts to the (M, N) result in one direction."""
     shapes = [graph.info(i).shape if i else None for i in node.inputs]
     a, b = shapes[0], shapes[1] if len(shapes) > 1 else None
     if a is None or b is None:
         return []
+    flags = _flags(node, "transA", "transB")
+    if flags:
+        return flags
     if len(a) != 2 or len(b) != 2:
         return [f"A {list(a)} and B {list(b)} must be matrices"]
-    m = a[1] if node.attrs.get("transA", 0) else a[0]
-    n = b[0] if node.attrs.get("transB", 0) else b[1]
+    m, k = (a[1], a[0]) if node.attrs.get("transA", 0) else a
+    k_b, n = (b[1], b[0]) if node.attrs.get("transB", 0) else b
+    if k != k_b:
+        return [f"A {list(a)} and B {list(b)} do not agree on the inner dimension"]
     c = shapes[2] if len(shapes) > 2 else None
     if c is not None and (len(c) > 2 or any(d not in (1, want) for d, want in
                                              zip(reversed(c), (n, m)))):
