@@ -228,6 +228,32 @@ def mutate_attribute_value(model, rng, folder):
         attr.t.dims.append(2 ** 33)
 
 
+def nudge_attribute(model, rng, folder):
+    """A small, often still valid change of an integer attribute (a stride, a pad, an axis,
+    a group): such models pass import and reach the later stages."""
+    node = _pick(rng, [n for n in _nodes(model) if any(
+        a.type in (onnx.AttributeProto.INT, onnx.AttributeProto.INTS) for a in n.attribute)])
+    if node is None:
+        return
+    attr = rng.choice([a for a in node.attribute
+                       if a.type in (onnx.AttributeProto.INT, onnx.AttributeProto.INTS)])
+    if attr.type == onnx.AttributeProto.INT:
+        attr.i = max(attr.i + rng.choice([-1, 1, 2]), -1)
+    elif attr.ints:
+        k = rng.randrange(len(attr.ints))
+        attr.ints[k] = max(attr.ints[k] + rng.choice([-1, 1, 2]), -1)
+
+
+def nudge_input_dim(model, rng, folder):
+    """An input dimension a little smaller or larger (the rest of the graph unchanged)."""
+    vi = _pick(rng, [v for v in model.graph.input if v.type.tensor_type.shape.dim])
+    if vi is None:
+        return
+    dim = rng.choice(vi.type.tensor_type.shape.dim)
+    if dim.HasField("dim_value"):
+        dim.dim_value = max(rng.choice([dim.dim_value - 1, dim.dim_value + 1, 2 * dim.dim_value, 1]), 0)
+
+
 def mutate_attribute_type(model, rng, folder):
     node = _pick(rng, [n for n in _nodes(model) if n.attribute])
     if node is None:
@@ -436,12 +462,13 @@ def many_nodes(model, rng, folder):
 
 PROTO_MUTATIONS = {f.__name__: f for f in (
     mutate_dim, mutate_initializer_dims, mutate_initializer_data, mutate_dtype,
-    mutate_attribute_value, mutate_attribute_type, add_attribute, mutate_op_type,
+    mutate_attribute_value, nudge_attribute, nudge_input_dim, mutate_attribute_type, add_attribute, mutate_op_type,
     mutate_input_name, mutate_output_name, drop_node, duplicate_node, drop_initializer,
     duplicate_initializer, mutate_graph_io, mutate_opset, mutate_names, external_data,
     many_nodes)}
 #: relative weights: many_nodes makes slow variants, so it is rarer
-WEIGHTS = {name: 1.0 for name in PROTO_MUTATIONS} | {"many_nodes": 0.05}
+WEIGHTS = {name: 1.0 for name in PROTO_MUTATIONS} | {"many_nodes": 0.05, "nudge_attribute": 3.0,
+                                                     "nudge_input_dim": 2.0}
 
 
 def truncate(data, rng, names):
@@ -633,8 +660,11 @@ def main(argv=None):
     parser.add_argument("--verbose", action="store_true", help="one line per variant")
     args = parser.parse_args(argv)
     start = time.monotonic()
+    stages_hit = collections.Counter()  # which stage gave each clear error
 
     def progress(i, base, applied, outcome, detail):
+        if outcome == "clear error":
+            stages_hit[detail.split(":")[0]] += 1
         if args.verbose or outcome in ("internal error", "timeout") or args.only is not None:
             print(f"{i:6d} {base} [{'+'.join(applied)}] {outcome}: {detail}", flush=True)
         elif (i + 1) % 500 == 0:
@@ -645,6 +675,7 @@ def main(argv=None):
     total = sum(counts.values())
     print(f"seed {args.seed}: {total} variants in {time.monotonic() - start:.0f} s: "
           + ", ".join(f"{counts[o]} {o}" for o in OUTCOMES))
+    print("clear errors by stage: " + ", ".join(f"{stage} {n}" for stage, n in stages_hit.most_common()))
     kinds = collections.Counter(detail.split(" (at ")[0][:120] for *_, detail in failures)
     for kind, n in kinds.most_common(20):
         print(f"  {n:5d} x {kind}")

@@ -155,6 +155,14 @@ def test_huge_input_dim_is_refused_before_anything_is_allocated(tmp_path):
     refused(save(model, tmp_path / "m.onnx"), "tensor 'x'", "more than the limit")
 
 
+def test_constant_node_with_huge_dims_and_no_data(tmp_path):
+    value = TensorProto(data_type=TensorProto.FLOAT, dims=[2 ** 40])
+    model = make([helper.make_node("Constant", [], ["c"], value=value),
+                  helper.make_node("Add", ["x", "c"], ["y"])],
+                 [f32("x", [1])], [f32("y", [1])])
+    refused(save(model, tmp_path / "m.onnx"), "a tensor attribute of a node", "more than the limit")
+
+
 def test_negative_dim(tmp_path):
     model = make([helper.make_node("Relu", ["x"], ["y"])], [f32("x", [2, 4])], [f32("y", [2, 4])])
     model.graph.input[0].type.tensor_type.shape.dim[0].dim_value = -3
@@ -235,6 +243,11 @@ def test_conv_window_attributes(tmp_path, attrs):
 
 def test_conv_weight_must_take_the_inputs_channels(tmp_path):
     refused(save(conv_model(weight=(4, 3, 3, 3)), tmp_path / "m.onnx"), "the input has 4 channels")
+
+
+def test_conv_kernel_shape_must_be_the_weights_window(tmp_path):
+    refused(save(conv_model(group=2, kernel_shape=[2, 3]), tmp_path / "m.onnx"),
+            "kernel_shape=[2, 3] is not the weight's window [3, 3]")
 
 
 def test_pool_window_larger_than_its_input(tmp_path):

@@ -50,14 +50,18 @@ def conv(node, graph):
     if not isinstance(group, int) or group < 1:
         problems.append(f"group={group} (must be >= 1)")
     elif x and w:
-        problems += _conv_weight(node.op, x, w, group)
+        problems += _conv_weight(node, x, w, group)
     return problems
 
 
-def _conv_weight(op, x, w, group):
-    """The weight's shape against the input's channels and the group."""
+def _conv_weight(node, x, w, group):
+    """The weight's shape against the input's channels, the kernel and the group."""
+    op = node.op
     if len(w) != len(x):
         return [f"the weight has {len(w)} dimensions, the input {len(x)}"]
+    kernel = _ints(node, "kernel_shape", None)
+    if kernel is not None and list(kernel) != list(w[2:]):
+        return [f"kernel_shape={kernel} is not the weight's window {list(w[2:])}"]
     in_channels = w[1] * group if op == "Conv" else w[0]
     out_channels = w[0] if op == "Conv" else w[1] * group
     if x[1] != in_channels:

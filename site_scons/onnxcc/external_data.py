@@ -15,19 +15,12 @@ import stat
 from onnx import TensorProto
 
 from .errors import OnnxccError
-from .limits import MAX_TENSOR_BYTES
+from .limits import MAX_TENSOR_BYTES, model_tensors
 
 
 def external_tensors(model):
-    """Every tensor of ``model`` whose data is in a side file (initializers and the
-    tensors of node attributes)."""
-    found = [t for t in model.graph.initializer if t.data_location == TensorProto.EXTERNAL]
-    for node in model.graph.node:
-        for attr in node.attribute:
-            for t in [attr.t] + list(attr.tensors):
-                if t.data_location == TensorProto.EXTERNAL:
-                    found.append(t)
-    return found
+    """Every tensor of ``model`` whose data is in a side file."""
+    return [t for t in model_tensors(model) if t.data_location == TensorProto.EXTERNAL]
 
 
 def _number(entries, key, tensor, where, default):

@@ -58,7 +58,7 @@ def read_model(path):
     limits.check_model(model, path)
     wellformed.check(model, path)
     load_external_data(model, path)
-    for tensor in model.graph.initializer:
+    for tensor in limits.model_tensors(model):
         limits.check_initializer(tensor, path)
     if model.graph.sparse_initializer:
         raise OnnxccError("the model has sparse initializers, which onnxcc does not read",

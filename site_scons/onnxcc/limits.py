@@ -71,10 +71,21 @@ _TYPED_FIELDS = {
 }
 
 
+def model_tensors(model):
+    """Every constant tensor of ``model``'s graph: initializers and node attributes'."""
+    found = list(model.graph.initializer)
+    for node in model.graph.node:
+        for attr in node.attribute:
+            if attr.HasField("t"):
+                found.append(attr.t)
+            found.extend(attr.tensors)
+    return found
+
+
 def check_initializer(tensor, where):
     """A constant tensor: a known element type, a sane shape, and as many values as its
     dims say (after its external data was read)."""
-    what = f"initializer '{tensor.name}'"
+    what = f"initializer '{tensor.name}'" if tensor.name else "a tensor attribute of a node"
     if element_type_name(tensor.data_type) in (None, "UNDEFINED"):
         raise OnnxccError(f"{what} has element type code {tensor.data_type}, which ONNX does not "
                           "define", where=where, hint="re-export the model")
