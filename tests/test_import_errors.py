@@ -214,11 +214,19 @@ def test_arena_larger_than_ram_fails_in_the_plan_with_the_numbers(tmp_path):
     with pytest.raises(OnnxccError) as info:
         planner.run(str(tmp_path / "i.onnx"), str(tmp_path / "plan.json"), "m.onnx",
                     ram_bytes=64 * 1024)
-    assert "256.0 KiB of arena" in str(info.value) and "64.0 KiB of RAM" in str(info.value)
+    assert "256.0 KiB of arena + 512.0 KiB of inputs and outputs" in str(info.value)
+    assert "the target's 64.0 KiB of RAM" in str(info.value)
     assert not (tmp_path / "plan.json").exists()
     planner.run(str(tmp_path / "i.onnx"), str(tmp_path / "plan.json"), "m.onnx",
                 ram_bytes=4 << 20)
     assert (tmp_path / "plan.json").exists()
+
+
+def test_arena_over_ram_through_scons_is_one_line(scons):
+    r = scons("target=armv7", "model=models/tiny_cnn.onnx", "ram=1K")
+    assert r.returncode == 2
+    assert_one_clear_line(r, "tiny_cnn.onnx", "of arena", "the target's 1.0 KiB of RAM", "ram=")
+    assert not os.path.exists(os.path.join(scons.build_dir, "armv7", "tiny_cnn", "plan.json"))
 
 
 # --- structure, text and attributes ----------------------------------------------------------

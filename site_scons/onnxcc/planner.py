@@ -188,14 +188,22 @@ def summary(plan):
             f"{human_bytes(plan['graph_lower_bound_bytes'])}")
 
 
+#: the largest arena of a target without a RAM size (the C API's sizes stay 32-bit)
+MAX_ARENA_BYTES = 2 ** 32 - 1
+
+
 def check_fits_ram(result, ram_bytes):
     """A plan whose arena (and the caller's I/O buffers) exceeds the target's RAM fails
-    here, with the numbers, rather than at link time or on the chip."""
+    here, with the numbers, rather than at link time or on the chip; a target without a
+    RAM size (0) still keeps its sizes within 32 bits."""
     need = result["arena_bytes"] + result["io_bytes"]
-    if ram_bytes and need > ram_bytes:
+    limit = ram_bytes or MAX_ARENA_BYTES
+    if need > limit:
         io = f" + {human_bytes(result['io_bytes'])} of inputs and outputs" if result["io_bytes"] else ""
+        where = f"the target's {human_bytes(limit)} of RAM" if ram_bytes else \
+            f"the limit of {human_bytes(limit)}"
         raise OnnxccError(f"the activations need {human_bytes(result['arena_bytes'])} of arena{io}, "
-                          f"more than the target's {human_bytes(ram_bytes)} of RAM",
+                          f"more than {where}",
                           hint="use a smaller model or input, or ram= for a chip with more RAM")
 
 
