@@ -92,12 +92,21 @@ def _fix_input_shapes(model, shapes, path):
                               hint=f"fix it with input_shape={name}:1x...")
 
 
-def _lift_constant_nodes(model):
+def _constant_value(node, where):
+    try:
+        return np.asarray(ReferenceEvaluator(node).run(None, {})[0])
+    except Exception as e:  # the reference evaluator raises many types
+        raise OnnxccError(f"Constant node '{node.name}' has no usable value: "
+                          f"{' '.join(str(e).split())[:200]}", where=where,
+                          hint="re-export the model") from None
+
+
+def _lift_constant_nodes(model, where):
     """Constant nodes become initializers, so weights live in one place."""
     keep = []
     for node in model.graph.node:
         if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
-            value = np.asarray(ReferenceEvaluator(node).run(None, {})[0])
+            value = _constant_value(node, where)
             model.graph.initializer.append(numpy_helper.from_array(value, node.output[0]))
             if model.ir_version < 4:  # before IR 4 every initializer is also a graph input
                 model.graph.input.append(helper.make_tensor_value_info(
@@ -155,7 +164,7 @@ def import_model(path, input_shapes=None):
         first = str(e).strip().splitlines()[0]
         raise OnnxccError(f"invalid ONNX model: {first}", where=path) from None
     _fix_input_shapes(model, input_shapes or {}, path)
-    _lift_constant_nodes(model)
+    _lift_constant_nodes(model, path)
     qoperator_to_qdq(model, path)
     wellformed.check_required_inputs(model, path)  # again: QOperator nodes became QDQ ones
     model = _infer_shapes(model, path)
@@ -163,7 +172,7 @@ def import_model(path, input_shapes=None):
     while expanded:  # a function's body may use other functions
         model, expanded = expand_functions(model, keep=set(ops.supported_ops()))
         if expanded:
-            _lift_constant_nodes(model)
+            _lift_constant_nodes(model, path)
             model = _infer_shapes(model, path)
     graph = graph_from_model(model, path)
     check_element_types(graph, path)
