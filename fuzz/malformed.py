@@ -383,6 +383,15 @@ def mutate_names(model, rng, folder):
         model.graph.name = rng.choice(["", "\\", "x" * 10000])
 
 
+def mutate_metadata(model, rng, folder):
+    """Metadata and doc strings: the compiler's own key, odd text, a lot of it."""
+    prop = model.metadata_props.add()
+    prop.key, prop.value = rng.choice([("onnxcc_quant", "{not json"), ("onnxcc_quant", '{"x": 1}'),
+                                       ("author", "*/ */ \\\n"), ("k" * 1000, "v" * 100000)])
+    if rng.random() < 0.5:
+        model.graph.doc_string = rng.choice(["*/", "\n#include <stdio.h>", "\u0000"])
+
+
 def _externalize(model, rng):
     init = _pick(rng, [i for i in model.graph.initializer if i.raw_data or i.float_data])
     if init is None:
@@ -464,7 +473,8 @@ PROTO_MUTATIONS = {f.__name__: f for f in (
     mutate_dim, mutate_initializer_dims, mutate_initializer_data, mutate_dtype,
     mutate_attribute_value, nudge_attribute, nudge_input_dim, mutate_attribute_type, add_attribute, mutate_op_type,
     mutate_input_name, mutate_output_name, drop_node, duplicate_node, drop_initializer,
-    duplicate_initializer, mutate_graph_io, mutate_opset, mutate_names, external_data,
+    duplicate_initializer, mutate_graph_io, mutate_opset, mutate_names, mutate_metadata,
+    external_data,
     many_nodes)}
 #: relative weights: many_nodes makes slow variants, so it is rarer
 WEIGHTS = {name: 1.0 for name in PROTO_MUTATIONS} | {"many_nodes": 0.05, "nudge_attribute": 3.0,

@@ -299,6 +299,7 @@ def test_invalid_utf8_attribute_text(tmp_path):
     (lambda m: m.graph.node[0].input.__setitem__(0, ""), "required input 0 (A) is empty"),
     (lambda m: m.graph.node[0].attribute.append(helper.make_attribute("onnxcc_tactic", "x")),
      "reserved for onnxcc"),
+    (lambda m: onnx.helper.set_model_props(m, {"onnxcc_quant": "{"}), "metadata key 'onnxcc_quant'"),
 ])
 def test_structure(tmp_path, edit, needle):
     model = relu_with_weight()

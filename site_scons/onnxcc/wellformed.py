@@ -46,8 +46,11 @@ def check_versions(model, where):
     default = [o for o in model.opset_import if o.domain in ("", "ai.onnx")]
     newest = defs.onnx_opset_version()
     if not default:
-        raise OnnxccError("the model imports no opset of the default ONNX domain", where=where,
-                          hint="re-export the model; its opset_import is missing")
+        if any(n.domain in ("", "ai.onnx") for n in model.graph.node):
+            raise OnnxccError("the model imports no opset of the default ONNX domain, which "
+                              "its nodes use", where=where,
+                              hint="re-export the model; its opset_import is missing")
+        return  # nodes of other domains only: the supported-op check names them
     if len(default) > 1:
         raise OnnxccError(f"the model imports the default ONNX domain {len(default)} times "
                           f"(opsets {', '.join(str(o.version) for o in default)})", where=where)
@@ -78,9 +81,9 @@ def _schema(node, opset):
 
 def check_required_inputs(model, where):
     """A required input of a node may not be left out ('' marks an omitted optional one)."""
-    opset = next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
     for k, node in enumerate(model.graph.node):
-        schema = _schema(node, opset) if node.domain in ("", "ai.onnx") else None
+        schema = _schema(node, opset) if opset and node.domain in ("", "ai.onnx") else None
         if schema is None:
             continue
         for i, name in enumerate(node.input):
@@ -91,9 +94,14 @@ def check_required_inputs(model, where):
                                   hint="re-export the model")
 
 
-def check_attribute_names(model, where):
-    """``onnxcc_*`` attributes are the compiler's own notes between stages (JSON it trusts):
-    a model file may not bring its own."""
+def check_reserved_names(model, where):
+    """``onnxcc_*`` attributes and metadata are the compiler's own notes between stages
+    (JSON it trusts): a model file may not bring its own."""
+    for prop in model.metadata_props:
+        if prop.key.startswith(INTERNAL_ATTR_PREFIX):
+            raise OnnxccError(f"metadata key '{prop.key}': names starting with "
+                              f"{INTERNAL_ATTR_PREFIX} are reserved for onnxcc", where=where,
+                              hint="rename or remove the metadata entry")
     for k, node in enumerate(model.graph.node):
         for attr in node.attribute:
             if attr.name.startswith(INTERNAL_ATTR_PREFIX):
@@ -108,5 +116,5 @@ def check(model, where):
     check_versions(model, where)
     check_text(model, where)
     check_names(model, where)
-    check_attribute_names(model, where)
+    check_reserved_names(model, where)
     check_required_inputs(model, where)
