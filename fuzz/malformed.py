@@ -83,7 +83,7 @@ def small_graphs():
                                     strides=[1, 1], dilations=[1, 1], kernel_shape=[3, 3]),
                    helper.make_node("MaxPool", ["c"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
                    helper.make_node("AveragePool", ["p"], ["y"], kernel_shape=[2, 2], pads=[0, 0, 1, 1])],
-                  [_f("x", [1, 4, 8, 8])], [_f("y", [1, 4, 2, 2])],
+                  [_f("x", [1, 4, 8, 8])], [_f("y", [1, 4, 4, 4])],
                   [_w("w", [4, 2, 3, 3]), _w("b", [4])])
     convt = _model([helper.make_node("ConvTranspose", ["x", "w"], ["y"], strides=[2, 2],
                                      kernel_shape=[2, 2], group=1)],

@@ -24,6 +24,15 @@ def test_seeded_sample_has_no_internal_error(tmp_path):
     assert counts["ok"] > 0 and counts["clear error"] > 0  # the sample reaches both ends
 
 
+def test_every_seed_model_compiles_unmutated(tmp_path):
+    """Mutations start from valid models: each seed gets through every stage as it is."""
+    for name, data in malformed.seed_models().items():
+        folder = tmp_path / name.replace("/", "_")
+        folder.mkdir()
+        (folder / "model.onnx").write_bytes(data)
+        assert malformed.run_variant(str(folder), timeout=60) == ("ok", ""), name
+
+
 def test_variants_replay_from_seed_and_index(tmp_path):
     seeds = malformed.seed_models()
     drawn = []
