@@ -418,9 +418,7 @@ def external_data(model, rng, folder):
     kind = rng.choice(["good", "missing", "short", "dotdot", "absolute", "symlink_out",
                        "symlink_in", "directory", "device", "offset", "length", "no_location",
                        "bad_number", "checksum"])
-    stem = tempfile.mkdtemp(prefix="x", dir=folder)  # a fresh name per call
-    os.rmdir(stem)
-    stem = os.path.basename(stem)
+    stem = f"ext{len(os.listdir(folder))}"  # a fresh name per call: each call adds a file
     side = os.path.join(folder, stem + ".bin")
     with open(side, "wb") as f:
         f.write(b"\0" * 8 + data)
