@@ -13,7 +13,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from onnxcc import attributes, importer, limits, optimizer, planner
+from onnxcc import importer, limits, optimizer, planner
 from onnxcc.errors import OnnxccError
 from test_errors import assert_one_clear_line, files_under
 

@@ -3,6 +3,11 @@
 Checks what the user gave (an ONNX file, static input shapes, supported ops), fixes input
 shapes the user names with ``input_shape=``, lifts Constant nodes into initializers and
 runs ONNX shape inference, so that every later stage sees plain numbers.
+
+The file is untrusted: before any of it is believed, ``limits`` bounds its sizes,
+``wellformed`` checks its text, versions and names, ``external_data`` reads side files only
+from inside the model's folder, and after shape inference ``attributes`` validates the
+structural attributes no kernel could run (docs/trust.md lists every check).
 """
 
 import os
