@@ -550,7 +550,7 @@ def stages(model, out, target):
         ("import", [imported, at("imported.bin")],
          lambda: importer.run(model, imported, at("imported.bin"))),
         ("optimize", [optimized, at("optimized.bin")],
-         lambda: optimizer.run(imported, optimized, at("optimized.bin"))),
+         lambda: optimizer.run(imported, optimized, at("optimized.bin"), source="model.onnx")),
         ("tactics", [chosen], lambda: tactics.run(optimized, chosen, target.cpu, "speed", "")),
         ("plan", [plan], lambda: planner.run(optimized, plan, "model.onnx", tactics_path=chosen,
                                              ram_bytes=target.ram_bytes)),

@@ -201,8 +201,9 @@ def test_fold_size_guard_in_the_optimizer(tmp_path, monkeypatch):
                  [f32("x", [40, 40])], [f32("y", [40, 40])], [shape])
     path = save(model, tmp_path / "m.onnx")
     importer.run(path, str(tmp_path / "i.onnx"), str(tmp_path / "i.bin"))
-    with pytest.raises(OnnxccError, match=r"ConstantOfShape.*1600 elements.*limit of 1000 bytes"):
-        optimizer.run(str(tmp_path / "i.onnx"), str(tmp_path / "o.onnx"), str(tmp_path / "o.bin"))
+    with pytest.raises(OnnxccError, match=r"^m.onnx: .*ConstantOfShape.*1600 elements.*limit of 1000 bytes"):
+        optimizer.run(str(tmp_path / "i.onnx"), str(tmp_path / "o.onnx"), str(tmp_path / "o.bin"),
+                      source="m.onnx")
     assert not (tmp_path / "o.onnx").exists()
 
 

@@ -96,7 +96,8 @@ def _import(targets, sources, env):
 
 
 def _optimize(targets, sources, env):
-    graph = optimizer.run(sources[0], targets[0], targets[1], fuse=env["ONNXCC_FUSE"])
+    graph = optimizer.run(sources[0], targets[0], targets[1], fuse=env["ONNXCC_FUSE"],
+                          source=env["ONNXCC_SOURCE"])
     return f"[optimize] {env['ONNXCC_NAME']}: {len(graph.nodes)} nodes"
 
 
