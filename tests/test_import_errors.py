@@ -207,6 +207,24 @@ def test_fold_size_guard_in_the_optimizer(tmp_path, monkeypatch):
     assert not (tmp_path / "o.onnx").exists()
 
 
+@pytest.mark.parametrize("op", ["ConstantOfShape", "Tile"])
+def test_fold_size_is_estimated_before_shapes_are_known(tmp_path, op):
+    """A size that only folding reveals (from a Cast shape inference does not follow) is
+    estimated from the input values before the reference evaluator allocates it."""
+    sizes = numpy_helper.from_array(np.array([2 ** 16, 2 ** 16], np.float32), "f")
+    one = numpy_helper.from_array(np.ones([1, 1], np.float32), "one")
+    made = (helper.make_node("ConstantOfShape", ["s"], ["z"]) if op == "ConstantOfShape"
+            else helper.make_node("Tile", ["one", "s"], ["z"]))
+    model = make([helper.make_node("Cast", ["f"], ["s"], to=TensorProto.INT64), made,
+                  helper.make_node("Add", ["x", "z"], ["y"])],
+                 [f32("x", [1])], [f32("y", ["a", "b"])], [sizes, one])
+    path = save(model, tmp_path / "m.onnx")
+    importer.run(path, str(tmp_path / "i.onnx"), str(tmp_path / "i.bin"))
+    with pytest.raises(OnnxccError, match=rf"node '{op}_1' \(op {op}\) would make a constant of "
+                                          f"{2 ** 32} elements"):
+        optimizer.run(str(tmp_path / "i.onnx"), str(tmp_path / "o.onnx"), str(tmp_path / "o.bin"))
+
+
 def test_arena_larger_than_ram_fails_in_the_plan_with_the_numbers(tmp_path):
     model = make([helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Relu", ["r"], ["y"])],
                  [f32("x", [256, 256])], [f32("y", [256, 256])])
