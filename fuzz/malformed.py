@@ -1,13 +1,15 @@
 """Malformed-model fuzzer: mutated model files, each compiled like a user would.
 
     python -m fuzz.malformed [--variants N] [--seed S] [--timeout T] [--save DIR]
+                             [--only I] [--verbose]
 
 Every variant is a mutation of a seed model (the shipped examples in models/ and small
 graphs made here with onnx.helper): truncations and byte flips of the file, and
 protobuf-level edits -- a dim, an attribute's value or type, an op type, an input or output
 name, a dropped or duplicated node or initializer, huge or negative dims, data shorter than
 the dims, bad element type codes, external data that points out of the model's folder,
-names that are not UTF-8, absent or absurd opsets ... (``MUTATIONS``). Each variant is
+names that are not UTF-8, absent or absurd opsets ... (``PROTO_MUTATIONS``,
+``BYTE_MUTATIONS``). Each variant is
 compiled for x86_64 through the stage functions the SCons tool calls (import, optimize,
 tactics, plan with the target's RAM, generate), in a forked child with a time and memory
 limit, and ends in one of:
@@ -21,7 +23,10 @@ limit, and ends in one of:
 
 Variant ``i`` of seed ``S`` is drawn from ``random.Random(f"{S}:{i}")`` alone, so any
 variant replays from its numbers (``--only I``); the failing ones are also saved, model
-file and side files, under ``--save`` (fuzz/malformed_failures/ by default).
+file and side files, under ``--save`` (fuzz/malformed_failures/ by default). (Plain seeded
+draws rather than Hypothesis: a campaign counts outcomes over every variant instead of
+stopping at the first failure, and a failing variant is one small file already -- there
+is nothing to shrink.)
 """
 
 import argparse
