@@ -422,7 +422,7 @@ def external_data(model, rng, folder):
         return
     kind = rng.choice(["good", "missing", "short", "dotdot", "absolute", "symlink_out",
                        "symlink_in", "directory", "device", "offset", "length", "no_location",
-                       "bad_number", "checksum"])
+                       "bad_number", "checksum", "odd_name"])
     stem = f"ext{len(os.listdir(folder))}"  # a fresh name per call: each call adds a file
     side = os.path.join(folder, stem + ".bin")
     with open(side, "wb") as f:
@@ -453,6 +453,8 @@ def external_data(model, rng, folder):
         extra["length"] = rng.choice([-8, 0, 2 ** 40])
     elif kind == "bad_number":
         extra["offset"] = "eight"
+    elif kind == "odd_name":
+        location = rng.choice(["w\0.bin", "x" * 5000, "./" + location, "a/../" + location, "."])
     elif kind == "checksum":
         extra["checksum"] = "0" * 40
     entries = dict(extra) if kind == "no_location" else {"location": location, **extra}

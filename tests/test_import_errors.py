@@ -112,6 +112,9 @@ def test_external_data_may_not_be_a_symlink_out_of_the_folder(tmp_path):
     (lambda folder: "missing.bin", "does not exist"),
     (lambda folder: os.mkdir(folder / "d") or "d", "not a regular file"),
     (lambda folder: os.symlink("/dev/zero", folder / "zero") or "zero", "outside"),
+    (lambda folder: "w\0.bin", "NUL character"),
+    (lambda folder: "w" * 5000, "does not exist"),
+    (lambda folder: ".", "not a regular file"),
 ])
 def test_external_data_must_be_an_existing_regular_file(tmp_path, make_location, needle):
     path = save(external(relu_with_weight(), make_location(tmp_path)), tmp_path / "m.onnx")

@@ -45,6 +45,8 @@ def _side_file(tensor, location, folder, where):
                                              "named relative to it")
     if not location:
         raise refuse("is not named (no location)")
+    if "\0" in location:
+        raise refuse("has a NUL character in its name")
     if os.path.isabs(location) or location.startswith(("/", "\\")):
         raise refuse("is an absolute path")
     if ".." in location.replace("\\", "/").split("/"):
