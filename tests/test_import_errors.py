@@ -166,6 +166,12 @@ def test_constant_node_with_huge_dims_and_no_data(tmp_path):
     refused(save(model, tmp_path / "m.onnx"), "a tensor attribute of a node", "more than the limit")
 
 
+def test_huge_dim_of_an_empty_tensor(tmp_path):
+    model = make([helper.make_node("Relu", ["x"], ["y"])], [f32("x", [0, 2 ** 40])],
+                 [f32("y", [0, 2 ** 40])])
+    refused(save(model, tmp_path / "m.onnx"), "tensor 'x'", "a dimension of more than the limit")
+
+
 def test_negative_dim(tmp_path):
     model = make([helper.make_node("Relu", ["x"], ["y"])], [f32("x", [2, 4])], [f32("y", [2, 4])])
     model.graph.input[0].type.tensor_type.shape.dim[0].dim_value = -3

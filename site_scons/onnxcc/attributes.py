@@ -15,7 +15,7 @@ def _ints(node, name, default):
     return list(value) if isinstance(value, (list, tuple)) else value
 
 
-def _window(node, graph, transposed=False):
+def _window(node, graph):
     """kernel_shape, strides, dilations and pads of a conv or pool over its input."""
     x = graph.info(node.inputs[0]).shape
     spatial = len(x) - 2 if x and len(x) >= 2 else None

@@ -48,6 +48,9 @@ def check_shape(what, dims, code, where):
     if any(d < 0 for d in dims):
         raise OnnxccError(f"{what} has a negative dimension {dims}", where=where,
                           hint="re-export the model")
+    if any(d > MAX_TENSOR_BYTES for d in dims):  # (an empty tensor still counts its dims)
+        raise OnnxccError(f"{what} of shape {dims} has a dimension of more than the limit of "
+                          f"{MAX_TENSOR_BYTES}", where=where, hint="re-export the model")
     count = 1
     for d in dims:
         count *= d
