@@ -3,6 +3,11 @@
 Checks what the user gave (an ONNX file, static input shapes, supported ops), fixes input
 shapes the user names with ``input_shape=``, lifts Constant nodes into initializers and
 runs ONNX shape inference, so that every later stage sees plain numbers.
+
+The file is untrusted: before any of it is believed, ``limits`` bounds its sizes,
+``wellformed`` checks its text, versions and names, ``external_data`` reads side files only
+from inside the model's folder, and after shape inference ``attributes`` validates the
+structural attributes no kernel could run (docs/trust.md lists every check).
 """
 
 import os
@@ -13,9 +18,10 @@ from google.protobuf.message import DecodeError
 from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
-from . import ops
+from . import attributes, limits, ops, wellformed
 from .cgen import c_type
 from .errors import OnnxccError
+from .external_data import load_external_data
 from .functions import expand_functions
 from .onnx_io import graph_from_model, save_graph
 from .passes.fold_constants import SHAPE_OPS, compile_time_nodes
@@ -41,15 +47,28 @@ def parse_input_shapes(text):
 
 
 def read_model(path):
+    """The parsed model at ``path``, checked before any part of it is believed: its text,
+    versions and names, its limits, then its external data (read only from inside its
+    folder) and every initializer's data against its dims."""
     if not os.path.isfile(path):
         raise OnnxccError("no such model file", where=path)
     try:
-        return onnx.load(path)
+        model = onnx.load(path, load_external_data=False)
     except (DecodeError, ValueError, RuntimeError) as e:
-        raise OnnxccError(f"not an ONNX model ({type(e).__name__}: {str(e).strip() or 'parse failed'})",
+        first = (str(e).strip() or "parse failed").splitlines()[0]
+        raise OnnxccError(f"not an ONNX model ({type(e).__name__}: {first})",
                           where=path, hint="pass a .onnx file written by an ONNX exporter") from None
     except OSError as e:
         raise OnnxccError(f"cannot read the model: {e}", where=path) from None
+    limits.check_model(model, path)
+    wellformed.check(model, path)
+    load_external_data(model, path)
+    for tensor in limits.model_tensors(model):
+        limits.check_initializer(tensor, path)
+    if model.graph.sparse_initializer:
+        raise OnnxccError("the model has sparse initializers, which onnxcc does not read",
+                          where=path, hint="store the weights as dense initializers")
+    return model
 
 
 def _fix_input_shapes(model, shapes, path):
@@ -78,12 +97,21 @@ def _fix_input_shapes(model, shapes, path):
                               hint=f"fix it with input_shape={name}:1x...")
 
 
-def _lift_constant_nodes(model):
+def _constant_value(node, where):
+    try:
+        return np.asarray(ReferenceEvaluator(node).run(None, {})[0])
+    except Exception as e:  # the reference evaluator raises many types
+        raise OnnxccError(f"Constant node '{node.name}' has no usable value: "
+                          f"{' '.join(str(e).split())[:200]}", where=where,
+                          hint="re-export the model") from None
+
+
+def _lift_constant_nodes(model, where):
     """Constant nodes become initializers, so weights live in one place."""
     keep = []
     for node in model.graph.node:
         if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
-            value = np.asarray(ReferenceEvaluator(node).run(None, {})[0])
+            value = _constant_value(node, where)
             model.graph.initializer.append(numpy_helper.from_array(value, node.output[0]))
             if model.ir_version < 4:  # before IR 4 every initializer is also a graph input
                 model.graph.input.append(helper.make_tensor_value_info(
@@ -141,17 +169,20 @@ def import_model(path, input_shapes=None):
         first = str(e).strip().splitlines()[0]
         raise OnnxccError(f"invalid ONNX model: {first}", where=path) from None
     _fix_input_shapes(model, input_shapes or {}, path)
-    _lift_constant_nodes(model)
+    _lift_constant_nodes(model, path)
     qoperator_to_qdq(model, path)
+    wellformed.check_required_inputs(model, path)  # again: QOperator nodes became QDQ ones
     model = _infer_shapes(model, path)
     expanded = True
     while expanded:  # a function's body may use other functions
         model, expanded = expand_functions(model, keep=set(ops.supported_ops()))
         if expanded:
-            _lift_constant_nodes(model)
+            _lift_constant_nodes(model, path)
             model = _infer_shapes(model, path)
     graph = graph_from_model(model, path)
     check_element_types(graph, path)
+    limits.check_graph(graph, path)
+    attributes.validate(graph, path)
     check_supported(graph, path)
     return annotate_quantization(graph)
 

@@ -28,16 +28,25 @@ def np_dtype(elem_type):
     return np.dtype(helper.tensor_dtype_to_np_dtype(elem_type)).name
 
 
+def _text(value, attr, where):
+    """A string attribute's bytes as text (a model file's strings are untrusted bytes)."""
+    try:
+        return value.decode()
+    except UnicodeDecodeError:
+        raise OnnxccError(f"attribute '{attr.name}' is not UTF-8 text", where=where,
+                          hint="the file is damaged, or was not written by an ONNX exporter") from None
+
+
 def _attr_value(attr, where):
     value = helper.get_attribute_value(attr)
     if attr.name.startswith(INTERNAL_ATTR_PREFIX):
         return json.loads(value.decode())
     if isinstance(value, bytes):
-        return value.decode()
+        return _text(value, attr, where)
     if isinstance(value, onnx.TensorProto):
         return numpy_helper.to_array(value)
     if isinstance(value, list):
-        return [v.decode() if isinstance(v, bytes) else v for v in value]
+        return [_text(v, attr, where) if isinstance(v, bytes) else v for v in value]
     if isinstance(value, (int, float)):
         return value
     raise OnnxccError(f"attribute '{attr.name}' holds a subgraph (control flow), which is not supported",
@@ -56,6 +65,21 @@ def _value_info(vi, where):
         dims.append(d.dim_value)
     shape = tuple(dims) if t.HasField("shape") else None
     return TensorInfo(vi.name, np_dtype(t.elem_type), shape)
+
+
+def node_names(graph_proto):
+    """A unique name per node, in order: its own, or ``<op>_<index>`` when it has none;
+    a name taken by an earlier node gets a suffix (ONNX does not require unique node names,
+    but tactics and the plan refer to nodes by name)."""
+    taken, names = set(), []
+    for k, n in enumerate(graph_proto.node):
+        base = n.name or f"{n.op_type}_{k}"
+        name, j = base, 1
+        while name in taken:
+            name, j = f"{base}_{j}", j + 1
+        taken.add(name)
+        names.append(name)
+    return names
 
 
 def graph_from_model(model, where, with_values=True):
@@ -77,8 +101,7 @@ def graph_from_model(model, where, with_values=True):
         if vi.name not in tensors:
             tensors[vi.name] = _value_info(vi, where)
     nodes = []
-    for k, n in enumerate(g.node):
-        name = n.name or f"{n.op_type}_{k}"
+    for name, n in zip(node_names(g), g.node):
         if n.domain not in ("", "ai.onnx"):
             raise OnnxccError(f"node '{name}' uses op {n.op_type} of domain '{n.domain}'",
                               where=where, hint="onnxcc supports the default ONNX domain only")

@@ -5,7 +5,8 @@ from .onnx_io import load_graph, save_graph
 from .passes import optimize
 
 
-def run(graph_path, graph_out, weights_out, fuse=True):
-    graph = optimize(load_graph(graph_path), graph_path, fuse=fuse)
+def run(graph_path, graph_out, weights_out, fuse=True, source=None):
+    """Optimize the graph at ``graph_path``; errors name ``source`` (the user's model file)."""
+    graph = optimize(load_graph(graph_path), source or graph_path, fuse=fuse)
     save_graph(graph, graph_out, weights_out)
     return graph

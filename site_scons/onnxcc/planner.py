@@ -188,15 +188,36 @@ def summary(plan):
             f"{human_bytes(plan['graph_lower_bound_bytes'])}")
 
 
-def run(graph_path, plan_path, source=None, tactics_path=None, **options):
+#: the largest arena of a target without a RAM size (the C API's sizes stay 32-bit)
+MAX_ARENA_BYTES = 2 ** 32 - 1
+
+
+def check_fits_ram(result, ram_bytes):
+    """A plan whose arena (and the caller's I/O buffers) exceeds the target's RAM fails
+    here, with the numbers, rather than at link time or on the chip; a target without a
+    RAM size (0) still keeps its sizes within 32 bits."""
+    need = result["arena_bytes"] + result["io_bytes"]
+    limit = ram_bytes or MAX_ARENA_BYTES
+    if need > limit:
+        io = f" + {human_bytes(result['io_bytes'])} of inputs and outputs" if result["io_bytes"] else ""
+        where = f"the target's {human_bytes(limit)} of RAM" if ram_bytes else \
+            f"the limit of {human_bytes(limit)}"
+        raise OnnxccError(f"the activations need {human_bytes(result['arena_bytes'])} of arena{io}, "
+                          f"more than {where}",
+                          hint="use a smaller model or input, or ram= for a chip with more RAM")
+
+
+def run(graph_path, plan_path, source=None, tactics_path=None, ram_bytes=0, **options):
     """Plan the graph at ``graph_path`` into ``plan_path``; errors name ``source`` (the
     user's model file). ``tactics_path``: the kernels the nodes run (their scratch, and
-    whether they can write over an input), else the reference kernels."""
+    whether they can write over an input), else the reference kernels. ``ram_bytes``: the
+    target's RAM (0: no limit), which the arena must fit."""
     graph = load_graph(graph_path, with_values=False)
     if tactics_path:
         tactics.annotate(graph, tactics.load(tactics_path))
     try:
         result = plan(graph, **options)
+        check_fits_ram(result, ram_bytes)
     except OnnxccError as e:
         raise OnnxccError(e.message, where=e.where or source or graph_path, hint=e.hint) from None
     write_text(plan_path, json.dumps(result, indent=1) + "\n")

@@ -98,7 +98,8 @@ def _import(targets, sources, env):
 
 
 def _optimize(targets, sources, env):
-    graph = optimizer.run(sources[0], targets[0], targets[1], fuse=env["ONNXCC_FUSE"])
+    graph = optimizer.run(sources[0], targets[0], targets[1], fuse=env["ONNXCC_FUSE"],
+                          source=env["ONNXCC_SOURCE"])
     return f"[optimize] {env['ONNXCC_NAME']}: {len(graph.nodes)} nodes"
 
 
@@ -121,7 +122,7 @@ def _select(targets, sources, env):
 def _plan(targets, sources, env):
     p = planner.run(sources[0], targets[0], str(env["ONNXCC_SOURCE"]), planner=env["ONNXCC_PLANNER"],
                     schedule=env["ONNXCC_SCHEDULE"], pools=env["ONNXCC_POOLS"], io=env["ONNXCC_IO"],
-                    tactics_path=sources[1])
+                    tactics_path=sources[1], ram_bytes=env["ONNXCC_TARGET"].ram_bytes)
     return f"[plan] {env['ONNXCC_NAME']}: {planner.summary(p)}"
 
 
@@ -248,7 +249,8 @@ BUILDERS = {
                                                          "ONNXCC_CPU", "ONNXCC_AUTOTUNE",
                                                          "ONNXCC_TUNED"]),
     "OnnxccPlan": _python_builder("plan", _plan, ["ONNXCC_SOURCE", "ONNXCC_PLANNER",
-                                                  "ONNXCC_SCHEDULE", "ONNXCC_POOLS", "ONNXCC_IO"]),
+                                                  "ONNXCC_SCHEDULE", "ONNXCC_POOLS", "ONNXCC_IO",
+                                                  "ONNXCC_RAM"]),
     "OnnxccGenerateModel": _python_builder("generate", _generate_model, ["ONNXCC_NAME", "ONNXCC_SOURCE"]),
     "OnnxccGenerateKernels": _python_builder(
         "generate", _generate_kernels, ["ONNXCC_NAME", "ONNXCC_SOURCE"],

@@ -10,6 +10,7 @@ from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
 from ..errors import OnnxccError
+from ..limits import MAX_FOLD_BYTES
 from ..onnx_io import infer_shapes, node_proto
 
 #: ops whose result depends only on the shape and element type of their input
@@ -25,11 +26,48 @@ def _evaluate(graph, node, where):
     # a one-node graph evaluated at the model's opset (operators change between opsets)
     proto = helper.make_graph([node_proto(node)], "fold", [helper.make_empty_tensor_value_info(i) for i in feeds],
                               [helper.make_empty_tensor_value_info(o) for o in node.outputs if o])
+    _check_fold_size(graph, node, where)
     try:
         return ReferenceEvaluator(proto, opsets={"": graph.opset}).run(None, feeds)
     except Exception as e:  # the reference evaluator raises many types
-        raise OnnxccError(f"cannot fold node '{node.name}' (op {node.op}) at compile time: {e}",
+        first = " ".join(str(e).split())[:300]
+        raise OnnxccError(f"cannot fold node '{node.name}' (op {node.op}) at compile time: {first}",
                           where=where) from None
+
+
+def _planned_elements(graph, node):
+    """Elements of the output of an op whose output size comes from its input values
+    (ConstantOfShape, Expand, Tile, Range), or that shape inference already knows;
+    None when neither says (then it is not larger than its inputs)."""
+    known = [graph.info(o).shape for o in node.outputs if o]
+    if known and all(s is not None for s in known):
+        return sum(int(np.prod(s, dtype=object)) for s in known)
+    values = [graph.constants.get(i) for i in node.inputs]
+    try:
+        if node.op == "ConstantOfShape":
+            return int(np.prod([int(d) for d in values[0].ravel()], dtype=object))
+        if node.op == "Expand":
+            shape = np.broadcast_shapes(values[0].shape, tuple(max(int(d), 1) for d in values[1].ravel()))
+            return int(np.prod(shape, dtype=object))
+        if node.op == "Tile":
+            return values[0].size * int(np.prod([int(r) for r in values[1].ravel()], dtype=object))
+        if node.op == "Range":
+            start, limit, delta = (float(v) for v in values[:3])
+            return int(max(np.ceil((limit - start) / delta), 0)) if delta else None
+    except (AttributeError, IndexError, TypeError, ValueError, OverflowError):
+        return None  # malformed inputs: the evaluator gives the clear error
+    return None
+
+
+def _check_fold_size(graph, node, where):
+    """Refuse a compile-time evaluation that would allocate more than MAX_FOLD_BYTES."""
+    count = _planned_elements(graph, node)
+    if count is not None and count * 8 > MAX_FOLD_BYTES:  # 8: the widest element type
+        raise OnnxccError(f"node '{node.name}' (op {node.op}) would make a constant of "
+                          f"{count} elements at compile time, more than the limit of "
+                          f"{MAX_FOLD_BYTES} bytes", where=where,
+                          hint="onnxcc computes constant subgraphs at compile time; "
+                               "this one is too large for a model that fits a small device")
 
 
 def foldable(graph, node, known=None):
