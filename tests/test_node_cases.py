@@ -168,6 +168,18 @@ def test_dequantized_constants_below_opset_19_match_onnxruntime(scons, tmp_path)
     verify(scons, qdq_constants(tmp_path / "qdq.onnx", 13)[0])
 
 
+def test_dequantized_weights_of_a_matmul_match_onnxruntime_in_float(scons, tmp_path):
+    """Weight-only quantization: onnxruntime's reference must not quantize the activations
+    (it rewrites DequantizeLinear -> MatMul into MatMulNBits, 8-bit activations by default)."""
+    nodes = [helper.make_node("DequantizeLinear", ["wq", "s", "z"], ["w"]),
+             helper.make_node("MatMul", ["x", "w"], ["y"])]
+    inits = {"wq": RNG.integers(-127, 128, [16, 8]).astype(np.int8),
+             "s": np.array(0.01, np.float32), "z": np.array(0, np.int8)}
+    model = save(tmp_path / "wq.onnx", nodes, {"x": np.zeros([3, 16], np.float32)},
+                 {"y": np.zeros([3, 8], np.float32)}, inits, opset=13)
+    verify(scons, model)
+
+
 # --- large outputs from QEMU ----------------------------------------------------------------
 
 def test_a_large_output_verifies_on_armv7(scons, tmp_path):
