@@ -10,7 +10,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
-from onnxcc import tactics
+from onnxcc import ops, tactics
 from onnxcc.errors import OnnxccError
 from onnxcc.importer import import_model
 from onnxcc.passes import optimize
@@ -98,6 +98,18 @@ def test_tactics_that_pack_weights_are_no_candidates_for_a_weight_input(tmp_path
     conv = next(n for n in graph.nodes if n.op == "Conv")
     with pytest.raises(OnnxccError, match=r"cannot run node .*\(tactics that can: direct\)"):
         tactics.select(graph, AVX2, "speed", {conv.name: "implicit"})
+
+
+def test_a_stale_tactic_that_packs_a_weight_input_is_one_clear_error(tmp_path):
+    """A tactics.json written by hand (or before the weight became an input) is refused
+    in generate, not a KeyError on the packed layout."""
+    path = str(weights_as_inputs(tmp_path / "winputs.onnx"))
+    graph = optimize(import_model(path), path)
+    conv = next(n for n in graph.nodes if n.op == "Conv")
+    conv.attrs["onnxcc_tactic"] = ["implicit", AVX2.as_dict()]
+    with pytest.raises(OnnxccError, match="tactic 'implicit' packs 'w' at compile time, but it "
+                                          "is computed at run time"):
+        ops.lower(conv, graph)
 
 
 @pytest.mark.parametrize("options", [["opt=speed"], ["opt=speed", "tactic=Conv:implicit"],
