@@ -14,6 +14,7 @@ from onnx.reference import ReferenceEvaluator
 
 from ..errors import OnnxccError
 from ..onnx_io import infer_shapes, node_proto
+from ..onnxruntime_session import session
 
 #: ops whose result depends only on the shape and element type of their input
 SHAPE_OPS = {"Shape", "Size", "EyeLike"}
@@ -41,8 +42,6 @@ def _evaluate(graph, node, where):
 
 def _evaluate_onnxruntime(graph, node, feeds):
     """The node's outputs computed by onnxruntime at the model's opset."""
-    import onnxruntime as ort  # imported late: most models fold without it
-
     def typed(name, dtype):
         return helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(np.dtype(dtype)),
                                              None)
@@ -53,12 +52,7 @@ def _evaluate_onnxruntime(graph, node, feeds):
     opsets = [helper.make_opsetid("", graph.opset)]
     model = helper.make_model(proto, opset_imports=opsets,
                               ir_version=helper.find_min_ir_version_for(opsets))
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    options.log_severity_level = 3
-    session = ort.InferenceSession(model.SerializeToString(), options,
-                                   providers=["CPUExecutionProvider"])
-    values = dict(zip(outputs, session.run(outputs, feeds)))
+    values = dict(zip(outputs, session(model).run(outputs, feeds)))
     return [values.get(o) for o in node.outputs]
 
 
