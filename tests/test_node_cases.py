@@ -202,3 +202,21 @@ def test_a_large_output_verifies_on_armv7(scons, tmp_path):
     model = save(tmp_path / "tile.onnx", nodes, {"x": np.zeros([2, 3, 4, 5], np.float32)},
                  {"y": np.zeros([14, 18, 16, 10], np.float32)}, inits)
     verify(scons, model, "target=armv7")
+
+
+# --- global pools of one vector per channel -------------------------------------------------
+
+@pytest.mark.parametrize("target", ["x86_64", "aarch64"])
+def test_global_pools_of_one_vector_per_channel_compile(scons, tmp_path, target):
+    """Channels of 9, 8 and 5 elements: one vector (of 8 or 4 floats) and maybe a tail,
+    no vector loop (its integer vector type was not declared: test_globalmaxpool_precomputed)."""
+    nodes, inputs, outputs = [], {}, {}
+    for k, shape in enumerate([[1, 2, 3, 3], [1, 3, 2, 4], [2, 2, 1, 5]]):
+        inputs[f"x{k}"] = np.zeros(shape, np.float32)
+        for op in ("GlobalMaxPool", "GlobalAveragePool"):
+            nodes.append(helper.make_node(op, [f"x{k}"], [f"{op}{k}"]))
+            outputs[f"{op}{k}"] = np.zeros(shape[:2] + [1, 1], np.float32)
+    model = save(tmp_path / "gpools.onnx", nodes, inputs, outputs)
+    r = verify(scons, model, f"target={target}", "tactic=GlobalMaxPool:vector,"
+                                                 "GlobalAveragePool:vector")
+    assert f"{len(outputs)} output(s)" in r.stdout
