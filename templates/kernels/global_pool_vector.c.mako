@@ -1,8 +1,7 @@
 <%namespace name="simd" file="/kernels/simd.mako"/>\
 <%doc>
   Global max or average pool, vectorized: each channel's elements (contiguous) are reduced
-  in `lanes`-wide vectors, the last ones one by one, then across the vector's lanes. A
-  channel of one whole vector (and a tail) has no vector loop, nor its integer type.
+  in `lanes`-wide vectors, the last ones one by one, then across the vector's lanes.
 </%doc>\
 <%
     inner, lanes = p['inner'], p['lanes']
