@@ -24,6 +24,7 @@ from .codegen.render import render
 from .errors import OnnxccError
 from .files import write_texts
 from .importer import import_model, read_model
+from .onnxruntime_session import session
 from .targets import run_captured
 from .tolerance import ATOL, RTOL
 from . import sanitize, tolerance
@@ -72,19 +73,11 @@ def read_test_data(folder):
 
 
 def reference_outputs(model_path, inputs):
-    import onnxruntime as ort  # imported late: only verify needs it
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    options.log_severity_level = 3
     model = onnx.load(model_path)
-    # onnxruntime trails onnx: a model saved by a newer onnx may carry an IR version it
-    # does not know yet although it uses nothing new; IR 10 covers every opset up to 21
-    model.ir_version = min(model.ir_version, 10)
     try:
-        session = ort.InferenceSession(model.SerializeToString(), options,
-                                       providers=["CPUExecutionProvider"])
-        feeds = {i.name: x for i, x in zip(session.get_inputs(), inputs)}
-        return session.run(None, feeds)
+        reference = session(model)
+        feeds = {i.name: x for i, x in zip(reference.get_inputs(), inputs)}
+        return reference.run(None, feeds)
     except Exception as e:  # onnxruntime raises its own exception types
         raise OnnxccError(f"onnxruntime cannot run the model: {str(e).splitlines()[0]}",
                           where=model_path) from None

@@ -81,7 +81,17 @@ def tactics_for(node):
 
 
 def applicable(node, graph, cpu):
-    return [t for t in tactics_for(node) if t.applies is None or t.applies(node, graph, cpu)]
+    """The tactics that can run ``node`` on ``cpu``, the reference first. A tactic whose
+    kernel reads an input packed at compile time is no candidate where that input is
+    computed at run time (a weight fed as a graph input): there is nothing to pack."""
+    return [t for t in tactics_for(node) if (t.applies is None or t.applies(node, graph, cpu))
+            and (t is tactics_for(node)[0] or not _packs_variable(t.lower(node, graph, cpu), graph))]
+
+
+def _packs_variable(call, graph):
+    """The first input ``call`` wants packed at compile time that is no constant, or None."""
+    roles = dict(call.inputs)
+    return next((roles[r] for r in call.packed if not graph.is_constant(roles[r])), None)
 
 
 def chosen_tactic(node):
@@ -110,7 +120,13 @@ def lower(node, graph, overwrite=None):
                                   hint=f"onnxcc compiles {node.op} for float32")
     for t in tactics_for(node):
         if t.name == tactic:
-            return applies_its_chain(node, t.lower(node, graph, cpu), tactic)
+            call = applies_its_chain(node, t.lower(node, graph, cpu), tactic)
+            variable = _packs_variable(call, graph)
+            if variable is not None:
+                raise OnnxccError(f"node '{node.name}' (op {node.op}): tactic '{tactic}' packs "
+                                  f"'{variable}' at compile time, but it is computed at run time",
+                                  hint="re-run the select stage, or choose another tactic=")
+            return call
     raise OnnxccError(f"node '{node.name}' (op {node.op}) has no tactic '{tactic}'",
                       hint=f"its tactics: {', '.join(t.name for t in tactics_for(node))}")
 

@@ -47,8 +47,10 @@ def _unary_cost(node, graph, cpu, lanes=1):
 
 
 def _binary_cost(node, graph, cpu, lanes=1):
+    """Cycles of the float32 kernel and its fused chain; another element type runs the
+    typed elementwise kernel, which fuses nothing (no ``epilogue``)."""
     p = lower_binary(node, graph).params
-    return _elements(node, graph) * (3 + epilogue_cost(1, p["epilogue"])) / lanes
+    return _elements(node, graph) * (3 + epilogue_cost(1, p.get("epilogue", []))) / lanes
 
 
 def _unary_vector(node, graph, cpu):

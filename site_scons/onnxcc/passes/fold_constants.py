@@ -2,7 +2,10 @@
 
 Shape, Size and EyeLike of a tensor with a static shape are constants too, so exporters'
 Shape -> Gather -> Concat -> Reshape chains fold away. ONNX's reference evaluator
-computes the values, so folding agrees with the operator specification by construction.
+computes the values, so folding agrees with the operator specification by construction;
+where it has no implementation of the op at the model's opset (it implements
+DequantizeLinear from opset 19 only, and quantizers write opset 13), onnxruntime, which
+implements every opset, computes them.
 """
 
 import numpy as np
@@ -12,6 +15,7 @@ from onnx.reference import ReferenceEvaluator
 from ..errors import OnnxccError
 from ..limits import MAX_FOLD_BYTES
 from ..onnx_io import infer_shapes, node_proto
+from ..onnxruntime_session import session
 
 #: ops whose result depends only on the shape and element type of their input
 SHAPE_OPS = {"Shape", "Size", "EyeLike"}
@@ -30,9 +34,28 @@ def _evaluate(graph, node, where):
     try:
         return ReferenceEvaluator(proto, opsets={"": graph.opset}).run(None, feeds)
     except Exception as e:  # the reference evaluator raises many types
-        first = " ".join(str(e).split())[:300]
-        raise OnnxccError(f"cannot fold node '{node.name}' (op {node.op}) at compile time: {first}",
-                          where=where) from None
+        reason = " ".join(str(e).split())[:300] or type(e).__name__
+    try:
+        return _evaluate_onnxruntime(graph, node, feeds)
+    except Exception:  # onnxruntime raises its own types; the reference's reason is clearer
+        raise OnnxccError(f"cannot fold node '{node.name}' (op {node.op}) at compile time: "
+                          f"{reason}", where=where) from None
+
+
+def _evaluate_onnxruntime(graph, node, feeds):
+    """The node's outputs computed by onnxruntime at the model's opset."""
+    def typed(name, dtype):
+        return helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(np.dtype(dtype)),
+                                             None)
+    outputs = [o for o in node.outputs if o]
+    proto = helper.make_graph([node_proto(node)], "fold",
+                              [typed(i, v.dtype) for i, v in feeds.items()],
+                              [typed(o, graph.info(o).dtype) for o in outputs])
+    opsets = [helper.make_opsetid("", graph.opset)]
+    model = helper.make_model(proto, opset_imports=opsets,
+                              ir_version=helper.find_min_ir_version_for(opsets))
+    values = dict(zip(outputs, session(model).run(outputs, feeds)))
+    return [values.get(o) for o in node.outputs]
 
 
 def _planned_elements(graph, node):
