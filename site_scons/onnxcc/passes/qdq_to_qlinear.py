@@ -166,6 +166,8 @@ def _fuse(m, node):
         trans_b = node.attrs.get("transB", 0) if node.op == "Gemm" else 0
         ok = (a and w and b is not None and _bias_ok(a, w, b) and not node.attrs.get("transA", 0)
               and (not b or _per_column(g.info(b[0]).shape, g.info(node.outputs[0]).shape))
+              # QGemm scales its sum, bias included, by alpha: ONNX scales only A*B
+              and (not b or node.attrs.get("alpha", 1.0) == 1.0)
               and node.attrs.get("beta", 1.0) == 1.0 and len(g.info(node.inputs[1]).shape) == 2
               and (node.op == "Gemm" or len(g.info(node.inputs[0]).shape) >= 2))
         if ok:
