@@ -207,7 +207,7 @@ def compare(expected, got, tolerances=(), exact=()):
     return [compare_output(e, g, t, x) for e, g, t, x in zip(expected, got, tolerances, exact)]
 
 
-def _load_expected(expected_npz):
+def load_expected(expected_npz):
     """The expected outputs, which must match exactly, and their float tolerances."""
     with np.load(expected_npz) as f:
         n = sum(1 for key in f.files if key.startswith("arr_"))
@@ -243,7 +243,7 @@ def run(target, elf, expected_npz, report_path, name, timeout=600):
     status, got = _run_harness(target, elf, timeout)
     if status != 0:
         raise OnnxccError(f"{name}_run returned {status}", where=elf)
-    expected, exact, tolerances = _load_expected(expected_npz)
+    expected, exact, tolerances = load_expected(expected_npz)
     checks = compare(expected, [got.get(k, b"") for k in range(len(expected))], tolerances, exact)
     report = {"model": name, "target": target.name, "outputs": [
         {"index": k, "max_abs_error": c.max_abs, "max_rel_error": c.max_rel, "ok": c.ok,

@@ -32,11 +32,24 @@ ${signature}
         mean /= ${c_float(n)};
 % endif
         float var = 0.0f;
+% if p['rms']:
+        for (size_t i = 0; i < ${n}u; ++i)
+            var += xr[i] * xr[i];
+        var /= ${c_float(n)};
+% else:
+        /* corrected two-pass (Chan, Golub, LeVeque): the deviations also sum the rounding
+           error of the mean, which matters when the values differ in their last bits */
+        float shift = 0.0f;
         for (size_t i = 0; i < ${n}u; ++i) {
             const float d = xr[i] - mean;
+            shift += d;
             var += d * d;
         }
-        var /= ${c_float(n)};
+        shift /= ${c_float(n)};
+        var = var / ${c_float(n)} - shift * shift;
+        var = var > 0.0f ? var : 0.0f;
+        mean += shift;
+% endif
         const float inv = 1.0f / sqrtf(var + ${c_float(p['epsilon'])});
         for (size_t i = 0; i < ${n}u; ++i)
             yr[i] = (xr[i] - mean) * inv * scale[${s}]${f' + bias[{s}]' if p['bias'] else ''};
