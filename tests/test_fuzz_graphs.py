@@ -27,7 +27,8 @@ def test_regression_replays(path, tmp_path):
     with open(path) as f:
         case = json.load(f)
     results = graphs.check([case["spec"]], case["target"], str(tmp_path), jobs=1)
-    bad = [r for r in results if r["status"] not in ("pass", "refused", "ill-conditioned")]
+    bad = [r for r in results
+           if r["status"] not in ("pass", "refused", "ill-conditioned", "onnxruntime-disagrees")]
     assert not bad, bad
     assert any(r["status"] == "pass" and r["config"] == case["config"] for r in results) or \
         case["config"] not in [r["config"] for r in results]
