@@ -71,12 +71,13 @@ def configurations(spec, target):
     return configs
 
 
-def check(batch, target, workdir, jobs=1, sanitize=False):
+def check(batch, target, workdir, jobs=1, sanitize=False, keep=False):
     """Build and verify every spec of ``batch`` in every configuration, in one SCons run.
     Returns one result per (spec, configuration): {name, config, status, message}, status
     pass, fail, refused (no forced tactic can run any node) or discarded (onnxruntime
     cannot run the model or its output is not finite). A forced tactic that no node can run
-    is dropped and the build retried with the others, so the rest are still crossed."""
+    is dropped and the build retried with the others, so the rest are still crossed. The
+    build folders of passing cases are removed unless ``keep``."""
     models = os.path.join(workdir, "models")
     os.makedirs(models, exist_ok=True)
     cases = []
@@ -115,6 +116,9 @@ def check(batch, target, workdir, jobs=1, sanitize=False):
         elif (_within_quantization_jitter(case, target) if specs_by_name[case["name"]].get("quant")
               else _no_less_accurate(case, target)):
             result.update(status="ill-conditioned")
+    for case in cases:  # a long campaign keeps only what failed (a build is a few MB)
+        if not keep and results[case["out"]]["status"] in ("pass", "refused"):
+            shutil.rmtree(case["out"], ignore_errors=True)
     return [results[case["out"]] for case in cases]
 
 

@@ -90,7 +90,7 @@ def test_a_dropped_chain_is_caught(tmp_path):
     spec = {"anchor": {"op": "MatMul", "x": [8, 24], "w": [24, 32], "attrs": {},
                        "weight_input": False},
             "chain": [["Tanh", {}], ["Exp", {}]], "seed": 1}
-    results = graphs.check([spec], "x86_64", str(tmp_path), jobs=1)
+    results = graphs.check([spec], "x86_64", str(tmp_path), jobs=1, keep=True)
     assert all(r["status"] == "pass" for r in results)
     # corrupt the expected outputs of one build: verify must now report a mismatch
     name = fuzz_spec.spec_name(spec)
