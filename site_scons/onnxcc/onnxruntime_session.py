@@ -5,10 +5,14 @@ quiet, and float activations where onnxruntime would quantize them on its own.
 """
 
 
-def session(model):
-    """An onnxruntime InferenceSession of ``model`` (a ModelProto) on the CPU."""
+def session(model, optimize=True):
+    """An onnxruntime InferenceSession of ``model`` (a ModelProto) on the CPU; with
+    ``optimize`` False, without its graph optimizations (each node as the specification
+    says, no fusions)."""
     import onnxruntime as ort  # imported late: most builds never need it
     options = ort.SessionOptions()
+    if not optimize:
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     options.intra_op_num_threads = 1
     options.log_severity_level = 3
     # a DequantizeLinear of constant weights into a MatMul becomes MatMulNBits, which by

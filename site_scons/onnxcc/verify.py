@@ -72,10 +72,14 @@ def read_test_data(folder):
     return inputs, outputs
 
 
-def reference_outputs(model_path, inputs):
+#: what a mismatch adds when onnxcc matches onnxruntime without its graph optimizations
+UNOPTIMIZED_AGREES = "it matches onnxruntime with its graph optimizations off"
+
+
+def reference_outputs(model_path, inputs, optimize=True):
     model = onnx.load(model_path)
     try:
-        reference = session(model)
+        reference = session(model, optimize)
         feeds = {i.name: x for i, x in zip(reference.get_inputs(), inputs)}
         return reference.run(None, feeds)
     except Exception as e:  # onnxruntime raises its own exception types
@@ -101,6 +105,12 @@ def make_case(model_path, name, harness_c, data_c, expected_npz, input_shapes, s
     else:
         inputs = random_inputs(model, input_shapes, seed)
         expected = reference_outputs(model_path, inputs)
+    # onnxruntime's optimizer may change a model's results (docs/trust.md): its plain
+    # evaluation is kept beside, to say so if onnxcc's results match that one instead
+    plain = [] if testdata else reference_outputs(model_path, inputs, optimize=False)
+    if all(np.array_equal(a, b, equal_nan=np.asarray(a).dtype.kind == "f")
+           for a, b in zip(plain, expected)):
+        plain = []
     inputs = [np.array(x, order="C") for x in inputs]
     data = render("verify_data.c.mako", name=name, inputs=[
         {"symbol": f"verify_input{k}", "ctype": c_type(x.dtype), "size": max(1, x.size),
@@ -111,6 +121,7 @@ def make_case(model_path, name, harness_c, data_c, expected_npz, input_shapes, s
                      pools=list(pools), io_in_arena=io_in_arena)
     tmp = expected_npz + ".tmp.npz"
     np.savez(tmp, *[np.asarray(y) for y in expected], exact=np.array(exact_outputs(model)),
+             **{f"plain_{k}": np.asarray(y) for k, y in enumerate(plain)},
              tolerance=np.array(tolerance.for_outputs(import_model(model_path, input_shapes),
                                                       from_files=bool(testdata))))
     write_texts({harness_c: harness, data_c: data})
@@ -207,6 +218,13 @@ def compare(expected, got, tolerances=(), exact=()):
     return [compare_output(e, g, t, x) for e, g, t, x in zip(expected, got, tolerances, exact)]
 
 
+def load_plain(expected_npz):
+    """onnxruntime's outputs without graph optimizations, where they differ from the
+    expected ones (else an empty list)."""
+    with np.load(expected_npz) as f:
+        return [f[f"plain_{k}"] for k in range(sum(1 for key in f.files if key.startswith("plain_")))]
+
+
 def load_expected(expected_npz):
     """The expected outputs, which must match exactly, and their float tolerances."""
     with np.load(expected_npz) as f:
@@ -259,6 +277,11 @@ def run(target, elf, expected_npz, report_path, name, timeout=600):
             f"{max((c.used for c in checks), default=0.0):.2g} of tolerance")
     bad = [c.describe(k) for k, c in enumerate(checks) if not c.ok]
     if bad:
+        plain = load_plain(expected_npz)
+        if plain and all(c.ok for c in compare(plain, [got.get(k, b"") for k in range(len(plain))],
+                                               tolerances, exact)):
+            bad.append(f"{UNOPTIMIZED_AGREES}: onnxruntime's optimizer changes this model's "
+                       "results (docs/trust.md)")
         raise OnnxccError(f"{line}: MISMATCH in {'; '.join(bad)}", where=elf)
     tmp = report_path + ".tmp"
     with open(tmp, "w") as f:
