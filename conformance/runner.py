@@ -9,23 +9,16 @@ measures the time per case both ways).
 import json
 import os
 import queue
-import re
-import signal
-import subprocess
 import sys
-import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "site_scons"))  # the compiler package, as SCons finds it
+from onnxcc import scons_batch  # noqa: E402
 from onnxcc.sanitize import build_folder  # noqa: E402  (the folder of a sanitized build)
 
 SCONSTRUCT = os.path.join(REPO, "conformance", "SConstruct")
-#: SCons' one-line report of a failed build step: "scons: *** [target] message"
-FAILURE = re.compile(r"^scons: \*\*\* \[(?P<target>[^\]]+)\] (?P<message>.*)$")
-#: a C compiler diagnostic: "file.c:12:5: error: ..."
-DIAGNOSTIC = re.compile(r"^(?P<file>[^\s:]+\.[ch]):\d+:\d+: (?P<kind>error|warning): (?P<text>.*)$")
 #: the harness must not hang: seconds per batch, plus this per case
 BATCH_TIMEOUT, CASE_TIMEOUT = 120, 30
 
@@ -93,28 +86,15 @@ def run_batch(cases, target, build_dir, sconsign, jobs=1, sanitize=False):
                 os.remove(report)  # a stale pass must not count
             batch["cases"].append({"name": name, "model": case.model, "build_dir": case_build,
                                    "testdata": data, "input_shape": case.input_shape})
-    with tempfile.NamedTemporaryFile("w", suffix=".json", dir=build_dir, delete=False) as f:
-        json.dump(batch, f)
     timeout = BATCH_TIMEOUT + CASE_TIMEOUT * len(cases)
-    command = [sys.executable, "-m", "SCons", "-Q", "-k", f"-j{jobs}", "-f", SCONSTRUCT,
-               f"--site-dir={os.path.join(REPO, 'site_scons')}", f"batch={f.name}"]
-    proc = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL, text=True, start_new_session=True)
-    try:
-        text, _ = proc.communicate(timeout=timeout)
-        timed_out = None
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)  # the SCons run and the compilers it started
-        text, _ = proc.communicate()
-        timed_out = timeout
-    finally:
-        os.remove(f.name)
+    text, killed = scons_batch.run(SCONSTRUCT, batch, build_dir, jobs, timeout)
+    timed_out = timeout if killed else None
     failures, diagnostics = [], []
     for line in text.splitlines():
-        m = FAILURE.match(line)
+        m = scons_batch.FAILURE.match(line)
         if m:
             failures.append((os.path.abspath(m["target"]), m["message"]))
-        m = DIAGNOSTIC.match(line)
+        m = scons_batch.DIAGNOSTIC.match(line)
         if m:
             diagnostics.append((os.path.abspath(m["file"]), f"{m['kind']}: {m['text']}"))
     return {case.key: _result(case, build_dir, folder, failures, diagnostics, timed_out)

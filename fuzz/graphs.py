@@ -22,10 +22,7 @@ import json
 import os
 import re
 import shutil
-import signal
-import subprocess
 import sys
-import tempfile
 import time
 
 import numpy as np
@@ -38,17 +35,13 @@ from .spec import build_model, spec_name, specs
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "site_scons"))  # the compiler package, as SCons finds it
-from onnxcc import verify  # noqa: E402
+from onnxcc import scons_batch, verify  # noqa: E402
 from onnxcc.onnxruntime_session import session as onnxruntime_session  # noqa: E402
 from onnxcc.sanitize import build_folder  # noqa: E402  (the folder of a sanitized build)
 from onnxcc.targets import load_target, run_captured  # noqa: E402
 
 SCONSTRUCT = os.path.join(REPO, "fuzz", "SConstruct")
 REGRESSIONS = os.path.join(REPO, "tests", "fuzz_regressions")
-#: SCons' one-line report of a failed build step: "scons: *** [target] message"
-FAILURE = re.compile(r"^scons: \*\*\* \[(?P<target>[^\]]+)\] (?P<message>.*)$")
-#: a C compiler diagnostic (any warning fails: the generated C must compile clean)
-DIAGNOSTIC = re.compile(r"^(?P<file>[^\s:]+\.[ch]):\d+:\d+: (?P<kind>error|warning): (?P<text>.*)$")
 #: a forced op-type tactic that no node of the graph can run is a refusal, not a failure
 INAPPLICABLE = "chose nothing: no node of that name or op type it can run"
 #: onnxruntime itself cannot run the model (its quantizer writes some it cannot run):
@@ -241,27 +234,13 @@ def _build(cases, target, workdir, jobs, sanitize):
         # built afresh: a replayed case (Hypothesis re-runs a failure) must show its
         # compiler warnings again, and no stale report may count as a pass
         shutil.rmtree(case["out"], ignore_errors=True)
-    sconsign = os.path.join(workdir, ".sconsign")
-    with tempfile.NamedTemporaryFile("w", suffix=".json", dir=workdir, delete=False) as f:
-        json.dump({"target": target, "sconsign": sconsign, "cases": cases,
-                   "sanitize": sanitize}, f)
-    command = [sys.executable, "-m", "SCons", "-Q", "-k", f"-j{jobs}", "-f", SCONSTRUCT,
-               f"--site-dir={os.path.join(REPO, 'site_scons')}", f"batch={f.name}"]
-    proc = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL, text=True, start_new_session=True)
+    batch = {"target": target, "sconsign": os.path.join(workdir, ".sconsign"), "cases": cases,
+             "sanitize": sanitize}
     timeout = BATCH_TIMEOUT + CASE_TIMEOUT * len({c["name"] for c in cases})
-    timed_out = False
-    try:
-        text, _ = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)  # the SCons run and the programs it started
-        text, _ = proc.communicate()
-        timed_out = True
-    finally:
-        os.remove(f.name)
+    text, timed_out = scons_batch.run(SCONSTRUCT, batch, workdir, jobs, timeout)
     failures = collections.defaultdict(list)
     for line in text.splitlines():
-        m = FAILURE.match(line) or DIAGNOSTIC.match(line)
+        m = scons_batch.FAILURE.match(line) or scons_batch.DIAGNOSTIC.match(line)
         if m:
             where = os.path.abspath(m["target"] if "target" in m.groupdict() else m["file"])
             message = m["message"] if "message" in m.groupdict() else f"C compiler {m['kind']}: {m['text']}"
