@@ -5,3 +5,10 @@
 
 Both run a seeded sample in CI (tests/test_fuzz_*.py) and long campaigns on demand.
 """
+
+import os
+import sys
+
+# the compiler package, as SCons finds it: every fuzzer imports onnxcc
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "site_scons"))

@@ -46,7 +46,6 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(REPO, "site_scons"))
 
 from onnxcc import importer, optimizer, planner, tactics  # noqa: E402
 from onnxcc.codegen import sources as codegen  # noqa: E402

@@ -19,15 +19,12 @@ import hashlib
 import json
 import logging
 import os
-import sys
 
 import numpy as np
 import onnx
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                "site_scons"))
 from onnxcc import ops as onnxcc_ops  # noqa: E402 (the tactics to force come from the compiler)
 
 OPSET = 20

@@ -14,7 +14,7 @@ import pytest
 from conftest import REPO
 
 sys.path.insert(0, REPO)
-from fuzz import graphs, spec as fuzz_spec  # noqa: E402
+from fuzz import graphs, spec as fuzz_spec, verdict  # noqa: E402
 from onnxcc import verify  # noqa: E402
 from onnxcc.errors import OnnxccError  # noqa: E402
 from onnxcc.targets import load_target  # noqa: E402
@@ -121,6 +121,6 @@ def test_a_mismatch_is_excused_only_when_onnxcc_is_as_accurate_as_onnxruntime():
     where onnxruntime is close is a bug, whatever the magnitudes."""
     exact = np.array([1.0, 0.5, 0.0037568798])
     theirs = exact + np.array([0.0, 1e-7, 2.8e-5])
-    assert graphs.as_accurate(exact - np.array([0.0, 1e-7, 2.8e-5]), theirs, exact, 1e-4, 1e-5)
-    assert not graphs.as_accurate(exact + np.array([0.0, 0.0, 1e-3]), theirs, exact, 1e-4, 1e-5)
-    assert not graphs.as_accurate(np.tanh(exact), theirs, exact, 1e-4, 1e-5)  # a lost op
+    assert verdict.as_accurate(exact - np.array([0.0, 1e-7, 2.8e-5]), theirs, exact, 1e-4, 1e-5)
+    assert not verdict.as_accurate(exact + np.array([0.0, 0.0, 1e-3]), theirs, exact, 1e-4, 1e-5)
+    assert not verdict.as_accurate(np.tanh(exact), theirs, exact, 1e-4, 1e-5)  # a lost op

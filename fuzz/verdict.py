@@ -1,0 +1,117 @@
+"""The second look the differential fuzzer (graphs.py) takes at a mismatch with
+onnxruntime, before it counts as onnxcc's failure: is onnxcc at least as close as
+onnxruntime to a float64 evaluation (float graphs), or within the jitter onnxruntime itself
+shows when its inputs move a few ulps (int8 graphs)? Either verdict is counted apart,
+never as a pass (docs/trust.md)."""
+
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, numpy_helper
+from onnx.reference import ReferenceEvaluator
+from onnx.reference.op_run import OpRun
+
+from onnxcc import verify
+from onnxcc.onnxruntime_session import session as onnxruntime_session
+from onnxcc.targets import load_target, run_captured
+
+#: seconds a harness may run when it is run again
+HARNESS_TIMEOUT = 60
+
+
+def _outputs_of(case, target):
+    """(onnxcc's outputs as arrays, onnxruntime's, their (rtol, atol), the model, its inputs)
+    of a verified case, from its harness and verify's files."""
+    out, name = case["out"], case["name"]
+    proc = run_captured(load_target(target).run_command(
+        os.path.join(out, "verify", f"{name}_harness")), HARNESS_TIMEOUT)
+    _, got, _ = verify.parse_outputs(proc.stdout)
+    expected, _, tolerances = verify.load_expected(os.path.join(out, "verify", "expected.npz"))
+    mine = [np.frombuffer(got.get(k, b""), e.dtype).reshape(e.shape) for k, e in enumerate(expected)]
+    model = onnx.load(case["model"])
+    return mine, expected, tolerances, model, verify.random_inputs(model, {}, case["seed"])
+
+
+def within_quantization_jitter(case, target, samples=12, ulps=16):
+    """Whether onnxcc's outputs of an int8 graph lie within what onnxruntime itself gives
+    when its float inputs move by a few ulps. A float op between a DequantizeLinear and a
+    QuantizeLinear that onnxcc rounds differently in the last bit (another libm, another
+    summation order) flips the integer of a value that sits on a rounding boundary by one:
+    a jump that the slightest change of the input also makes onnxruntime take. A wrong or
+    dropped op is far outside that envelope, and still fails."""
+    try:
+        mine, expected, tolerances, model, inputs = _outputs_of(case, target)
+        session = onnxruntime_session(model)
+        names = [i.name for i in session.get_inputs()]
+        rng = np.random.default_rng(0)
+        low = [e.astype(np.float64) for e in expected]
+        high = [e.astype(np.float64) for e in expected]
+        for _ in range(samples):
+            feeds = {n: (x * (1 + rng.integers(-ulps, ulps + 1, x.shape) * np.finfo(np.float32).eps)
+                         ).astype(x.dtype) if x.dtype == np.float32 else x
+                     for n, x in zip(names, inputs)}
+            for k, y in enumerate(session.run(None, feeds)):
+                low[k], high[k] = np.minimum(low[k], y), np.maximum(high[k], y)
+    except Exception:  # noqa: BLE001 (no verdict: the mismatch stands)
+        return False
+    return all(bool(np.all((m >= lo - atol - rtol * np.abs(lo)) & (m <= hi + atol + rtol * np.abs(hi))))
+               for m, lo, hi, (rtol, atol) in zip(mine, low, high, tolerances))
+
+
+def as_accurate_as_onnxruntime(case, target):
+    """Whether onnxcc's outputs, which verify found too far from onnxruntime's, are still as
+    close as onnxruntime's to the exact result (float64 evaluation of the same model on the
+    same inputs): per element, |onnxcc - exact| <= 2 |onnxruntime - exact| + the tolerance.
+    A graph whose float32 result is ill-conditioned (a LayerNormalization of values that
+    differ in their last bits, say) puts both far from each other without either being
+    wrong; a dropped or wrong op is far from the exact result too, and still fails."""
+    try:
+        mine, expected, tolerances, model, inputs = _outputs_of(case, target)
+        exact = _float64_outputs(model, inputs)
+    except Exception:  # noqa: BLE001 (no verdict: the mismatch stands)
+        return False
+    return all(as_accurate(m, want, truth, rtol, atol)
+               for m, want, truth, (rtol, atol) in zip(mine, expected, exact, tolerances))
+
+
+def as_accurate(mine, theirs, exact, rtol, atol):
+    """Per element, |mine - exact| <= 2 |theirs - exact| + atol + rtol |theirs|."""
+    mine, theirs = np.asarray(mine, np.float64), np.asarray(theirs, np.float64)
+    if mine.shape != theirs.shape or mine.shape != np.shape(exact):
+        return False
+    return bool(np.all(np.abs(mine - exact) <= 2 * np.abs(theirs - exact) + atol + rtol * np.abs(theirs)))
+
+
+def _float64_outputs(model, inputs):
+    """The outputs of ``model`` evaluated in float64 (onnx's reference evaluator): every
+    float32 tensor, input and constant made double."""
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    g = m.graph
+    for vi in list(g.input) + list(g.output) + list(g.value_info):
+        if vi.type.tensor_type.elem_type == TensorProto.FLOAT:
+            vi.type.tensor_type.elem_type = TensorProto.DOUBLE
+    for k, init in enumerate(g.initializer):
+        if init.data_type == TensorProto.FLOAT:
+            g.initializer[k].CopyFrom(numpy_helper.from_array(
+                numpy_helper.to_array(init).astype(np.float64), init.name))
+    inits = {i.name for i in g.initializer}
+    names = [i.name for i in g.input if i.name not in inits]
+    feeds = {n: x.astype(np.float64) if x.dtype == np.float32 else x for n, x in zip(names, inputs)}
+    return [np.asarray(y, np.float64)
+            for y in ReferenceEvaluator(m, new_ops=[LayerNormalization]).run(None, feeds)]
+
+
+class LayerNormalization(OpRun):
+    """LayerNormalization in its input's own precision, for _float64_outputs (onnx's
+    reference evaluator computes its statistics in float32, its default stash_type,
+    whatever the input)."""
+    op_domain = ""
+
+    def _run(self, x, scale, bias=None, axis=-1, epsilon=1e-5, stash_type=1):
+        axes = tuple(range(axis % x.ndim, x.ndim))
+        mean = x.mean(axis=axes, keepdims=True)
+        inv = 1.0 / np.sqrt(((x - mean) ** 2).mean(axis=axes, keepdims=True) + epsilon)
+        y = (x - mean) * inv * scale + (0 if bias is None else bias)
+        return y.astype(x.dtype), mean, inv
