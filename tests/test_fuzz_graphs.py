@@ -124,3 +124,16 @@ def test_a_mismatch_is_excused_only_when_onnxcc_is_as_accurate_as_onnxruntime():
     assert verdict.as_accurate(exact - np.array([0.0, 1e-7, 2.8e-5]), theirs, exact, 1e-4, 1e-5)
     assert not verdict.as_accurate(exact + np.array([0.0, 0.0, 1e-3]), theirs, exact, 1e-4, 1e-5)
     assert not verdict.as_accurate(np.tanh(exact), theirs, exact, 1e-4, 1e-5)  # a lost op
+
+
+def test_an_int8_mismatch_is_excused_only_within_one_quantum_of_the_specification():
+    """The int8 arbiter: onnxcc one quantum from the float64 QDQ evaluation, where
+    onnxruntime's fused kernels are two away, is rounding; onnxcc two quanta away, or one
+    where onnxruntime is exact everywhere, is onnxcc's error."""
+    q = 0.0067
+    exact = np.array([0.0, 1.0, -2.0, 3.0]) * q
+    theirs = exact + np.array([0, 2, -1, 0]) * q
+    assert verdict.within_one_quantum(exact + np.array([0, 1, 0, -1]) * q, theirs, exact, q)
+    assert not verdict.within_one_quantum(exact + np.array([0, 2, 0, 0]) * q, theirs, exact, q)
+    assert not verdict.within_one_quantum(exact + np.array([0, 0, 1, 0]) * q, exact, exact, q)
+    assert not verdict.within_one_quantum(exact[:3], theirs, exact, q)  # a lost element
