@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from conftest import MODELS, run_scons
+from conftest import MODELS, REPO, run_scons
 
 CROSS = ["armv7", "cortex-m7", "armv7a", "aarch64", "riscv32", "riscv64"]
 EXAMPLES = sorted(os.path.basename(p) for p in glob.glob(os.path.join(MODELS, "*.onnx")))
@@ -86,3 +86,29 @@ def test_missing_toolchain_and_emulator_name_the_package(repo_copy):
     r = run_scons("target=noemu", "model=models/tiny_cnn.onnx", "verify", cwd=repo_copy)
     assert r.returncode != 0
     assert "emulator 'qemu-no-such' not found" in r.stderr and "qemu-no-such-pkg" in r.stderr
+
+
+def test_help_lists_every_verb_and_option_with_its_default():
+    """`scons -h` names every verb the SConstruct defines (read from its Alias calls, so a
+    new verb cannot be left out) and every option with its default."""
+    import re
+    with open(os.path.join(REPO, "SConstruct")) as f:
+        verbs = re.findall(r'Alias\("([a-z-]+)"', f.read())
+    proc = run_scons("-h")
+    assert proc.returncode == 0, proc.stderr
+    assert {"verify", "bench", "size-baseline", "size-check"} <= set(verbs)
+    for verb in verbs:
+        assert re.search(rf"^  {re.escape(verb)}\s+\S", proc.stdout, re.M), verb
+    for option in ("target", "model", "opt", "tactic", "flash", "ram", "baseline", "tolerance"):
+        assert re.search(rf"^{option}: .*\n    default: ", proc.stdout, re.M), option
+    assert "cortex-m4" in proc.stdout and "rv32" in proc.stdout  # the aliases are listed
+
+
+@pytest.mark.parametrize("alias,target", [("cortex-m4", "armv7"), ("M4", "armv7"),
+                                          ("rv32", "riscv32"), ("amd64", "x86_64")])
+def test_common_target_spellings_build_the_target(scons, alias, target):
+    """target=cortex-m4 is armv7 (the same build folder, so no second build)."""
+    proc = scons(f"target={alias}", f"model={os.path.join(MODELS, 'tiny_cnn.onnx')}")
+    assert proc.returncode == 0, proc.stderr
+    assert (scons.build_dir / target / "tiny_cnn" / "libtiny_cnn.a").is_file()
+    assert not (scons.build_dir / alias).exists()

@@ -133,8 +133,39 @@ def known_targets():
     return _stems(TARGETS_DIR)
 
 
+def target_aliases():
+    """{spelling: target} for the other names people type for a target (``aliases`` in
+    its file: ``cortex-m4`` for armv7, ``rv32`` for riscv32, ...)."""
+    aliases = {}
+    for name in known_targets():
+        with open(os.path.join(TARGETS_DIR, f"{name}.toml"), "rb") as f:
+            try:
+                spellings = tomllib.load(f).get("aliases", [])
+            except tomllib.TOMLDecodeError:
+                continue  # load_target names the broken file when it is asked for
+        aliases.update((str(a).lower(), name) for a in spellings)
+    return aliases
+
+
+def canonical_target(name):
+    """The target file's name for ``name`` or one of its aliases (case-insensitive);
+    ``name`` itself when it is neither (load_target then says what is known)."""
+    if name in known_targets():
+        return name
+    return target_aliases().get(str(name).lower(), name)
+
+
+def describe_targets():
+    """'armv7 (cortex-m4, m4), ...': every target with its aliases, for help texts."""
+    aliases = target_aliases()
+    return ", ".join(name + (f" ({', '.join(a for a, t in aliases.items() if t == name)})"
+                             if name in aliases.values() else "")
+                     for name in known_targets())
+
+
 def load_target(name):
-    t = _read_toml(os.path.join(TARGETS_DIR, f"{name}.toml"), "target", name, known_targets())
+    name = canonical_target(name)
+    t = _read_toml(os.path.join(TARGETS_DIR, f"{name}.toml"), "target", name, [describe_targets()])
     tc_name = t["toolchain"]
     tc = _read_toml(os.path.join(TOOLCHAINS_DIR, f"{tc_name}.toml"), "toolchain", tc_name,
                     _stems(TOOLCHAINS_DIR))
