@@ -43,3 +43,22 @@ def repo_copy(tmp_path):
             shutil.copy(src, root / item)
     (root / "models").mkdir()
     return root
+
+
+def readme_sample(after):
+    """The lines of the README's first plain ``` block after the line that contains
+    ``after``, without the "..." lines that stand for output left out: what a test checks
+    the command really prints, so the README cannot go stale."""
+    with open(os.path.join(REPO, "README.md")) as f:
+        lines = f.read().splitlines()
+    at = next(k for k, line in enumerate(lines) if after in line)
+    blocks, opening = [], None  # (first line, language, lines) of every fenced block
+    for k, line in enumerate(lines):
+        if line.startswith("```") and opening is None:
+            opening = k
+        elif line == "```" and opening is not None:
+            blocks.append((opening, lines[opening][3:], lines[opening + 1:k]))
+            opening = None
+    # the first block after that line with no language (```sh blocks hold commands)
+    body = next(body for first, language, body in blocks if first > at and not language)
+    return [line for line in body if line != "..."]

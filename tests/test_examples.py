@@ -10,7 +10,7 @@ import sys
 
 from elftools.elf.elffile import ELFFile
 
-from conftest import REPO, SCONS
+from conftest import REPO, SCONS, readme_sample
 
 EXTFLASH = 0x21000000  # where examples/firmware/firmware.ld maps section .model_weights
 
@@ -47,6 +47,10 @@ def test_make_firmware_runs_and_matches_onnxruntime(tmp_path):
     assert "autoencoder: 640 outputs match onnxruntime" in r.stdout
     assert "firmware: all outputs match onnxruntime" in r.stdout
     check_firmware_elf(build / "firmware.elf", build / "onnxcc")
+    # what the README shows it prints is what it prints
+    shown = readme_sample("make -C examples/firmware run")
+    assert len(shown) >= 5 and all(line in r.stdout.splitlines() for line in shown), \
+        "README's firmware output is stale:\n" + r.stdout
 
     # the firmware really compares: one wrong expected value and it fails, naming it
     expected = build / "expected.c"
