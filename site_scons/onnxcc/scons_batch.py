@@ -27,13 +27,15 @@ def run(sconstruct, batch, folder, jobs, timeout):
         json.dump(batch, f)
     command = [sys.executable, "-m", "SCons", "-Q", "-k", f"-j{jobs}", "-f", sconstruct,
                f"--site-dir={os.path.join(REPO_ROOT, 'site_scons')}", f"batch={f.name}"]
+    # stdout and stderr apart: SCons' stdout to a pipe is block-buffered, so a chunk of it
+    # can end mid-line and a failure line on a shared pipe would land inside another line
     proc = subprocess.Popen(command, cwd=REPO_ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
                             start_new_session=True)
     try:
-        return proc.communicate(timeout=timeout)[0], False
+        return "\n".join(proc.communicate(timeout=timeout)), False
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)  # the SCons run and the programs it started
-        return proc.communicate()[0], True
+        return "\n".join(proc.communicate()), True
     finally:
         os.remove(f.name)
