@@ -88,7 +88,7 @@ def check(batch, target, workdir, jobs=1, sanitize=False, keep=False):
     results, pending = {}, cases
     # a forced build is retried once per tactic it refuses (each refusal names one), and a
     # case with no report is built once more
-    for attempt in range(2 + max(len(c["tactic"].split(",")) for c in cases)):
+    for attempt in range(2 + max((len(c["tactic"].split(",")) for c in cases), default=0)):
         outcome = _build(pending, target, workdir, jobs, sanitize)
         retry = []
         for case, result in zip(pending, outcome):
