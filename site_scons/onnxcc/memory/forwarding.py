@@ -36,11 +36,18 @@ class Forwarding:
     calls: dict = field(default_factory=dict)  # node index -> its KernelCall
     overwrites: dict = field(default_factory=dict)  # node index -> input written over
 
+    def __post_init__(self):
+        # root -> the tensors placed in its memory, kept with ``place`` (which only
+        # ``move`` changes), so that asking is not a walk over every tensor
+        self._members = {}
+        for t, (r, _) in self.place.items():
+            self._members.setdefault(r, []).append(t)
+
     def root(self, tensor):
         return self.place[tensor][0]
 
     def members(self, root):
-        return [t for t, (r, _) in self.place.items() if r == root]
+        return list(self._members.get(root, ()))
 
     def extent(self, root):
         """Bytes from the root's start to the end of its last member."""
@@ -48,8 +55,10 @@ class Forwarding:
 
     def move(self, root, new_root, offset):
         """Place ``root`` and everything in it at ``offset`` in ``new_root``'s memory."""
-        for t in self.members(root):
+        moved = self._members.pop(root, [])
+        for t in moved:
             self.place[t] = (new_root, self.place[t][1] + offset)
+        self._members.setdefault(new_root, []).extend(moved)
 
     def owns_memory(self, tensor):
         """The tensor is all of an arena buffer that may still move."""

@@ -24,24 +24,25 @@ def _fusable(graph, producer, x, consumers, op):
             and (op in EXPRESSIONS or producer.op in ops.EPILOGUE_SPANS))
 
 
-def _fuse_unary(graph, act, consumers, producers):
-    p = producers.get(act.inputs[0])
-    if not _fusable(graph, p, act.inputs[0], consumers, act.op) \
+def _fuse_unary(graph, act, consumers, producers, position):
+    x = act.inputs[0]
+    p = producers.get(x)
+    if not _fusable(graph, p, x, consumers, act.op) \
             or graph.info(act.outputs[0]).dtype != "float32":  # (Cast, IsNaN, ... to other types)
         return False
     p.attrs["onnxcc_epilogue"] = epilogue_of(p) + unary_chain(act)
     p.outputs = [act.outputs[0]]
-    graph.nodes.remove(act)
+    producers[act.outputs[0]] = p
+    del producers[x], consumers[x], position[id(act)]
     return True
 
 
-def _fuse_binary(graph, node, consumers, producers):
+def _fuse_binary(graph, node, consumers, producers, position):
     """Fuse ``node`` (x OP other) into the producer of x, the later one when both sides
     could go; the fused kernel runs where ``node`` ran, after ``other`` is computed."""
     if len(node.inputs) != 2 or node.inputs[0] == node.inputs[1] or epilogue_of(node):
         return False
     out = graph.info(node.outputs[0])
-    order = {id(n): k for k, n in enumerate(graph.nodes)}
     best = None
     for side in (0, 1):
         x, other = node.inputs[side], node.inputs[1 - side]
@@ -52,29 +53,33 @@ def _fuse_binary(graph, node, consumers, producers):
         spans = ops.EPILOGUE_SPANS[p.op](p, graph)
         if operand_strides(spans, out.shape, graph.info(other).shape) is None:
             continue
-        if best is None or order[id(p)] > order[id(best[0])]:
+        if best is None or position[id(p)] > position[id(best[0])]:
             best = (p, side, other)
     if best is None:
         return False
     p, side, other = best
+    x = node.inputs[side]
     p.attrs["onnxcc_epilogue"] = epilogue_of(p) + [binary_entry(node.op, side == 0)]
     p.inputs = p.inputs + [other]
     p.outputs = [node.outputs[0]]
-    graph.nodes.remove(p)
-    graph.nodes[graph.nodes.index(node)] = p
+    consumers[other] = [p if c is node else c for c in consumers[other]]
+    producers[node.outputs[0]] = p
+    del producers[x], consumers[x]
+    position[id(p)] = position.pop(id(node))  # p runs where node ran
     return True
 
 
 def fuse_elementwise(graph):
-    changed = True
-    while changed:
-        changed = False
-        consumers, producers = graph.consumers(), graph.producers()
-        for node in graph.nodes:
-            if node.op in EXPRESSIONS:
-                changed = _fuse_unary(graph, node, consumers, producers)
-            elif node.op in BINARY:
-                changed = _fuse_binary(graph, node, consumers, producers)
-            if changed:
-                break
+    """One pass in schedule order, keeping the producer and consumer maps up to date as
+    nodes fuse (linear in the graph): a node's producers come before it, so every fusion
+    that could feed it has happened when it is visited, and a node that cannot fuse then
+    never can (later fusions change neither its producer's op nor its input's readers)."""
+    consumers, producers = graph.consumers(), graph.producers()
+    position = {id(n): k for k, n in enumerate(graph.nodes)}  # a fused node's slot goes
+    for node in list(graph.nodes):
+        if node.op in EXPRESSIONS:
+            _fuse_unary(graph, node, consumers, producers, position)
+        elif node.op in BINARY:
+            _fuse_binary(graph, node, consumers, producers, position)
+    graph.nodes = sorted((n for n in graph.nodes if id(n) in position), key=lambda n: position[id(n)])
     return graph

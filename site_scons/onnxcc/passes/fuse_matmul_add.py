@@ -18,8 +18,8 @@ def _bias_vector(graph, add, y):
 
 
 def fuse_matmul_add(graph):
-    consumers = graph.consumers()
-    for mm in list(graph.nodes):
+    consumers, fused = graph.consumers(), set()
+    for mm in graph.nodes:
         if mm.op != "MatMul" or not graph.is_constant(mm.inputs[1]):
             continue
         a, y = mm.inputs[0], mm.outputs[0]
@@ -33,5 +33,6 @@ def fuse_matmul_add(graph):
         if bias is None:
             continue
         mm.op, mm.inputs, mm.outputs = "Gemm", [a, mm.inputs[1], bias], add.outputs
-        graph.nodes.remove(add)
+        fused.add(id(add))
+    graph.nodes = [n for n in graph.nodes if id(n) not in fused]
     return graph
