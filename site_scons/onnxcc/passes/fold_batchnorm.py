@@ -61,16 +61,21 @@ def _foldable_producer(graph, bn, consumers, producers):
 
 
 def fold_batchnorm(graph):
+    consumers, producers = graph.consumers(), graph.producers()
+    replaced = {}  # id of a BatchNormalization -> the nodes that take its place
     for bn in [n for n in graph.nodes if n.op == "BatchNormalization"]:
         if not all(graph.is_constant(i) for i in bn.inputs[1:5]):
             continue
-        consumers, producers = graph.consumers(), graph.producers()
         s, t = _affine(graph, bn)
         p = _foldable_producer(graph, bn, consumers, producers)
         if p is not None:
             (_fold_into_conv if p.op == "Conv" else _fold_into_gemm)(graph, p, s, t)
+            x = p.outputs[0]
             p.outputs = [bn.outputs[0]]
-            graph.nodes.remove(bn)
+            producers[bn.outputs[0]] = p  # (x had one reader, bn: it is gone)
+            producers.pop(x, None)
+            consumers.pop(x, None)
+            replaced[id(bn)] = []
             continue
         # on its own: x * s + t, with s and t shaped to broadcast over channel axis 1
         rank = len(graph.info(bn.inputs[0]).shape)
@@ -81,8 +86,12 @@ def fold_batchnorm(graph):
         graph.add_constant(t_name, t.reshape(shape).astype(np.float32))
         mid = graph.unique_name(bn.name + "_scaled")
         graph.tensors[mid] = TensorInfo(mid, "float32", graph.info(bn.outputs[0]).shape)
-        i = graph.nodes.index(bn)
-        graph.nodes[i:i + 1] = [Node(bn.name + "_mul", "Mul", [bn.inputs[0], s_name], [mid]),
-                                Node(bn.name + "_add", "Add", [mid, t_name], [bn.outputs[0]])]
+        mul = Node(bn.name + "_mul", "Mul", [bn.inputs[0], s_name], [mid])
+        add = Node(bn.name + "_add", "Add", [mid, t_name], [bn.outputs[0]])
+        replaced[id(bn)] = [mul, add]
+        producers.update({mid: mul, bn.outputs[0]: add})
+        consumers[bn.inputs[0]] = [mul if c is bn else c for c in consumers.get(bn.inputs[0], [])]
+        consumers[mid] = [add]
+    graph.nodes = [m for n in graph.nodes for m in replaced.get(id(n), [n])]
     graph.drop_unused_constants()
     return graph

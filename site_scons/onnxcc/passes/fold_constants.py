@@ -117,14 +117,16 @@ def fold_constants(graph, where="graph"):
     changed = True
     while changed:
         changed = False
-        for node in list(graph.nodes):
+        folded = set()
+        for node in graph.nodes:
             if not foldable(graph, node):
                 continue
             for name, value in zip(node.outputs, _evaluate(graph, node, where)):
                 if name:
                     graph.add_constant(name, np.asarray(value))
-            graph.nodes.remove(node)
+            folded.add(id(node))
             changed = True
+        graph.nodes = [n for n in graph.nodes if id(n) not in folded]
         if changed and any(t.shape is None for t in graph.tensors.values()):
             infer_shapes(graph, where)
     unknown = [n for n in graph.nodes for o in n.outputs if o and graph.info(o).shape is None]

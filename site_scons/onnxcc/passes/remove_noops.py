@@ -15,8 +15,15 @@ def _passes_through(graph, node):
 
 
 def remove_noops(graph):
+    renamed, removed = {}, set()  # a removed no-op's output -> the tensor it passed through
+
+    def source(t):
+        while t in renamed:
+            t = renamed[t]
+        return t
+
     for node in [n for n in graph.nodes if n.op in NOOPS and _passes_through(graph, n)]:
-        src, dst = node.inputs[0], node.outputs[0]
+        src, dst = source(node.inputs[0]), node.outputs[0]
         if node.op == "Dropout" and len(node.outputs) > 1 and node.outputs[1]:
             mask = node.outputs[1]  # nothing is dropped: the mask is all true
             graph.add_constant(mask, np.ones(graph.info(mask).shape, bool))
@@ -24,8 +31,13 @@ def remove_noops(graph):
             # the caller's output buffer must be written: keep a copy (Identity)
             node.op, node.inputs, node.outputs, node.attrs = "Identity", [src], [dst], {}
             continue
-        graph.nodes.remove(node)
-        graph.replace_uses(dst, src)
+        removed.add(id(node))
+        renamed[dst] = src
+    if renamed:  # every reader renamed in one walk over the graph
+        graph.nodes = [n for n in graph.nodes if id(n) not in removed]
+        for node in graph.nodes:
+            node.inputs = [source(i) if i else i for i in node.inputs]
+        graph.outputs = [source(o) for o in graph.outputs]
     prune_unused(graph)
     return graph
 
