@@ -1,4 +1,5 @@
-"""Footprint measurement: categories of real ELFs, binutils `size` parity, stack, size gate."""
+"""Footprint measurement: categories of real ELFs, binutils `size` parity, stack, fit
+check, size gate, and their tables."""
 
 import json
 import os
@@ -9,6 +10,8 @@ import pytest
 
 from onnxcc import footprint
 from onnxcc.errors import OnnxccError
+from onnxcc.footprint import fit, size_gate
+from onnxcc.report import format_gate, format_table
 
 # (id, compiler, flags, binutils prefix, has TLS)
 TOOLCHAINS = [
@@ -122,19 +125,21 @@ def _size(prefix, path):
 
 
 def _nm_sizes(prefix, path):
-    """{symbol: size} of defined symbols with a size, as binutils nm prints them."""
+    """{symbol: size} of defined symbols with a size, as binutils nm prints them (summed
+    over the local symbols of one name)."""
     out = _run([prefix + "nm", "-S", "--defined-only", str(path)], cwd=os.path.dirname(path))
     sizes = {}
     for line in out.splitlines():
         parts = line.split()
         if len(parts) == 4:
-            sizes[parts[3]] = int(parts[1], 16)
+            sizes[parts[3]] = sizes.get(parts[3], 0) + int(parts[1], 16)  # locals may repeat
     return sizes
 
 
 @pytest.fixture(scope="module", params=TOOLCHAINS, ids=[t[0] for t in TOOLCHAINS])
 def model_elf(request, tmp_path_factory):
-    """The fake model's footprint ELF built with one toolchain: (elf, su paths, prefix)."""
+    """The fake model's footprint ELF built with one toolchain: (elf, su paths, prefix,
+    the footprint program's own objects, the command of a relocatable link)."""
     cc, flags, prefix, _ = _tool(request.param)
     work = tmp_path_factory.mktemp(request.param[0])
     for name, text in SOURCES.items():
@@ -144,19 +149,20 @@ def model_elf(request, tmp_path_factory):
     objects = [name[:-2] + ".o" for name in LIBRARY] + ["main.o"]
     _run([*common, "-Wl,--gc-sections", "-o", "m_footprint.elf", *objects, "-lm"], cwd=work)
     sus = [str(work / (name[:-2] + ".su")) for name in LIBRARY]
-    return work / "m_footprint.elf", sus, prefix
+    relocatable = [cc, *(f for f in flags if not f.startswith("--")), "-nostdlib", "-r"]
+    return work / "m_footprint.elf", sus, prefix, [str(work / "main.o")], relocatable
 
 
 # --------------------------------------------------------------------------- measure
 
 def test_categories_of_a_real_model(model_elf):
-    elf, sus, prefix = model_elf
-    sizes = footprint.measure(str(elf), "m", sus)
+    elf, sus, prefix, program = model_elf[:4]
+    sizes = footprint.measure(str(elf), "m", sus, program)
     nm = _nm_sizes(prefix, elf)
     flash, ram = sizes["flash"], sizes["ram"]
 
-    assert list(sizes) == ["model", "flash", "ram", "elf"]
-    assert list(flash) == ["kernels", "runtime", "model", "weights", "libc", "total"]
+    assert list(sizes) == ["model", "flash", "ram", "elf", "symbols"]
+    assert list(flash) == ["kernels", "runtime", "model", "weights", "libc", "other", "total"]
     assert list(ram) == ["arena", "io", "data", "bss", "stack", "total", "stack_exact"]
     assert sizes["model"] == "m"
     assert flash["kernels"] == nm["m_kconv_f32"] + nm["m_kexp_f32"] > 0
@@ -164,18 +170,29 @@ def test_categories_of_a_real_model(model_elf):
     assert flash["runtime"] == nm["onnxcc_check"] > 0
     assert flash["weights"] == 64 * 4
     assert flash["libc"] > 0
+    # libc is exactly its symbols, listed one by one; main is the program's own
+    symbols = sizes["symbols"]
+    assert flash["libc"] == sum(symbols["libc"].values())
+    # (a second entry point inside a function gets only its own bytes, often none)
+    assert all(size <= nm[s] for s, size in symbols["libc"].items()), symbols["libc"]
+    assert symbols["runtime"] == {"onnxcc_check": nm["onnxcc_check"]}
+    assert symbols["other"]["main"] == nm["main"] and "main" not in symbols["libc"]
+    assert list(symbols["libc"]) == sorted(symbols["libc"])
+    if prefix:   # statically linked: the libm function a kernel calls is there
+        assert "expf" in symbols["libc"]
     assert ram["arena"] == 128 * 4
     assert ram["io"] == (16 + 8 + 4) * 4
     json.dumps(sizes)   # JSON-able
 
 
 def test_categories_add_up_and_match_size(model_elf):
-    elf, sus, prefix = model_elf
-    sizes = footprint.measure(str(elf), "m", sus)
+    elf, sus, prefix, program = model_elf[:4]
+    sizes = footprint.measure(str(elf), "m", sus, program)
     flash, ram, elf_sizes = sizes["flash"], sizes["ram"], sizes["elf"]
     assert elf_sizes == _size(prefix, elf)
     assert flash["total"] == elf_sizes["text"] + elf_sizes["data"]
     assert sum(flash[k] for k in footprint.FLASH_KEYS[:-1]) == flash["total"]
+    assert flash["other"] >= sum(sizes["symbols"]["other"].values())
     assert ram["total"] == elf_sizes["data"] + elf_sizes["bss"] + ram["stack"]
     assert sum(ram[k] for k in footprint.RAM_KEYS[:-1]) == ram["total"]
     assert ram["data"] == elf_sizes["data"]
@@ -183,7 +200,7 @@ def test_categories_add_up_and_match_size(model_elf):
 
 
 def test_stack_of_a_real_model(model_elf):
-    elf, sus, _ = model_elf
+    elf, sus, _, _ = model_elf[:4]
     frames = {}
     for path in sus:
         for line in open(path):
@@ -224,7 +241,7 @@ def test_section_kind_rules():
 
 
 def test_bad_elf_files(tmp_path, model_elf):
-    elf, sus, _ = model_elf
+    elf, sus, _, _ = model_elf[:4]
     text = tmp_path / "notes.txt"
     text.write_text("not an elf\n")
     truncated = tmp_path / "truncated.elf"
@@ -238,7 +255,7 @@ def test_bad_elf_files(tmp_path, model_elf):
 
 
 def test_stripped_elf_is_an_error(tmp_path, model_elf):
-    elf, sus, prefix = model_elf
+    elf, sus, prefix, _ = model_elf[:4]
     stripped = tmp_path / "stripped.elf"
     _run([prefix + "strip", "-o", str(stripped), str(elf)], cwd=tmp_path)
     with pytest.raises(OnnxccError, match="no symbol table"):
@@ -282,11 +299,11 @@ def test_stack_errors(tmp_path):
 
 
 def test_dynamic_stack_in_measure_and_table(tmp_path, model_elf):
-    elf, sus, _ = model_elf
+    elf, sus, _, _ = model_elf[:4]
     extra = _su(tmp_path, "dyn.su", ["k.c:1:6:m_kvla_f32\t8\tdynamic"])
     sizes = footprint.measure(str(elf), "m", [*sus, extra])
     assert sizes["ram"]["stack_exact"] is False
-    assert "stack >=" in footprint.format_table(sizes)
+    assert "stack >=" in format_table(sizes)
 
 
 # --------------------------------------------------------------------------- fits, table
@@ -294,97 +311,174 @@ def test_dynamic_stack_in_measure_and_table(tmp_path, model_elf):
 SIZES = {
     "model": "kws",
     "flash": {"kernels": 5120, "runtime": 1024, "model": 512, "weights": 102400,
-              "libc": 54784, "total": 163840},
+              "libc": 54600, "other": 184, "total": 163840},
     "ram": {"arena": 32768, "io": 4096, "data": 256, "bss": 1024, "stack": 600,
             "total": 38744, "stack_exact": True},
     "elf": {"text": 163584, "data": 256, "bss": 37888},
 }
 
 
+def _budget(flash, ram, opt="speed", quantized=False, target="m4"):
+    return fit.Budget(target, flash, ram, opt, quantized)
+
+
 def test_check_fits():
-    footprint.check_fits(SIZES, 163840, 38744, "m4")        # exactly full fits
-    footprint.check_fits(SIZES, 0, 0, "m4")                  # 0: no limit
+    fit.check_fits(SIZES, _budget(163840, 38744))        # exactly full fits
+    fit.check_fits(SIZES, _budget(0, 0))                  # 0: no limit
     with pytest.raises(OnnxccError) as info:
-        footprint.check_fits(SIZES, 128 * 1024, 0, "cortex-m4")
+        fit.check_fits(SIZES, _budget(128 * 1024, 0, target="cortex-m4"))
     message = str(info.value)
-    assert "model kws does not fit cortex-m4: flash 160.0 KiB > 128.0 KiB" in message
-    assert "ram" not in info.value.message
-    with pytest.raises(OnnxccError, match=r"ram 37.8 KiB > 32.0 KiB") as info:
-        footprint.check_fits(SIZES, 0, 32 * 1024, "m4")
-    assert "flash" not in info.value.message
-    with pytest.raises(OnnxccError, match=r"flash .*, ram "):
-        footprint.check_fits(SIZES, 1, 1, "m4")
-    with pytest.raises(OnnxccError, match=r"flash 163840 B > 163839 B"):
-        footprint.check_fits(SIZES, 163839, 0, "m4")          # same when rounded
+    assert message == ("model kws does not fit cortex-m4: flash needs 160.0 KiB, has 128.0 KiB "
+                       "(try opt=size, an int8 model, or a part with more flash, given as "
+                       "flash=SIZE)")
+    with pytest.raises(OnnxccError) as info:
+        fit.check_fits(SIZES, _budget(0, 32 * 1024, opt="size", quantized=True))
+    assert info.value.message == "model kws does not fit m4: ram needs 37.8 KiB, has 32.0 KiB"
+    assert info.value.hint == "try a part with more RAM, given as ram=SIZE"
+    with pytest.raises(OnnxccError, match=r"flash needs .*; ram needs ") as info:
+        fit.check_fits(SIZES, _budget(1, 1))
+    assert "more flash and RAM, given as flash=SIZE ram=SIZE" in info.value.hint
+    with pytest.raises(OnnxccError, match=r"flash needs 163840 B, has 163839 B"):
+        fit.check_fits(SIZES, _budget(163839, 0))          # same when rounded
+
+
+def test_check_library(model_elf, tmp_path):
+    """The check before any link: the library object's own bytes and the plan's buffers."""
+    elf, sus, prefix, _, relocatable = model_elf
+    work = elf.parent
+    _run([*relocatable, "-o", "libm.o",
+          *[name[:-2] + ".o" for name in LIBRARY]], cwd=work)
+    lib = footprint.elf_size(str(work / "libm.o"))
+    plan = {"pools": [{"name": "arena", "bytes": 512}, {"name": "dtcm", "bytes": 64}],
+            "io_bytes": 112}
+    flash, ram = fit.library_needs(str(work / "libm.o"), plan, 100)
+    assert flash == lib["text"] + lib["data"] > 64 * 4
+    assert ram == lib["data"] + lib["bss"] + 512 + 64 + 112 + 100
+    assert fit.check_library("m", str(work / "libm.o"), plan, 100, _budget(flash, ram)) == (flash, ram)
+    with pytest.raises(OnnxccError) as info:
+        fit.check_library("m", str(work / "libm.o"), plan, 100, _budget(flash - 1, 0))
+    assert "m does not fit m4: flash needs" in str(info.value)
+    assert "before the C library is linked" in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_is_quantized(tmp_path):
+    path = tmp_path / "tactics.json"
+    for ops, quantized in ((["Conv", "Gemm", "Softmax"], False),
+                           (["QLinearConv", "QGemm"], True), (["Conv", "QuantizeLinear"], True),
+                           (["MatMulInteger"], True)):
+        path.write_text(json.dumps({"nodes": [{"op": op} for op in ops]}))
+        assert fit.is_quantized(str(path)) is quantized
 
 
 def test_format_table():
-    table = footprint.format_table(SIZES)
-    lines = table.splitlines()
+    lines = format_table(SIZES).splitlines()
     assert lines[0].split() == ["flash", "bytes", "KiB", "%"]
     assert lines[1].split() == ["kernels", "5120", "5.0", "3.1"]
-    assert lines[6].split() == ["total", "163840", "160.0"]
-    assert lines[7].split() == ["ram", "bytes", "KiB", "%"]
-    assert lines[8].split() == ["arena", "32768", "32.0", "84.6"]
+    assert lines[6].split() == ["other", "184", "0.2", "0.1"]
+    assert lines[7].split() == ["total", "163840", "160.0"]
+    assert lines[8].split() == ["ram", "bytes", "KiB", "%"]
+    assert lines[9].split() == ["arena", "32768", "32.0", "84.6"]
     assert lines[-1].split() == ["total", "38744", "37.8"]
-    assert len(lines) == 14
+    assert len(lines) == 15
 
 
 # --------------------------------------------------------------------------- size gate
 
-def _grown(section, key, value):
-    sizes = json.loads(json.dumps(SIZES))
+def _grown(section, key, value, sizes=SIZES):
+    sizes = json.loads(json.dumps(sizes))
     sizes[section][key] = value
     return sizes
 
 
+def _row(result, label):
+    return next(row for row in result.rows if row.label == label)
+
+
+def _line(result, label):
+    return next(line for line in format_gate(result) if line.startswith(label + " "))
+
+
 def test_compare_equal_passes():
-    ok, lines = footprint.compare(SIZES, SIZES, 1.0)
-    assert ok
+    result = size_gate.compare(SIZES, SIZES, 1.0)
+    assert result.ok
+    lines = format_gate(result)
+    assert lines[0] == "size gate: model kws, tolerance 1%, floor 256 B per category"
+    assert lines[1].split() == ["category", "baseline", "now", "delta", "%", "limit"]
     assert lines[-1] == "size gate passed"
-    row = next(line for line in lines if line.startswith("flash.kernels"))
-    assert row.split() == ["flash.kernels", "5120", "5120", "+0", "+0.0%"]
+    # the limit: baseline + the larger of 1% (51 B) and the floor
+    assert _line(result, "flash.kernels").split() == ["flash.kernels", "5120", "5120", "+0",
+                                                       "+0.0%", str(5120 + 256)]
+    # a total: baseline + 1% only
+    assert _line(result, "flash.total").split()[-1] == str(163840 + 1638)
     assert not any("stack_exact" in line for line in lines)
 
 
-def test_compare_tolerance_edge():
-    ok, _ = footprint.compare(SIZES, _grown("flash", "kernels", 5120 + 51), 1.0)
-    assert ok                                       # +0.996%
-    ok, _ = footprint.compare(_grown("ram", "stack", 1000), _grown("ram", "stack", 1010), 1.0)
-    assert ok                                       # exactly +1%: not beyond
-    ok, _ = footprint.compare(_grown("ram", "stack", 1000), _grown("ram", "stack", 1001), 0.1)
-    assert ok                                       # exactly +0.1%, no float drift
-    ok, lines = footprint.compare(_grown("ram", "stack", 1000),
-                                  _grown("ram", "stack", 1011), 1.0)
-    assert not ok
-    row = next(line for line in lines if line.startswith("ram.stack"))
-    assert row.split()[:5] == ["ram.stack", "1000", "1011", "+11", "+1.1%"]
-    assert "GREW" in row
-    assert "ram.stack" in lines[-1] and "FAILED" in lines[-1]
+def test_a_total_that_shrank_passes_when_a_tiny_category_grew():
+    """The case that failed CI: flash.other grew 36 B (+19.6%) while the total shrank."""
+    current = _grown("flash", "other", 184 + 36,
+                     _grown("flash", "total", 163840 - 964, _grown("flash", "libc", 54600 - 1000)))
+    result = size_gate.compare(SIZES, current, 5)
+    assert result.ok, format_gate(result)
+    assert _line(result, "flash.other").split() == ["flash.other", "184", "220", "+36", "+19.6%",
+                                                     str(184 + 256)]
+    # without a floor it is the old verdict
+    strict = size_gate.compare(SIZES, current, 5, floor_bytes=0)
+    assert strict.failed == ["flash.other"]
+    assert _line(strict, "flash.other").endswith("OVER")
+    assert "FAILED: flash.other" in format_gate(strict)[-1]
 
 
-def test_compare_zero_to_some_fails_and_shrinking_passes():
-    ok, lines = footprint.compare(_grown("flash", "runtime", 0), SIZES, 1000.0)
-    assert not ok
-    assert any(line.startswith("flash.runtime") and "new" in line and "GREW" in line
-               for line in lines)
-    ok, _ = footprint.compare(SIZES, _grown("flash", "weights", 0), 0)
-    assert ok
-    ok, _ = footprint.compare(_grown("ram", "io", 0), _grown("ram", "io", 0), 0)
-    assert ok
+def test_a_category_fails_beyond_both_threshold_and_floor():
+    # kernels 5120: 5% is 256 B, floor 300: the limit is 5420
+    assert size_gate.compare(SIZES, _grown("flash", "kernels", 5420), 5, 300).ok
+    result = size_gate.compare(SIZES, _grown("flash", "kernels", 5421), 5, 300)
+    assert result.failed == ["flash.kernels"]
+    # weights 102400: 1% is 1024 B, more than the floor
+    assert size_gate.compare(SIZES, _grown("flash", "weights", 102400 + 1024), 1, 256).ok
+    assert not size_gate.compare(SIZES, _grown("flash", "weights", 102400 + 1025), 1, 256).ok
+
+
+def test_totals_use_the_threshold_alone():
+    ram = _grown("ram", "total", 38744 + 200)     # +0.5%: under the floor, over 0.1%
+    assert size_gate.compare(SIZES, ram, 0.1, 256).failed == ["ram.total"]
+    assert size_gate.compare(SIZES, ram, 1, 256).ok
+    # exactly +0.1% of 1000: not beyond, no float drift
+    assert size_gate.compare(_grown("ram", "total", 1000), _grown("ram", "total", 1001), 0.1).ok
+
+
+def test_compare_new_category_and_shrinking():
+    result = size_gate.compare(_grown("flash", "runtime", 0), SIZES, 1000.0)
+    assert result.failed == ["flash.runtime"]            # 0 -> 1024: over the floor
+    assert "new" in _line(result, "flash.runtime")
+    assert size_gate.compare(_grown("flash", "runtime", 0),
+                             _grown("flash", "runtime", 256), 0).ok   # 0 -> 256: the floor
+    old = json.loads(json.dumps(SIZES))
+    del old["flash"]["other"]                             # a baseline from before "other"
+    assert size_gate.compare(old, SIZES, 0).ok
+    assert size_gate.compare(SIZES, _grown("flash", "weights", 0), 0).ok
+    assert size_gate.compare(_grown("ram", "io", 0), _grown("ram", "io", 0), 0).ok
+
+
+def test_compare_bad_numbers():
+    with pytest.raises(OnnxccError, match="tolerance .* negative"):
+        size_gate.compare(SIZES, SIZES, -1)
+    with pytest.raises(OnnxccError, match="floor .* not a number"):
+        size_gate.compare(SIZES, SIZES, 1, "lots")
 
 
 def test_baseline_round_trip(tmp_path):
     path = tmp_path / "sizes" / "kws.json"
-    footprint.write_baseline(str(path), SIZES)
+    size_gate.write_baseline(str(path), SIZES)
     text = path.read_text()
     assert text.endswith("}\n")
     data = json.loads(text)
     assert text == json.dumps(data, indent=2, sort_keys=True) + "\n"
     assert set(data) == {"model", "flash", "ram"}
-    baseline = footprint.read_baseline(str(path))
+    baseline = size_gate.read_baseline(str(path))
     assert baseline == {"model": "kws", "flash": SIZES["flash"], "ram": SIZES["ram"]}
-    assert footprint.compare(baseline, SIZES, 0) == footprint.compare(SIZES, SIZES, 0)
+    assert format_gate(size_gate.compare(baseline, SIZES, 0)) == \
+        format_gate(size_gate.compare(SIZES, SIZES, 0))
 
 
 @pytest.mark.parametrize("text", ["{not json", "[]", '{"flash": {"total": 1}}',
@@ -394,15 +488,15 @@ def test_malformed_baseline(tmp_path, text):
     path = tmp_path / "baseline.json"
     path.write_text(text)
     with pytest.raises(OnnxccError, match="malformed size baseline") as info:
-        footprint.read_baseline(str(path))
+        size_gate.read_baseline(str(path))
     assert info.value.where == str(path)
-    assert f"size-baseline baseline={path}" in info.value.hint
+    assert f"baseline={path} size-baseline" in info.value.hint
     assert "\n" not in str(info.value)
 
 
 def test_missing_baseline(tmp_path):
     path = tmp_path / "nope.json"
     with pytest.raises(OnnxccError, match="not found") as info:
-        footprint.read_baseline(str(path))
+        size_gate.read_baseline(str(path))
     assert info.value.where == str(path)
-    assert "scons" in info.value.hint and "size-baseline" in info.value.hint
+    assert info.value.hint == f"run `scons <the same options> baseline={path} size-baseline` first"

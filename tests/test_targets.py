@@ -45,11 +45,60 @@ def test_size_report_agrees_with_binutils_and_plan(scons, target, size_tool):
     assert sizes["ram"]["stack"] > 0
 
 
-def test_model_that_does_not_fit_fails_with_numbers(scons):
-    r = scons("target=armv7", "model=models/kws.onnx", "flash=64K")
-    assert r.returncode != 0
-    assert "does not fit armv7: flash" in r.stdout + r.stderr and "64.0 KiB" in r.stdout + r.stderr
-    assert not (scons.build_dir / "armv7" / "kws" / "size.json").exists()
+def _error_lines(r):
+    return [line for line in r.stderr.splitlines() if line.startswith(("scons: ***", "onnxcc:"))]
+
+
+def test_model_too_big_for_flash_fails_before_linking(scons):
+    """kws (~100 KiB of weights) on a 16 KiB part: onnxcc's line, not the linker's."""
+    r = scons("target=armv7", "model=models/kws.onnx", "flash=16K")
+    assert r.returncode == 2, r.stdout + r.stderr
+    [line] = _error_lines(r)
+    assert line.startswith("scons: *** [") and "fit.json] model kws does not fit armv7: " in line
+    assert "flash needs 100.6 KiB before the C library is linked, has 16.0 KiB" in line
+    assert "try opt=size, an int8 model, or a part with more flash, given as flash=SIZE" in line
+    assert "region" not in r.stdout + r.stderr and "Traceback" not in r.stderr
+    out = scons.build_dir / "armv7" / "kws"
+    # nothing links the library: no archive, no program, no report, nothing half-written
+    for name in ("fit.json", "libkws.a", "footprint/kws_footprint", "size.json"):
+        assert not (out / name).exists(), name
+    assert not [p for p in out.rglob("*") if p.name.startswith(".")]
+
+
+def test_combined_check_after_the_link_counts_the_c_library(scons):
+    """The library alone fits, with the C library and startup it does not: both memories
+    are reported on one line."""
+    r = scons("target=armv7", "model=models/kws.onnx")
+    assert r.returncode == 0, r.stderr
+    out = scons.build_dir / "armv7" / "kws"
+    library = json.loads((out / "fit.json").read_text())
+    sizes = json.loads((out / "size.json").read_text())
+    flash = (library["flash"] + sizes["flash"]["total"]) // 2
+    ram = (library["ram"] + sizes["ram"]["total"]) // 2
+    r = scons("target=armv7", "model=models/kws.onnx", f"flash={flash}", f"ram={ram}")
+    assert r.returncode == 2
+    [line] = _error_lines(r)
+    assert "size.json] model kws does not fit armv7: flash needs " in line
+    assert "; ram needs " in line
+    assert "before the C library" not in line
+    assert "a part with more flash and RAM, given as flash=SIZE ram=SIZE" in line
+    assert not (out / "size.json").exists()
+
+
+def test_honest_libc_on_cortex_m(scons):
+    """The footprint program is a minimal bare-metal link: its libc is what the model's
+    library calls (expf for the softmax, memset), not the harness's semihosting and stdio."""
+    r = scons("target=armv7", "model=models/kws.onnx")
+    assert r.returncode == 0, r.stderr
+    sizes = json.loads((scons.build_dir / "armv7" / "kws" / "size.json").read_text())
+    libc = sizes["symbols"]["libc"]
+    assert sizes["flash"]["libc"] == sum(libc.values()) < 3 * 1024
+    assert "expf" in libc
+    assert not {"printf", "puts", "malloc", "_write", "initialise_monitor_handles",
+                "exit"} & set(libc)
+    assert set(sizes["symbols"]["other"]) == {"Reset_Handler", "footprint_vector_table", "main"}
+    assert sizes["flash"]["other"] < 256
+    assert sizes["symbols"]["runtime"] == {"onnxcc_check_args": sizes["flash"]["runtime"]}
 
 
 def test_size_gate(repo_copy, tmp_path):
@@ -61,16 +110,57 @@ def test_size_gate(repo_copy, tmp_path):
     assert json.loads(baseline.read_text())["flash"]["weights"] > 0
     r = run_scons(*args, "size-check", cwd=repo_copy)
     assert r.returncode == 0, r.stdout + r.stderr
+    assert "size gate passed" in r.stdout
     # a model that grew: a wider classifier (more weights, more kernels' worth of flash)
     shutil.copy(f"{MODELS}/resnet8.onnx", repo_copy / "models" / "net.onnx")
     r = run_scons(*args, "size-check", "tolerance=5", cwd=repo_copy)
     assert r.returncode != 0
-    assert "grew beyond 5.0%" in r.stdout + r.stderr and "weights" in r.stdout + r.stderr
+    [line] = _error_lines(r)
+    assert "net grew beyond the size gate of" in line and "flash.weights" in line
+    assert "flash.weights" in r.stdout and "OVER" in r.stdout     # the table
 
 
-def test_size_check_needs_a_baseline(scons):
+def test_size_gate_floor(scons, tmp_path):
+    """A total that shrank, a tiny category that grew ~20%: the floor keeps it from
+    failing; size_floor=0 gives the old verdict. The table shows baseline, now, delta, limit."""
+    baseline = tmp_path / "kws-size.json"
+    args = ["target=armv7", "model=models/kws.onnx", f"baseline={baseline}"]
+    assert scons(*args, "size-baseline").returncode == 0
+    data = json.loads(baseline.read_text())
+    runtime = data["flash"]["runtime"]
+    data["flash"]["runtime"] = round(runtime / 1.2)       # it "grew" by ~20%, ~22 B
+    data["flash"]["weights"] += 1000                      # and the total shrank
+    data["flash"]["total"] += 1000 - (runtime - data["flash"]["runtime"])
+    baseline.write_text(json.dumps(data))
+    r = scons(*args, "size-check", "tolerance=5")
+    assert r.returncode == 0, r.stdout + r.stderr
+    header = next(line for line in r.stdout.splitlines() if line.startswith("category"))
+    assert header.split() == ["category", "baseline", "now", "delta", "%", "limit"]
+    row = next(line for line in r.stdout.splitlines() if line.startswith("flash.runtime"))
+    b = data["flash"]["runtime"]
+    assert row.split() == ["flash.runtime", str(b), str(runtime), f"+{runtime - b}",
+                           f"{100 * (runtime - b) / b:+.1f}%", str(b + 256)]
+    r = scons(*args, "size-check", "tolerance=5", "size_floor=0")
+    assert r.returncode == 2
+    [line] = _error_lines(r)
+    assert line.endswith("kws grew beyond the size gate of "
+                         f"{baseline}: flash.runtime (update the baseline (size-baseline) "
+                         "when the growth is intended)")
+    r = scons(*args, "size-check", "size_floor=lots")
+    assert r.returncode == 2 and "size_floor=lots is not a whole number" in r.stderr
+
+
+def test_size_check_needs_a_baseline(scons, tmp_path):
     r = scons("model=models/kws.onnx", "size-check")
-    assert r.returncode != 0 and "need baseline=FILE" in r.stderr
+    assert r.returncode != 0 and "size-check needs baseline=FILE" in r.stderr
+    assert "baseline=FILE size-baseline" in r.stderr
+    missing = tmp_path / "missing.json"
+    r = scons("model=models/kws.onnx", f"baseline={missing}", "size-check")
+    assert r.returncode == 2
+    assert _error_lines(r) == [f"onnxcc: error: {missing}: size baseline not found (run "
+                               f"`scons <the same options> baseline={missing} size-baseline` "
+                               "first)"]
+    assert not (scons.build_dir / "x86_64").exists()     # refused before building anything
 
 
 def test_missing_toolchain_and_emulator_name_the_package(repo_copy):

@@ -79,6 +79,16 @@ class Target:
     runner_package: str
     cpu: Cpu = Cpu()
     bench: dict = field(default_factory=dict)  # how `bench` counts (bench.py)
+    # the size report's footprint program: a minimal link on bare-metal targets (by
+    # default, like the verify harness)
+    footprint_sources: list = None
+    footprint_linkflags: list = None
+
+    def __post_init__(self):
+        if self.footprint_sources is None:
+            self.footprint_sources = self.harness_sources
+        if self.footprint_linkflags is None:
+            self.footprint_linkflags = self.linkflags
 
     def run_command(self, elf):
         if not self.runner:
@@ -181,7 +191,11 @@ def load_target(name):
                   fma, t.get("runner", []), t.get("runner_package", ""),
                   Cpu(int(cpu.get("simd_bytes", 0)), int(cpu.get("registers", 16)), fma,
                       int(cpu.get("l1d_bytes", 0)), tuple(cpu.get("features", ()))),
-                  t.get("bench", {}))
+                  t.get("bench", {}),
+                  [os.path.join(REPO_ROOT, s) for s in t["footprint_sources"]]
+                  if "footprint_sources" in t else None,
+                  [_repo_path(a) for a in t["footprint_linkflags"]]
+                  if "footprint_linkflags" in t else None)
 
 
 def parse_bytes(text, option):

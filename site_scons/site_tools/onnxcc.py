@@ -52,7 +52,8 @@ from onnxcc.errors import OnnxccError, one_line  # noqa: E402
 from onnxcc.files import write_text  # noqa: E402
 from onnxcc.paths import REPO_ROOT, RUNTIME_DIR, TEMPLATES_DIR  # noqa: E402
 from onnxcc import footprint  # noqa: E402
-from onnxcc.report import human_bytes  # noqa: E402
+from onnxcc.footprint import fit, size_gate  # noqa: E402
+from onnxcc.report import format_gate, format_table, human_bytes  # noqa: E402
 from onnxcc.targets import load_target, with_memory  # noqa: E402
 
 _PACKAGE_FILES = sorted(glob.glob(os.path.join(_SITE, "onnxcc", "**", "*.py"), recursive=True))
@@ -163,12 +164,34 @@ def _footprint_main(targets, sources, env):
     return None
 
 
-def _report(targets, sources, env):
-    """size.json from the footprint ELF (sources[0]) and the .su files; fails a model
-    that does not fit the target."""
+def _budget(env, tactics_path):
     target = env["ONNXCC_TARGET"]
-    sizes = footprint.measure(sources[0], env["ONNXCC_NAME"], sources[1:])
-    footprint.check_fits(sizes, target.flash_bytes, target.ram_bytes, target.name)
+    return fit.Budget(target.name, target.flash_bytes, target.ram_bytes, env["ONNXCC_OPT"],
+                      fit.is_quantized(tactics_path))
+
+
+def _fit(targets, sources, env):
+    """fit.json: the model's library (sources[0]) with its plan (sources[1]) and stack (the
+    .su files after tactics.json, sources[2]) fits the target; checked before any link."""
+    name = env["ONNXCC_NAME"]
+    with open(sources[1]) as f:
+        plan = json.load(f)
+    stack, _ = footprint.stack_usage(name, sources[3:])
+    budget = _budget(env, sources[2])
+    flash, ram = fit.check_library(name, sources[0], plan, stack, budget)
+    write_text(targets[0], json.dumps({"model": name, "flash": flash, "ram": ram,
+                                       "flash_bytes": budget.flash_bytes,
+                                       "ram_bytes": budget.ram_bytes}, indent=1) + "\n")
+    return None
+
+
+def _report(targets, sources, env):
+    """size.json from the footprint ELF (sources[0]), then tactics.json, the .su files
+    and the footprint program's own objects; fails a model that does not fit the target."""
+    su = [s for s in sources[2:] if s.endswith(".su")]
+    program = [s for s in sources[2:] if not s.endswith(".su")]
+    sizes = footprint.measure(sources[0], env["ONNXCC_NAME"], su, program)
+    fit.check_fits(sizes, _budget(env, sources[1]))
     write_text(targets[0], json.dumps(sizes, indent=1) + "\n")
     return None
 
@@ -178,25 +201,26 @@ def _print_report(targets, sources, env):
         sizes = json.load(f)
     return (f"[report] {env['ONNXCC_NAME']} on {env['ONNXCC_TARGET'].name}: "
             f"flash {human_bytes(sizes['flash']['total'])}, ram {human_bytes(sizes['ram']['total'])}\n"
-            + footprint.format_table(sizes))
+            + format_table(sizes))
 
 
 def _size_baseline(targets, sources, env):
     with open(sources[0]) as f:
-        footprint.write_baseline(env["ONNXCC_BASELINE"], json.load(f))
+        size_gate.write_baseline(env["ONNXCC_BASELINE"], json.load(f))
     return f"[size] baseline written to {env['ONNXCC_BASELINE']}"
 
 
 def _size_check(targets, sources, env):
     with open(sources[0]) as f:
         current = json.load(f)
-    ok, lines = footprint.compare(footprint.read_baseline(env["ONNXCC_BASELINE"]), current,
-                                  float(env["ONNXCC_TOLERANCE"]))
-    text = "\n".join(lines)
-    if not ok:
-        raise OnnxccError(f"{env['ONNXCC_NAME']} grew beyond {env['ONNXCC_TOLERANCE']}% of "
-                          f"{env['ONNXCC_BASELINE']}:\n{text}")
-    return f"[size] {env['ONNXCC_NAME']} within {env['ONNXCC_TOLERANCE']}% of {env['ONNXCC_BASELINE']}\n{text}"
+    result = size_gate.compare(size_gate.read_baseline(env["ONNXCC_BASELINE"]), current,
+                               float(env["ONNXCC_TOLERANCE"]), int(env["ONNXCC_SIZE_FLOOR"]))
+    print("\n".join(format_gate(result)))
+    if not result.ok:
+        raise OnnxccError(f"{env['ONNXCC_NAME']} grew beyond the size gate of "
+                          f"{env['ONNXCC_BASELINE']}: {', '.join(result.failed)}",
+                          hint="update the baseline (size-baseline) when the growth is intended")
+    return f"[size] {env['ONNXCC_NAME']} within the size gate of {env['ONNXCC_BASELINE']}"
 
 
 def _verify_case(targets, sources, env):
@@ -271,7 +295,10 @@ BUILDERS = {
     "OnnxccBenchRun": _python_builder("bench", _bench_run),
     "OnnxccFootprintMain": _python_builder("report", _footprint_main,
                                            ["ONNXCC_NAME", "ONNXCC_POOLS", "ONNXCC_IO"]),
-    "OnnxccReport": _python_builder("report", _report, ["ONNXCC_NAME", "ONNXCC_FLASH", "ONNXCC_RAM"]),
+    "OnnxccFit": _python_builder("fit", _fit, ["ONNXCC_NAME", "ONNXCC_FLASH", "ONNXCC_RAM",
+                                               "ONNXCC_OPT"]),
+    "OnnxccReport": _python_builder("report", _report, ["ONNXCC_NAME", "ONNXCC_FLASH", "ONNXCC_RAM",
+                                                        "ONNXCC_OPT"]),
 }
 
 
@@ -352,6 +379,11 @@ def _model_env(env, target, toolchain, verbose):
     else:
         e.Replace(OBJCOPY=_objcopy_beside(e), LINK="$CC",
                   LINKFLAGS=["$CCFLAGS"] + tc.linkflags + target.linkflags)
+    # the size report's footprint program links the same way, with the target's own flags
+    # for it (a minimal bare-metal link)
+    link = list(e["LINKFLAGS"])
+    e.Replace(ONNXCC_FOOTPRINT_LINKFLAGS=link[:len(link) - len(target.linkflags)]
+              + target.footprint_linkflags)
     compile_flags = [str(f) for f in e.subst_list("$CCFLAGS")[0]]
     # (recorded in the fragments: the flags a firmware must be compatible with)
     e.Replace(ONNXCC_TARGET_CFLAGS=list(target.cflags) if toolchain == "target" else compile_flags,
@@ -443,7 +475,8 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
     if opt == "size":  # the reference kernels, and the compiler's smallest code for them
         e.Append(CCFLAGS=["-Os"])
     if sanitize:  # the library, the harnesses and their links
-        e.Append(CCFLAGS=sanitizer.FLAGS, LINKFLAGS=sanitizer.FLAGS)
+        e.Append(CCFLAGS=sanitizer.FLAGS, LINKFLAGS=sanitizer.FLAGS,
+                 ONNXCC_FOOTPRINT_LINKFLAGS=sanitizer.FLAGS)
 
     def at(*parts):
         return out.File(os.path.join(*parts))
@@ -482,15 +515,26 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
                            CCFLAGS=e["CCFLAGS"] + ["-fstack-usage"])
         objects.append(obj)
         stack_usage.append(su)
-    lib = e.StaticLibrary(at(f"lib{name}.a"), e.OnnxccLinkModel(at(f"lib{name}.o"), objects))
+    lib_object = e.OnnxccLinkModel(at(f"lib{name}.o"), objects)
+    # nothing links the library (the footprint, verify and bench programs, a firmware)
+    # before it is known to fit the target: onnxcc's line, not the linker's "overflowed"
+    fits = e.OnnxccFit(at("fit.json"), lib_object + plan + chosen[:1] + stack_usage)
+    e.Depends(fits, _PACKAGE_FILES)
+    lib = e.StaticLibrary(at(f"lib{name}.a"), lib_object)
+    e.Depends(lib, fits)
     startup = [e.Object(at("startup", os.path.splitext(os.path.basename(s))[0] + ".o"), s)
                for s in tgt.harness_sources]
 
     footprint_c = e.OnnxccFootprintMain(at("footprint", f"{name}_footprint.c"), optimized[0])
     e.Depends(footprint_c, _PACKAGE_FILES + [os.path.join(TEMPLATES_DIR, "footprint_main.c.mako")])
-    footprint_elf = e.Program(at("footprint", f"{name}_footprint"), footprint_c + startup,
-                              LIBS=[lib] + tgt.toolchain.libs)
-    size = e.OnnxccReport(at("size.json"), footprint_elf + stack_usage)
+    program = e.Object(at("footprint", f"{name}_footprint.o"), footprint_c)
+    program += startup if tgt.footprint_sources == tgt.harness_sources else [
+        e.Object(at("footprint", "startup", os.path.splitext(os.path.basename(s))[0] + ".o"), s)
+        for s in tgt.footprint_sources]
+    footprint_elf = e.Program(at("footprint", f"{name}_footprint"), program,
+                              LIBS=[lib] + tgt.toolchain.libs,
+                              LINKFLAGS="$ONNXCC_FOOTPRINT_LINKFLAGS")
+    size = e.OnnxccReport(at("size.json"), footprint_elf + chosen[:1] + stack_usage + program)
     e.Depends(size, _PACKAGE_FILES)
     # the table is printed at the end of every build, also when nothing changed
     show_size = e.Alias(f"size-table-{tgt.name}-{name}", size, _stage("report", _print_report))
@@ -550,10 +594,14 @@ def OnnxSharedArena(env, name, models):
     return lib[0], out
 
 
-def OnnxSizeGate(env, model, baseline, tolerance=0.0, write=False):
+def OnnxSizeGate(env, model, baseline, tolerance=0.0, write=False,
+                 floor=size_gate.DEFAULT_FLOOR):
     """size-baseline (``write``) or size-check of ``model`` (from OnnxModel) against
-    the JSON file ``baseline``; runs every time it is asked for."""
-    e = model.env.Clone(ONNXCC_BASELINE=str(baseline), ONNXCC_TOLERANCE=float(tolerance))
+    the JSON file ``baseline``: a category fails when it grows by more than ``tolerance``
+    percent and more than ``floor`` bytes, a total by more than ``tolerance`` percent;
+    runs every time it is asked for."""
+    e = model.env.Clone(ONNXCC_BASELINE=str(baseline), ONNXCC_TOLERANCE=float(tolerance),
+                        ONNXCC_SIZE_FLOOR=int(floor))
     kind = "baseline" if write else "check"
     action = _stage("size", _size_baseline if write else _size_check)
     node = e.Alias(f"size-{kind}-{model.target.name}-{model.name}", model.size, action)
