@@ -403,10 +403,12 @@ def _link_files(target):
     return [f for f in target.linkflags if os.path.isabs(f)]
 
 
-def _model_env(env, target, toolchain, verbose):
+def _model_env(env, target, toolchain, verbose, launcher=""):
     """A clone of ``env`` that compiles for ``target``: with the target's toolchain file, or
     (``toolchain='env'``) with env's own CC, AR, CCFLAGS, CFLAGS and CPPDEFINES. The size
-    report and verify programs link with the target's startup code and linker script either way."""
+    report and verify programs link with the target's startup code and linker script either way.
+    ``launcher`` (``ccache``, ``distcc``) runs every compile, outside the signature: with
+    or without it the objects are the same, and so are their build cache entries."""
     tc = target.toolchain
     e = env.Clone()
     # a linker script as a node: on the command line its path from the top folder, in the
@@ -422,6 +424,11 @@ def _model_env(env, target, toolchain, verbose):
     else:
         e.Replace(OBJCOPY=_objcopy_beside(e), LINK="$CC",
                   LINKFLAGS=["$CCFLAGS"] + tc.linkflags + target_linkflags)
+    if launcher:
+        if not e.WhereIs(launcher.split()[0]):
+            raise OnnxccError(f"launcher={launcher}: no program {launcher.split()[0]}",
+                              hint="install it, e.g. apt-get install ccache, or leave launcher= out")
+        e.Replace(ONNXCC_LAUNCHER=launcher.split(), CCCOM="$( $ONNXCC_LAUNCHER $) " + e["CCCOM"])
     compile_flags = [str(f) for f in e.subst_list("$CCFLAGS")[0]]
     # (recorded in the fragments: the flags a firmware must be compatible with)
     e.Replace(ONNXCC_TARGET_CFLAGS=list(target.cflags) if toolchain == "target" else compile_flags,
@@ -463,7 +470,7 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
               weights_section="", input_shape="", fuse=True, seed=0, testdata=None,
               verbose=False, need_runner=False, flash=None, ram=None, planner="auto",
               schedule="memory", pools="", io="caller", opt="speed", tactic="", autotune=False,
-              sanitize=False):
+              sanitize=False, launcher=""):
     """Declare every stage of the ONNX file ``model``, compiled as C prefix ``name`` (None:
     the file's stem) for ``target`` into ``<build_dir>/<target>/<name>/``; relative paths are
     relative to the calling SConscript. ``toolchain='env'`` compiles with this environment's
@@ -471,7 +478,8 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
     that linker section; ``planner``, ``schedule``, ``pools`` and ``io`` steer the memory
     plan, ``opt``, ``tactic`` and ``autotune`` the kernels (README.md); ``sanitize`` builds
     everything with ASan and UBSan into ``<build_dir>/<target>-sanitize/<name>/`` (host
-    targets only; verify then fails on any report). Returns an
+    targets only; verify then fails on any report); ``launcher`` runs the C compiles
+    through ccache or distcc. Returns an
     :class:`OnnxModelNodes` (unpacks as ``lib, include``)."""
     if toolchain not in TOOLCHAINS:
         raise OnnxccError(f"toolchain={toolchain!r} is not one of {', '.join(TOOLCHAINS)}",
@@ -496,7 +504,7 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
     out = _claim(env.Dir(build_dir).Dir(sanitizer.build_folder(tgt.name, sanitize)).Dir(name),
                  model, name)
     testdata = env.Dir(testdata).srcnode() if testdata else None
-    e = _model_env(env, tgt, toolchain, verbose)
+    e = _model_env(env, tgt, toolchain, verbose, launcher)
     e.Replace(ONNXCC_FLASH=tgt.flash_bytes, ONNXCC_RAM=tgt.ram_bytes, ONNXCC_NAME=name,
               ONNXCC_SOURCE=_Text(model.name),
               ONNXCC_INPUT_SHAPE=input_shape or "", ONNXCC_FUSE=bool(fuse),
