@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from conftest import REPO, run_scons
+from conftest import REPO, SCONS, run_scons
 
 #: what a clean clone has: the files git tracks (and new ones it would), as they are now
 def clean_clone(dest):
@@ -70,3 +70,30 @@ def test_cache_option_is_listed_in_help():
     r = run_scons("-h")
     assert re.search(r"^cache: shared build cache", r.stdout, re.M), r.stdout
     assert re.search(r"^launcher: ", r.stdout, re.M)
+
+
+@pytest.mark.skipif(shutil.which("ccache") is None, reason="ccache is not installed")
+def test_ccache_launcher_compiles_outside_the_signature(tmp_path):
+    """launcher=ccache runs every compile through ccache (the .su files the report reads
+    still appear), and a build without it takes the cache= entries of one with it."""
+    repo = clean_clone(tmp_path / "repo")
+    env = dict(os.environ, CCACHE_DIR=str(tmp_path / "ccache"))
+
+    def scons(*args):
+        r = subprocess.run(SCONS + ["-Q", f"cache={tmp_path / 'cache'}", "model=models/kws.onnx",
+                                    *args], cwd=repo, env=env, capture_output=True, text=True,
+                           timeout=900, stdin=subprocess.DEVNULL)
+        assert r.returncode == 0, r.stdout + r.stderr
+        return r
+
+    r = scons("launcher=ccache", "verbose=1")
+    assert re.search(r"^ccache gcc .*-fstack-usage", r.stdout, re.M), r.stdout
+    assert len(list((repo / "build" / "x86_64" / "kws").glob("*.su"))) == 4
+    stats = subprocess.run(["ccache", "--print-stats"], env=env, capture_output=True,
+                           text=True).stdout
+    assert int(re.search(r"^cache_miss\t(\d+)", stats, re.M).group(1)) >= 4
+
+    shutil.rmtree(repo / "build")
+    r = scons()  # no launcher: the same signatures, so everything comes from the cache
+    assert set(RETRIEVED.findall(r.stdout)) == outputs(repo / "build")
+    assert not STAGE_LINE.findall(r.stdout), r.stdout
