@@ -58,3 +58,27 @@ def test_template_edit_regenerates_only_its_users(repo_copy):
     # (a comment leaves the object file's bytes as they were, so nothing is re-archived)
     assert {"kws_kernels.c", "kws_kernels.o"} <= again
     assert not again & {"plan.json", "kws.c", "kws_weights.c", "imported.onnx", "optimized.onnx"}
+
+
+def _edit(path):
+    path.write_text(path.read_text() + "\n# edited\n")
+
+
+def test_report_code_edit_reruns_only_the_report(repo_copy):
+    """Each stage depends on the compiler modules it runs (their import graph), so an edit
+    of the footprint report's code re-measures the size and touches nothing before it."""
+    import onnxcc.footprint
+    shutil.copy(f"{MODELS}/kws.onnx", repo_copy / "models")
+    rebuilt(repo_copy)
+    site = onnxcc.footprint.__file__.split("/site_scons/", 1)[1]
+    _edit(repo_copy / "site_scons" / site)
+    assert rebuilt(repo_copy) == {"size.json"}
+
+
+def test_planner_code_edit_replans_without_reimporting(repo_copy):
+    shutil.copy(f"{MODELS}/kws.onnx", repo_copy / "models")
+    rebuilt(repo_copy)
+    _edit(repo_copy / "site_scons" / "onnxcc" / "memory" / "algorithms.py")
+    again = rebuilt(repo_copy)
+    assert "plan.json" in again
+    assert not again & {"imported.onnx", "optimized.onnx", "size.json"}

@@ -201,3 +201,31 @@ def test_bad_arguments_stop_scons_with_one_line(tmp_path, call, needles):
     assert len(errors) == 1, r.stderr
     for needle in needles:
         assert needle in errors[0]
+
+
+EXISTS = f"""
+env = Environment(tools=[])
+print("exists:", Tool("onnxcc", toolpath=[{TOOLS!r}]).exists(env))
+env.Tool("onnxcc", toolpath=[{TOOLS!r}])
+print("loaded")
+"""
+
+
+@pytest.mark.parametrize("blocked", [None, "elftools", "onnx"])
+def test_exists_checks_the_compiler_imports(tmp_path, blocked):
+    """exists() is true only when the compiler package and its Python packages import;
+    without them, loading the tool stops SCons with one line saying what to install."""
+    (tmp_path / "SConstruct").write_text(EXISTS)
+    block = f"sys.modules[{blocked!r}] = None; " if blocked else ""  # as if not installed
+    code = (f"import sys; {block}sys.argv = ['scons', '-Q']; "
+            "import SCons.Script; SCons.Script.main()")
+    r = subprocess.run([SCONS[0], "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=120, stdin=subprocess.DEVNULL)
+    if blocked is None:
+        assert r.returncode == 0 and "exists: True" in r.stdout and "loaded" in r.stdout, r.stderr
+        return
+    assert r.returncode == 2 and "exists: False" in r.stdout and "loaded" not in r.stdout
+    assert "Traceback" not in r.stderr
+    errors = r.stderr.strip().splitlines()
+    assert len(errors) == 1 and errors[0].startswith("scons: *** onnxcc: "), r.stderr
+    assert blocked in errors[0] and "setup.sh" in errors[0]

@@ -16,6 +16,7 @@ package beside this folder; this module only declares builders over it.
 
 import functools
 import glob
+import importlib.metadata
 import importlib.util
 import json
 import os
@@ -42,21 +43,32 @@ if getattr(sys.modules.get("onnxcc"), "__path__", None) is None:
     sys.modules["onnxcc"] = importlib.util.module_from_spec(_spec)
     _spec.loader.exec_module(sys.modules["onnxcc"])
 
-from onnxcc import autotune as autotuner  # noqa: E402
-from onnxcc import bench, importer, integration, optimizer, planner, sanitize as sanitizer, tactics, verify  # noqa: E402
-from onnxcc.ctext import c_ident  # noqa: E402
-from onnxcc.memory.pools import parse_pools  # noqa: E402
-from onnxcc.planner import check_options as check_plan_options  # noqa: E402
-from onnxcc.codegen import sources as codegen  # noqa: E402
+# (plain Python: these load without onnxcc's dependencies)
 from onnxcc.errors import OnnxccError, one_line  # noqa: E402
-from onnxcc.files import write_text  # noqa: E402
+from onnxcc.module_deps import files_of, modules_used_by  # noqa: E402
 from onnxcc.paths import REPO_ROOT, RUNTIME_DIR, TEMPLATES_DIR  # noqa: E402
-from onnxcc import footprint  # noqa: E402
-from onnxcc.footprint import fit, size_gate  # noqa: E402
-from onnxcc.report import format_gate, format_table, human_bytes  # noqa: E402
-from onnxcc.targets import load_target, with_memory  # noqa: E402
+try:
+    from onnxcc import autotune as autotuner
+    from onnxcc import bench, importer, integration, optimizer, planner, sanitize as sanitizer, tactics, verify
+    from onnxcc.ctext import c_ident
+    from onnxcc.memory.pools import parse_pools
+    from onnxcc.planner import check_options as check_plan_options
+    from onnxcc.codegen import sources as codegen
+    from onnxcc.files import write_text
+    from onnxcc import footprint
+    from onnxcc.footprint import fit, size_gate
+    from onnxcc.report import format_gate, format_table, human_bytes
+    from onnxcc.targets import load_target, with_memory
+except ImportError as e:  # a missing Python package: exists() says no, generate() which
+    _IMPORT_ERROR = e
+else:
+    _IMPORT_ERROR = None
 
-_PACKAGE_FILES = sorted(glob.glob(os.path.join(_SITE, "onnxcc", "**", "*.py"), recursive=True))
+#: the Python packages (distributions) the stages run, whose versions sign every Python
+#: stage: a build cache shared by machines never hands one's outputs to another whose
+#: onnx or onnxruntime would have computed different ones
+PYTHON_DEPS = ("onnx", "onnxruntime", "numpy", "Mako", "pyelftools")
+
 
 
 def _stage(label, fn, varlist=()):
@@ -262,39 +274,88 @@ def _scan_kernel_templates(node, env, path):
         return []  # the generate stage itself reports it
 
 
-def _python_builder(label, fn, varlist=(), **kw):
-    return SCons.Builder.Builder(action=_stage(label, fn, varlist), **kw)
+def _code_files(fn):
+    """The compiler's files a stage runs: the closure of the modules ``fn`` (and the
+    wrapper every stage runs in) use, computed from the import graph once per SCons run."""
+    return files_of(modules_used_by(fn) | modules_used_by(_stage))
+
+
+def _code_scanner(fn, templates):
+    """Implicit dependencies of a stage's targets: its compiler modules and the templates
+    it renders (the kernel templates a model uses are scanned from its tactics instead)."""
+    files = functools.cache(lambda: _code_files(fn) + [os.path.join(TEMPLATES_DIR, t)
+                                                       for t in templates])
+    return SCons.Scanner.Scanner(lambda node, env, path: env.File(files()),
+                                 name=f"onnxcc_code_{fn.__name__.strip('_')}")
+
+
+def _outputs(*siblings):
+    """An emitter: the first target names the others, files beside it (``{stem}`` is its
+    name without extension): ``_outputs("{stem}.c")`` makes ``kws.h`` into kws.h, kws.c."""
+    def emit(target, source, env):
+        first = target[0]
+        stem = os.path.splitext(first.name)[0]
+        return [first] + [first.dir.File(s.format(stem=stem)) for s in siblings], source
+    return emit
+
+
+def _tactics_outputs(target, source, env):
+    """autotune also writes the measured choices beside the model (autotune.record_path)."""
+    return target[:1] + ([env["ONNXCC_RECORD"]] if env["ONNXCC_AUTOTUNE"] else []), source
+
+
+def _python_builder(label, fn, varlist=(), templates=(), **kw):
+    """A builder running stage ``fn``, whose targets depend on the onnxcc modules ``fn``
+    runs and the ``templates`` it renders, and on nothing else of the compiler."""
+    return SCons.Builder.Builder(action=_stage(label, fn, list(varlist) + ["ONNXCC_PYTHON_DEPS"]),
+                                 target_scanner=_code_scanner(fn, templates), **kw)
 
 
 BUILDERS = {
-    "OnnxccImport": _python_builder("import", _import, ["ONNXCC_INPUT_SHAPE"]),
-    "OnnxccOptimize": _python_builder("optimize", _optimize, ["ONNXCC_FUSE"]),
+    "OnnxccImport": _python_builder("import", _import, ["ONNXCC_INPUT_SHAPE"],
+                                    emitter=_outputs("{stem}.bin")),
+    "OnnxccOptimize": _python_builder("optimize", _optimize, ["ONNXCC_FUSE"],
+                                      emitter=_outputs("{stem}.bin")),
     "OnnxccSelect": _python_builder("tactics", _select, ["ONNXCC_OPT", "ONNXCC_TACTIC",
                                                          "ONNXCC_CPU", "ONNXCC_AUTOTUNE",
-                                                         "ONNXCC_TUNED"]),
+                                                         "ONNXCC_TUNED"],
+                                    emitter=_tactics_outputs),
     "OnnxccPlan": _python_builder("plan", _plan, ["ONNXCC_SOURCE", "ONNXCC_PLANNER",
                                                   "ONNXCC_SCHEDULE", "ONNXCC_POOLS", "ONNXCC_IO",
                                                   "ONNXCC_RAM"]),
-    "OnnxccGenerateModel": _python_builder("generate", _generate_model, ["ONNXCC_NAME", "ONNXCC_SOURCE"]),
+    "OnnxccGenerateModel": _python_builder("generate", _generate_model, ["ONNXCC_NAME", "ONNXCC_SOURCE"],
+                                           templates=("model.h.mako", "model.c.mako"),
+                                           emitter=_outputs("{stem}.c")),
     "OnnxccGenerateKernels": _python_builder(
         "generate", _generate_kernels, ["ONNXCC_NAME", "ONNXCC_SOURCE"],
+        templates=("model_kernels.c.mako", "model_kernels.h.mako"), emitter=_outputs("{stem}.h"),
         source_scanner=SCons.Scanner.Scanner(_scan_kernel_templates, name="onnxcc_kernels")),
     "OnnxccGenerateWeights": _python_builder("generate", _generate_weights,
-                                             ["ONNXCC_NAME", "ONNXCC_SOURCE", "ONNXCC_WEIGHTS_SECTION"]),
+                                             ["ONNXCC_NAME", "ONNXCC_SOURCE", "ONNXCC_WEIGHTS_SECTION"],
+                                             templates=("model_weights.c.mako",)),
     "OnnxccFragments": _python_builder("generate", _fragments,
-                                       ["ONNXCC_NAME", "ONNXCC_SYSTEM_LIBS", "ONNXCC_TARGET_CFLAGS",
-                                        "ONNXCC_WEIGHTS_SECTION"]),
+                                       ["ONNXCC_NAME", "ONNXCC_TARGET_NAME", "ONNXCC_SYSTEM_LIBS",
+                                        "ONNXCC_TARGET_CFLAGS", "ONNXCC_WEIGHTS_SECTION"],
+                                       templates=("model.mk.mako", "model.cmake.mako",
+                                                  "model_CMakeLists.txt.mako"),
+                                       emitter=_outputs("{stem}.cmake", "CMakeLists.txt")),
     "OnnxccSharedArena": _python_builder("generate", _shared_arena,
-                                         ["ONNXCC_ARENA", "ONNXCC_ARENA_MODELS"]),
+                                         ["ONNXCC_ARENA", "ONNXCC_ARENA_MODELS"],
+                                         templates=("shared_arena.h.mako", "shared_arena.c.mako"),
+                                         emitter=_outputs("{stem}.c")),
     "OnnxccVerifyCase": _python_builder("verify", _verify_case,
                                         ["ONNXCC_NAME", "ONNXCC_SEED", "ONNXCC_TESTDATA", "ONNXCC_INPUT_SHAPE",
-                                         "ONNXCC_POOLS", "ONNXCC_IO"]),
+                                         "ONNXCC_POOLS", "ONNXCC_IO"],
+                                        templates=("harness.c.mako", "verify_data.c.mako"),
+                                        emitter=_outputs("verify_data.c", "expected.npz")),
     "OnnxccVerifyRun": _python_builder("verify", _verify_run),
     "OnnxccBenchHarness": _python_builder("bench", _bench_harness,
-                                          ["ONNXCC_NAME", "ONNXCC_BENCH", "ONNXCC_POOLS", "ONNXCC_IO"]),
+                                          ["ONNXCC_NAME", "ONNXCC_BENCH", "ONNXCC_POOLS", "ONNXCC_IO"],
+                                          templates=("bench.c.mako", "clock.mako")),
     "OnnxccBenchRun": _python_builder("bench", _bench_run),
     "OnnxccFootprintMain": _python_builder("report", _footprint_main,
-                                           ["ONNXCC_NAME", "ONNXCC_POOLS", "ONNXCC_IO"]),
+                                           ["ONNXCC_NAME", "ONNXCC_POOLS", "ONNXCC_IO"],
+                                           templates=("footprint_main.c.mako",)),
     "OnnxccFit": _python_builder("fit", _fit, ["ONNXCC_NAME", "ONNXCC_FLASH", "ONNXCC_RAM",
                                                "ONNXCC_OPT"]),
     "OnnxccReport": _python_builder("report", _report, ["ONNXCC_NAME", "ONNXCC_FLASH", "ONNXCC_RAM",
@@ -363,27 +424,44 @@ def _objcopy_beside(env):
     return objcopy
 
 
-def _model_env(env, target, toolchain, verbose):
+def _link_files(target):
+    """The files a target's link flags name (its linker script; targets.py makes them
+    absolute paths into the repository), for its programs and its footprint program."""
+    return [f for f in dict.fromkeys(target.linkflags + target.footprint_linkflags)
+            if os.path.isabs(f)]
+
+
+def _model_env(env, target, toolchain, verbose, launcher=""):
     """A clone of ``env`` that compiles for ``target``: with the target's toolchain file, or
     (``toolchain='env'``) with env's own CC, AR, CCFLAGS, CFLAGS and CPPDEFINES. The size
-    report and verify programs link with the target's startup code and linker script either way."""
+    report and verify programs link with the target's startup code and linker script either way.
+    ``launcher`` (``ccache``, ``distcc``) runs every compile, outside the signature: with
+    or without it the objects are the same, and so are their build cache entries."""
     tc = target.toolchain
     e = env.Clone()
+    # a linker script as a node: on the command line its path from the top folder, in the
+    # link's signature only its name (its bytes are a dependency: _link_files)
+    target_linkflags = [e.File(f) if f in _link_files(target) else f for f in target.linkflags]
     if toolchain == "target":
         # ar and ranlib in deterministic mode (D): no timestamps, uids or modes in lib<name>.a,
         # whatever the distribution's default
         e.Replace(CC=tc.tool("gcc"), LINK=tc.tool("gcc"), AR=tc.tool("ar"), ARFLAGS=["rcD"],
                   RANLIB=tc.tool("ranlib"), RANLIBFLAGS=["-D"], OBJCOPY=tc.tool("objcopy"))
         e.Replace(CCFLAGS=tc.cflags + target.cflags + ["-Wall", "-Wextra"], CFLAGS=["-std=c99"],
-                  LINKFLAGS=tc.cflags + target.cflags + tc.linkflags + target.linkflags)
+                  LINKFLAGS=tc.cflags + target.cflags + tc.linkflags + target_linkflags)
     else:
         e.Replace(OBJCOPY=_objcopy_beside(e), LINK="$CC",
-                  LINKFLAGS=["$CCFLAGS"] + tc.linkflags + target.linkflags)
+                  LINKFLAGS=["$CCFLAGS"] + tc.linkflags + target_linkflags)
+    if launcher:
+        if not e.WhereIs(launcher.split()[0]):
+            raise OnnxccError(f"launcher={launcher}: no program {launcher.split()[0]}",
+                              hint="install it, e.g. apt-get install ccache, or leave launcher= out")
+        e.Replace(ONNXCC_LAUNCHER=launcher.split(), CCCOM="$( $ONNXCC_LAUNCHER $) " + e["CCCOM"])
     # the size report's footprint program links the same way, with the target's own flags
     # for it (a minimal bare-metal link)
     link = list(e["LINKFLAGS"])
-    e.Replace(ONNXCC_FOOTPRINT_LINKFLAGS=link[:len(link) - len(target.linkflags)]
-              + target.footprint_linkflags)
+    e.Replace(ONNXCC_FOOTPRINT_LINKFLAGS=link[:len(link) - len(target_linkflags)]
+              + [e.File(f) if f in _link_files(target) else f for f in target.footprint_linkflags])
     compile_flags = [str(f) for f in e.subst_list("$CCFLAGS")[0]]
     # (recorded in the fragments: the flags a firmware must be compatible with)
     e.Replace(ONNXCC_TARGET_CFLAGS=list(target.cflags) if toolchain == "target" else compile_flags,
@@ -425,7 +503,7 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
               weights_section="", input_shape="", fuse=True, seed=0, testdata=None,
               verbose=False, need_runner=False, flash=None, ram=None, planner="auto",
               schedule="memory", pools="", io="caller", opt="speed", tactic="", autotune=False,
-              sanitize=False):
+              sanitize=False, launcher=""):
     """Declare every stage of the ONNX file ``model``, compiled as C prefix ``name`` (None:
     the file's stem) for ``target`` into ``<build_dir>/<target>/<name>/``; relative paths are
     relative to the calling SConscript. ``toolchain='env'`` compiles with this environment's
@@ -433,7 +511,8 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
     that linker section; ``planner``, ``schedule``, ``pools`` and ``io`` steer the memory
     plan, ``opt``, ``tactic`` and ``autotune`` the kernels (README.md); ``sanitize`` builds
     everything with ASan and UBSan into ``<build_dir>/<target>-sanitize/<name>/`` (host
-    targets only; verify then fails on any report). Returns an
+    targets only; verify then fails on any report); ``launcher`` runs the C compiles
+    through ccache or distcc. Returns an
     :class:`OnnxModelNodes` (unpacks as ``lib, include``)."""
     if toolchain not in TOOLCHAINS:
         raise OnnxccError(f"toolchain={toolchain!r} is not one of {', '.join(TOOLCHAINS)}",
@@ -457,17 +536,21 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
     name = c_ident(name or os.path.splitext(model.name)[0], MODEL_NAME_LIMIT)
     out = _claim(env.Dir(build_dir).Dir(sanitizer.build_folder(tgt.name, sanitize)).Dir(name),
                  model, name)
-    testdata = os.path.join(env.Dir(".").srcnode().abspath, testdata) if testdata else ""
-    e = _model_env(env, tgt, toolchain, verbose)
+    testdata = env.Dir(testdata).srcnode() if testdata else None
+    e = _model_env(env, tgt, toolchain, verbose, launcher)
     e.Replace(ONNXCC_FLASH=tgt.flash_bytes, ONNXCC_RAM=tgt.ram_bytes, ONNXCC_NAME=name,
               ONNXCC_SOURCE=_Text(model.name),
               ONNXCC_INPUT_SHAPE=input_shape or "", ONNXCC_FUSE=bool(fuse),
-              ONNXCC_SEED=int(seed), ONNXCC_TESTDATA=testdata, ONNXCC_VERBOSE=bool(verbose),
+              ONNXCC_SEED=int(seed), ONNXCC_VERBOSE=bool(verbose),
               ONNXCC_TARGET=tgt, ONNXCC_WEIGHTS_SECTION=weights_section,
               ONNXCC_SYSTEM_LIBS=list(tgt.toolchain.libs), ONNXCC_PLANNER=planner,
               ONNXCC_SCHEDULE=schedule, ONNXCC_POOLS=pools or "", ONNXCC_IO=io,
               ONNXCC_OPT=opt, ONNXCC_TACTIC=tactic or "", ONNXCC_AUTOTUNE=bool(autotune),
-              ONNXCC_TUNED=tuned.abspath if tuned else "",
+              # (paths as SCons gives them to the stages: relative to the top folder, so
+              # that a clone elsewhere has the same signatures and shares a build cache)
+              ONNXCC_TESTDATA=testdata.path if testdata else "",
+              ONNXCC_TUNED=tuned.path if tuned else "", ONNXCC_RECORD=record,
+              ONNXCC_TARGET_NAME=tgt.name,
               ONNXCC_CPU=json.dumps(tgt.cpu.as_dict(), sort_keys=True),
               ONNXCC_BENCH=json.dumps(tgt.bench, sort_keys=True))
     e.Append(BUILDERS=dict(BUILDERS, OnnxccLinkModel=_LINK_MODEL),
@@ -481,30 +564,23 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
     def at(*parts):
         return out.File(os.path.join(*parts))
 
-    imported = e.OnnxccImport([at("imported.onnx"), at("imported.bin")], model)
-    optimized = e.OnnxccOptimize([at("optimized.onnx"), at("optimized.bin")], imported)
+    # (each builder's emitter adds the files written beside the one named here, and its
+    # scanner the compiler modules and templates the stage runs)
+    imported = e.OnnxccImport(at("imported.onnx"), model)
+    optimized = e.OnnxccOptimize(at("optimized.onnx"), imported)
     if autotune:  # measures the candidates (with the weights), records the choice
-        chosen = e.OnnxccSelect([at("tactics.json"), record], optimized)[:1]
+        selected = e.OnnxccSelect(at("tactics.json"), optimized)
+        e.NoCache(selected)  # a measurement of this machine, and the record is a source file
+        chosen = selected[:1]
     else:
         forced = [env.File(tactic)] if str(tactic or "").endswith(".json") else []
         chosen = e.OnnxccSelect(at("tactics.json"),
                                 [optimized[0]] + forced + ([tuned] if tuned else []))
     plan = e.OnnxccPlan(at("plan.json"), [optimized[0], chosen])
-    header_c = e.OnnxccGenerateModel([at(f"{name}.h"), at(f"{name}.c")],
-                                     [optimized[0], plan, chosen])
-    kernels = e.OnnxccGenerateKernels([at(f"{name}_kernels.c"), at(f"{name}_kernels.h")],
-                                      [optimized[0], plan, chosen])
+    header_c = e.OnnxccGenerateModel(at(f"{name}.h"), [optimized[0], plan, chosen])
+    kernels = e.OnnxccGenerateKernels(at(f"{name}_kernels.c"), [optimized[0], plan, chosen])
     weights = e.OnnxccGenerateWeights(at(f"{name}_weights.c"), optimized + chosen)
-    fragments = e.OnnxccFragments([at(f"{name}.mk"), at(f"{name}.cmake"), at("CMakeLists.txt")],
-                                  [plan[0], header_c[0]])
-    stages = imported + optimized + chosen + plan + header_c + kernels + weights + fragments
-    e.Depends(stages, _PACKAGE_FILES)
-    e.Depends(header_c, [os.path.join(TEMPLATES_DIR, t) for t in ("model.h.mako", "model.c.mako")])
-    e.Depends(kernels, [os.path.join(TEMPLATES_DIR, t)
-                        for t in ("model_kernels.c.mako", "model_kernels.h.mako")])
-    e.Depends(weights, os.path.join(TEMPLATES_DIR, "model_weights.c.mako"))
-    e.Depends(fragments, [os.path.join(TEMPLATES_DIR, t) for t in
-                          ("model.mk.mako", "model.cmake.mako", "model_CMakeLists.txt.mako")])
+    fragments = e.OnnxccFragments(at(f"{name}.mk"), [plan[0], header_c[0]])
 
     # the library's objects, each with gcc's stack usage (.su) for the size report
     lib_sources = [header_c[1], kernels[0], weights[0], os.path.join(RUNTIME_DIR, "onnxcc_runtime.c")]
@@ -519,14 +595,13 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
     # nothing links the library (the footprint, verify and bench programs, a firmware)
     # before it is known to fit the target: onnxcc's line, not the linker's "overflowed"
     fits = e.OnnxccFit(at("fit.json"), lib_object + plan + chosen[:1] + stack_usage)
-    e.Depends(fits, _PACKAGE_FILES)
     lib = e.StaticLibrary(at(f"lib{name}.a"), lib_object)
     e.Depends(lib, fits)
     startup = [e.Object(at("startup", os.path.splitext(os.path.basename(s))[0] + ".o"), s)
                for s in tgt.harness_sources]
+    link_files = _link_files(tgt)  # the linker script the programs are linked with
 
     footprint_c = e.OnnxccFootprintMain(at("footprint", f"{name}_footprint.c"), optimized[0])
-    e.Depends(footprint_c, _PACKAGE_FILES + [os.path.join(TEMPLATES_DIR, "footprint_main.c.mako")])
     program = e.Object(at("footprint", f"{name}_footprint.o"), footprint_c)
     program += startup if tgt.footprint_sources == tgt.harness_sources else [
         e.Object(at("footprint", "startup", os.path.splitext(os.path.basename(s))[0] + ".o"), s)
@@ -535,31 +610,30 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
                               LIBS=[lib] + tgt.toolchain.libs,
                               LINKFLAGS="$ONNXCC_FOOTPRINT_LINKFLAGS")
     size = e.OnnxccReport(at("size.json"), footprint_elf + chosen[:1] + stack_usage + program)
-    e.Depends(size, _PACKAGE_FILES)
     # the table is printed at the end of every build, also when nothing changed
     show_size = e.Alias(f"size-table-{tgt.name}-{name}", size, _stage("report", _print_report))
     e.AlwaysBuild(show_size)
 
-    case_sources = [model] + (sorted(glob.glob(os.path.join(testdata, "*.pb"))) if testdata else [])
-    case = e.OnnxccVerifyCase([at("verify", "harness.c"), at("verify", "verify_data.c"),
-                               at("verify", "expected.npz")], case_sources)
-    e.Depends(case, _PACKAGE_FILES + [os.path.join(TEMPLATES_DIR, t)
-                                      for t in ("harness.c.mako", "verify_data.c.mako")])
+    case_sources = [model] + (sorted(glob.glob(os.path.join(testdata.abspath, "*.pb")))
+                              if testdata else [])
+    case = e.OnnxccVerifyCase(at("verify", "harness.c"), case_sources)
     e.Depends(case, imported)  # a model that does not import gets no harness: its error shows
     harness = e.Program(at("verify", f"{name}_harness"), case[:2] + startup,
                         LIBS=[lib] + tgt.toolchain.libs)
+    e.Depends(footprint_elf + harness, link_files)
     report = e.OnnxccVerifyRun(at("verify", "report.json"), [harness[0], case[2]])
     e.AlwaysBuild(report)
+    e.NoCache(report)  # verify means running it
 
     timing = None
     if tgt.bench:  # the harness runs the model many times on the verify inputs
         bench_c = e.OnnxccBenchHarness(at("bench", "bench.c"), optimized[0])
-        e.Depends(bench_c, _PACKAGE_FILES + [os.path.join(TEMPLATES_DIR, t)
-                                             for t in ("bench.c.mako", "clock.mako")])
         bench_elf = e.Program(at("bench", f"{name}_bench"), bench_c + case[1:2] + startup,
                               LIBS=[lib] + tgt.toolchain.libs)
         timing = e.OnnxccBenchRun(at("bench", "bench.json"), bench_elf)
         e.AlwaysBuild(timing)
+        e.NoCache(timing)  # a measurement of this machine
+        e.Depends(bench_elf, link_files)
     return OnnxModelNodes(name=name, lib=lib[0], include=out, fragments=list(fragments),
                           size=size, show_size=show_size, verify=report, bench=timing,
                           dir=out.abspath, target=tgt, env=e)
@@ -586,10 +660,7 @@ def OnnxSharedArena(env, name, models):
     out = first.env.Dir(first.dir).Dir("..").Dir(name)
     e = first.env.Clone(ONNXCC_ARENA=name, ONNXCC_ARENA_MODELS=[m.name for m in models])
     e.Replace(CPPPATH=[m.include for m in models] + [out])
-    sources = e.OnnxccSharedArena([out.File(f"{name}.h"), out.File(f"{name}.c")],
-                                  e.Value(" ".join(m.name for m in models)))
-    e.Depends(sources, _PACKAGE_FILES + [os.path.join(TEMPLATES_DIR, t) for t in
-                                         ("shared_arena.h.mako", "shared_arena.c.mako")])
+    sources = e.OnnxccSharedArena(out.File(f"{name}.h"), e.Value(" ".join(m.name for m in models)))
     lib = e.StaticLibrary(out.File(f"lib{name}.a"), e.Object(out.File(f"{name}.o"), sources[1]))
     return lib[0], out
 
@@ -609,12 +680,45 @@ def OnnxSizeGate(env, model, baseline, tolerance=0.0, write=False,
     return node
 
 
+def _python_deps():
+    """``onnx==1.23.2 onnxruntime==...``; ValueError naming the packages not installed."""
+    versions, missing = [], []
+    for dist in PYTHON_DEPS:
+        try:
+            versions.append(f"{dist}=={importlib.metadata.version(dist)}")
+        except importlib.metadata.PackageNotFoundError:
+            missing.append(dist)
+    if missing:
+        raise ValueError(f"the Python package(s) {', '.join(missing)} are not installed")
+    return " ".join(versions)
+
+
+def _unusable():
+    """Why this tool cannot work in this Python (None: it can)."""
+    try:
+        _python_deps()
+    except ValueError as e:
+        return str(e)
+    if _IMPORT_ERROR is not None:
+        return f"the onnxcc compiler does not import: {_IMPORT_ERROR}"
+    return None
+
+
 def generate(env):
+    problem = _unusable()
+    if problem:
+        # (StopError: SCons prints the one line, without the frame it came from)
+        raise SCons.Errors.StopError(
+            f"onnxcc: {problem} (run ./setup.sh, or pip install -r {REPO_ROOT}/requirements.txt "
+            "into the Python that runs SCons)")
     env.AddMethod(OnnxModel, "OnnxModel")
     env.AddMethod(OnnxSharedArena, "OnnxSharedArena")
     env.AddMethod(OnnxSizeGate, "OnnxSizeGate")
     env.SetDefault(ONNXCC_REPO=REPO_ROOT)
+    env["ONNXCC_PYTHON_DEPS"] = _python_deps()
 
 
 def exists(env):
-    return True
+    """Whether onnxcc can build here: the compiler package and the Python packages its
+    stages run (onnx, onnxruntime, numpy, Mako, pyelftools) import in SCons' Python."""
+    return _unusable() is None

@@ -1,0 +1,132 @@
+"""Which files of the onnxcc package a piece of code runs: its import graph.
+
+A build stage must depend on the compiler code it executes, and only on that, so that an
+edit of the footprint report does not re-import and re-plan every model. The graph is
+read from the source (``ast``), not by importing: every ``import`` and ``from ... import``
+statement of a module (in functions too), relative or absolute, plus every module of a
+package that imports its folder's modules dynamically (``pkgutil.iter_modules``, as
+``ops/`` does). Importing ``a.b.c`` runs ``a`` and ``a.b`` too, so packages' ``__init__``
+files are part of the set. Each module is parsed once per process.
+"""
+
+import ast
+import functools
+import os
+import pkgutil
+import re
+import types
+
+PACKAGE = __name__.rpartition(".")[0]
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def module_file(module):
+    """The source file of ``module`` (``onnxcc.memory.pools``) in this package, or None."""
+    parts = module.split(".")
+    if parts[0] != PACKAGE:
+        return None
+    base = os.path.join(PACKAGE_DIR, *parts[1:])
+    for path in (base + ".py", os.path.join(base, "__init__.py")):
+        if os.path.isfile(path):
+            return path
+    return None
+
+
+def _parents(module):
+    parts = module.split(".")
+    return {".".join(parts[:i]) for i in range(1, len(parts))}
+
+
+def _resolve(module, is_package, node):
+    """The absolute module name a ``from ... import`` statement names."""
+    if not node.level:
+        return node.module
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    base = package[:len(package) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+#: a registry loaded from the package's own folder
+_IMPORTS_ITS_FOLDER = re.compile(r"\bpkgutil\.(?:iter_modules|walk_packages)\(")
+
+
+def _import_statements(statements):
+    """The import statements among ``statements`` and the blocks inside them (functions,
+    classes, if, try, with, ...); expressions, the bulk of a module, are not walked."""
+    for node in statements:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+        for block in ("body", "orelse", "finalbody", "handlers", "cases"):
+            inner = getattr(node, block, None)
+            if isinstance(inner, list):
+                yield from _import_statements(inner)
+
+
+@functools.cache
+def direct_imports(module):
+    """The modules of this package that ``module`` imports itself (not transitively)."""
+    path = module_file(module)
+    is_package = os.path.basename(path) == "__init__.py"
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    found = set()
+    for node in _import_statements(ast.parse(text, path).body):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        else:
+            base = _resolve(module, is_package, node)
+            found.add(base)
+            # `from .memory import liveness`: a submodule, or just a name (then no file)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    if "pkgutil" in text and _IMPORTS_ITS_FOLDER.search(text):
+        package = module if is_package else module.rpartition(".")[0]
+        found.update(f"{package}.{m.name}" for m in pkgutil.iter_modules([os.path.dirname(path)]))
+    return frozenset(m for m in found if module_file(m) and m != module)
+
+
+@functools.cache
+def closure(module):
+    """``module`` and every module of this package it imports, directly or not."""
+    seen, todo = set(), [module]
+    while todo:
+        m = todo.pop()
+        if m in seen or not module_file(m):
+            continue
+        seen.add(m)
+        todo.extend(direct_imports(m))
+        todo.extend(_parents(m))
+    return frozenset(seen)
+
+
+def files_of(modules):
+    """The sorted source files of ``modules`` and of everything they import."""
+    return sorted({module_file(m) for module in modules for m in closure(module)})
+
+
+def modules_used_by(function):
+    """The modules of this package that ``function`` reaches through the global names it
+    uses (``importer.run``, ``human_bytes``, ...), following the helper functions of its
+    own module that it calls."""
+    found, seen, todo = set(), set(), [function]
+    while todo:
+        fn = todo.pop()
+        if fn in seen:
+            continue
+        seen.add(fn)
+        for name in _names(fn.__code__):
+            obj = fn.__globals__.get(name)
+            if isinstance(obj, types.FunctionType) and obj.__globals__ is fn.__globals__:
+                todo.append(obj)  # a helper beside it
+            elif isinstance(obj, types.ModuleType):
+                found.add(obj.__name__)
+            elif getattr(obj, "__module__", None):
+                found.add(obj.__module__)
+    return {m for m in found if module_file(m)}
+
+
+def _names(code):
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):  # nested functions, comprehensions
+            names |= _names(const)
+    return names

@@ -1,0 +1,62 @@
+"""Each stage depends on the compiler modules it runs, computed from the import graph
+(onnxcc/module_deps.py): the static graph must hold every module Python really imports
+(a module missing from it would leave stale outputs), and no more."""
+
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO
+from onnxcc import module_deps, planner
+from onnxcc.report import human_bytes
+
+# the modules the SCons tool's stages call into (site_tools/onnxcc.py)
+STAGE_MODULES = ["onnxcc.importer", "onnxcc.optimizer", "onnxcc.tactics", "onnxcc.autotune",
+                 "onnxcc.planner", "onnxcc.codegen.sources", "onnxcc.integration",
+                 "onnxcc.footprint", "onnxcc.verify", "onnxcc.bench"]
+
+
+def imported_by_python(module):
+    """The onnxcc modules a fresh interpreter has loaded after importing ``module``."""
+    code = ("import importlib, sys; sys.path.insert(0, 'site_scons'); "
+            f"importlib.import_module({module!r}); "
+            "print(' '.join(m for m in sys.modules if m.split('.')[0] == 'onnxcc'))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
+                         text=True, check=True).stdout
+    return set(out.split())
+
+
+@pytest.mark.parametrize("module", STAGE_MODULES)
+def test_import_graph_is_what_python_imports(module):
+    assert module_deps.closure(module) == imported_by_python(module)
+
+
+def test_registry_folder_and_relative_imports_are_followed():
+    importer = module_deps.closure("onnxcc.importer")
+    # ops/__init__ imports its folder with pkgutil: every operator module is in
+    assert {"onnxcc.ops.conv", "onnxcc.ops.recurrent", "onnxcc.ops.dft"} <= importer
+    planner = module_deps.closure("onnxcc.planner")
+    # `from .memory import liveness, schedule as scheduling`: the submodules and the package
+    assert {"onnxcc.memory", "onnxcc.memory.liveness", "onnxcc.memory.schedule"} <= planner
+
+
+def test_report_code_is_apart_from_the_compiler():
+    report = module_deps.closure("onnxcc.footprint")
+    assert "onnxcc.importer" not in report and "onnxcc.ops" not in report
+    files = module_deps.files_of(["onnxcc.footprint"])
+    assert module_deps.module_file("onnxcc.footprint") in files
+    assert len(files) < 10
+
+
+def _a_stage(path):
+    return planner.summary(_a_helper(path))
+
+
+def _a_helper(path):
+    return human_bytes(len(path))
+
+
+def test_functions_name_the_modules_they_reach():
+    # planner through a module name, report through a function, via a helper beside it
+    assert module_deps.modules_used_by(_a_stage) == {"onnxcc.planner", "onnxcc.report"}
