@@ -52,6 +52,7 @@ from onnxcc.errors import OnnxccError, one_line  # noqa: E402
 from onnxcc.files import write_text  # noqa: E402
 from onnxcc.paths import REPO_ROOT, RUNTIME_DIR, TEMPLATES_DIR  # noqa: E402
 from onnxcc import footprint  # noqa: E402
+from onnxcc import html_report, profile as profiler  # noqa: E402
 from onnxcc.report import human_bytes  # noqa: E402
 from onnxcc.targets import load_target, with_memory  # noqa: E402
 
@@ -226,6 +227,25 @@ def _bench_run(targets, sources, env):
     return bench.run(env["ONNXCC_TARGET"], sources[0], targets[0], env["ONNXCC_NAME"])
 
 
+def _profile_program(targets, sources, env):
+    profiler.make_program(sources[0], sources[1], sources[2], targets[0], env["ONNXCC_NAME"],
+                          env["ONNXCC_TARGET"])
+    return None
+
+
+def _profile_run(targets, sources, env):
+    return profiler.run(env["ONNXCC_TARGET"], sources[0], sources[1], sources[2], sources[3],
+                        targets[0], env["ONNXCC_NAME"])
+
+
+def _html_report(targets, sources, env):
+    """report.html from plan.json, tactics.json, size.json, the footprint ELF, the
+    optimized graph and (when there is one) profile.json."""
+    html_report.run(targets[0], *sources[:5], env["ONNXCC_PROFILE_JSON"],
+                    env["ONNXCC_NAME"], env["ONNXCC_TARGET"].name, str(env["ONNXCC_SOURCE"]))
+    return f"[report] {env['ONNXCC_NAME']}: {os.path.basename(targets[0])}"
+
+
 def _scan_kernel_templates(node, env, path):
     """The kernel templates a model may use: found by lowering its (built) optimized graph
     with its (built) tactics.json, the scanned node."""
@@ -272,6 +292,11 @@ BUILDERS = {
     "OnnxccFootprintMain": _python_builder("report", _footprint_main,
                                            ["ONNXCC_NAME", "ONNXCC_POOLS", "ONNXCC_IO"]),
     "OnnxccReport": _python_builder("report", _report, ["ONNXCC_NAME", "ONNXCC_FLASH", "ONNXCC_RAM"]),
+    "OnnxccProfileProgram": _python_builder("profile", _profile_program,
+                                            ["ONNXCC_NAME", "ONNXCC_BENCH", "ONNXCC_POOLS", "ONNXCC_IO"]),
+    "OnnxccProfileRun": _python_builder("profile", _profile_run),
+    "OnnxccHtmlReport": _python_builder("report", _html_report,
+                                        ["ONNXCC_NAME", "ONNXCC_SOURCE", "ONNXCC_PROFILE_JSON"]),
 }
 
 
@@ -318,6 +343,8 @@ class OnnxModelNodes:
     show_size: object  # an alias that prints the size table
     verify: object     # runs the model on the target and compares it with onnxruntime
     bench: object      # runs it many times and reports the median cost (None: cannot)
+    profile: object    # profile.json: each step's cost, MACs, tactic (None: cannot profile)
+    report: object     # report.html: memory timeline, footprint, tactics, profile
     dir: str           # the model's build folder
     target: object     # the onnxcc Target
     env: object        # the environment its files are built in
@@ -393,7 +420,7 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
               weights_section="", input_shape="", fuse=True, seed=0, testdata=None,
               verbose=False, need_runner=False, flash=None, ram=None, planner="auto",
               schedule="memory", pools="", io="caller", opt="speed", tactic="", autotune=False,
-              sanitize=False):
+              sanitize=False, with_profile=False):
     """Declare every stage of the ONNX file ``model``, compiled as C prefix ``name`` (None:
     the file's stem) for ``target`` into ``<build_dir>/<target>/<name>/``; relative paths are
     relative to the calling SConscript. ``toolchain='env'`` compiles with this environment's
@@ -401,7 +428,8 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
     that linker section; ``planner``, ``schedule``, ``pools`` and ``io`` steer the memory
     plan, ``opt``, ``tactic`` and ``autotune`` the kernels (README.md); ``sanitize`` builds
     everything with ASan and UBSan into ``<build_dir>/<target>-sanitize/<name>/`` (host
-    targets only; verify then fails on any report). Returns an
+    targets only; verify then fails on any report). ``with_profile``: this build also
+    profiles, so report.html waits for the new profile.json. Returns an
     :class:`OnnxModelNodes` (unpacks as ``lib, include``)."""
     if toolchain not in TOOLCHAINS:
         raise OnnxccError(f"toolchain={toolchain!r} is not one of {', '.join(TOOLCHAINS)}",
@@ -516,9 +544,41 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
                               LIBS=[lib] + tgt.toolchain.libs)
         timing = e.OnnxccBenchRun(at("bench", "bench.json"), bench_elf)
         e.AlwaysBuild(timing)
+
+    # profile: an instrumented copy of the run function (profile/profile.c) linked with the
+    # library's own objects, run on verify's inputs; the library itself is never rebuilt
+    profile_json = at("profile.json")
+    measured = None
+    try:
+        profiler.settings(tgt)
+    except OnnxccError:
+        pass  # `profile` says so in one line (SConstruct); report.html has no profile
+    else:
+        profile_c = e.OnnxccProfileProgram(at("profile", "profile.c"), [optimized[0], plan, chosen])
+        e.Depends(profile_c, _PACKAGE_FILES + [os.path.join(TEMPLATES_DIR, t)
+                                               for t in ("profile.c.mako", "clock.mako")])
+        profile_elf = e.Program(at("profile", f"{name}_profile"),
+                                profile_c + e.Object(at("profile", "verify_data.o"), case[1])
+                                + objects + startup,
+                                LIBS=tgt.toolchain.libs)
+        measured = e.OnnxccProfileRun(profile_json, [profile_elf[0], optimized[0], plan, chosen])
+        e.AlwaysBuild(measured)
+
+    # report.html: reads the JSON artifacts (and the footprint ELF's symbols); it shows a
+    # profile.json of an earlier `profile` when its plan and tactics are still those of this
+    # build, without asking for a new one (that runs the model), unless this build profiles
+    report_sources = [plan[0], chosen[0], size[0], footprint_elf[0], optimized[0]]
+    if with_profile and measured:
+        report_sources += measured
+    elif os.path.isfile(profile_json.abspath):
+        report_sources.append(e.Value(profiler.digest(profile_json.abspath)))
+    html = e.OnnxccHtmlReport(at("report.html"), report_sources,
+                              ONNXCC_PROFILE_JSON=profile_json.abspath
+                              if (with_profile and measured) or len(report_sources) > 5 else "")
+    e.Depends(html, _PACKAGE_FILES + [os.path.join(TEMPLATES_DIR, "report.html.mako")])
     return OnnxModelNodes(name=name, lib=lib[0], include=out, fragments=list(fragments),
                           size=size, show_size=show_size, verify=report, bench=timing,
-                          dir=out.abspath, target=tgt, env=e)
+                          profile=measured, report=html, dir=out.abspath, target=tgt, env=e)
 
 
 @_declaration
