@@ -18,7 +18,8 @@ How a target counts:
   preempt it within the timed steps, which CPU time does not count. Good for shares, not
   for speed.
 
-Each step's cost is its median over the runs, and so is the total.
+Each step's cost is its median over the runs less what reading the clock costs (the
+median of an empty step), and the total is the median of the uninstrumented runs.
 """
 
 import hashlib
@@ -108,15 +109,17 @@ def measure(target, elf, graph_path, plan_path, tactics_path, name, timeout=1800
     except subprocess.TimeoutExpired:
         raise OnnxccError(f"the profile program did not finish in {timeout} s on {target.name}",
                           where=elf) from None
-    steps = _steps_of(proc.stdout)
+    steps = _steps_of(proc.stdout)  # the calls, and the empty step
     totals, rows = _parse(proc.stdout, steps) if steps else ([], [])
     if proc.returncode != 0 or len(totals) != s["runs"] or len(rows) != s["runs"] \
-            or steps < len(schedule):
+            or steps <= len(schedule):
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
         raise OnnxccError(f"the profile program failed on {target.name} (exit "
                           f"{proc.returncode}): {one_line(tail[0])}", where=elf)
     scale = s["instructions_per_tick"] if s["clock"] == "systick" else 1
-    cost = [statistics.median(row[k] for row in rows) * scale for k in range(steps)]
+    overhead = statistics.median(row[-1] for row in rows) * scale
+    cost = [max(0, statistics.median(row[k] for row in rows) * scale - overhead)
+            for k in range(steps - 1)]
     total = statistics.median(totals) * scale
     live = live_at_steps(plan)
     macs = graph_macs(graph)
@@ -132,7 +135,7 @@ def measure(target, elf, graph_path, plan_path, tactics_path, name, timeout=1800
     return {"model": name, "target": target.name, "clock": s["clock"],
             "unit": UNITS[s["clock"]], "runs": s["runs"],
             "total": total, "steps_sum": steps_sum,
-            "output_copies": sum(cost[len(schedule):]),
+            "output_copies": sum(cost[len(schedule):]), "clock_overhead": overhead,
             "ratio": steps_sum / total if total else 0.0,
             "arena_bytes": plan["arena_bytes"],
             "plan_sha256": digest(plan_path), "tactics_sha256": digest(tactics_path),
@@ -140,8 +143,8 @@ def measure(target, elf, graph_path, plan_path, tactics_path, name, timeout=1800
 
 
 def _steps_of(text):
-    """How many steps a PROFILE row has (the program's calls: the schedule, then any copy
-    of constant outputs)."""
+    """How many costs a PROFILE row has: the program's calls (the schedule, then any copy
+    of constant outputs), then the empty step."""
     for line in text.splitlines():
         fields = line.split()
         if fields[:2] == [bench.MARK, "PROFILE"]:
