@@ -59,7 +59,8 @@ def _profile(graph, selection, name, target, folder):
     files = {f"{name}.h": render("model.h.mako", **values),
              f"{name}_kernels.c": kernels["c"], f"{name}_kernels.h": kernels["h"],
              f"{name}_weights.c": weights_source(graph, name, name),
-             "profile.c": render("profile.c.mako", clock=clock, runs=runs, mark=MARK, **values)}
+             "profile.c": render("profile.c.mako", clock=clock, runs=runs, warmup=1, mark=MARK,
+                                  total=False, verify_inputs=False, **values)}
     for file, text in files.items():
         write_text(os.path.join(folder, file), text)
     tc = target.toolchain

@@ -222,3 +222,14 @@ def run(graph_path, plan_path, source=None, tactics_path=None, ram_bytes=0, **op
         raise OnnxccError(e.message, where=e.where or source or graph_path, hint=e.hint) from None
     write_text(plan_path, json.dumps(result, indent=1) + "\n")
     return result
+
+
+def live_at_steps(plan):
+    """Per step of ``plan`` (a plan.json), the bytes of its buffers (kernel scratch
+    included, each at its largest) live at that step, over all pools."""
+    live = [0] * len(plan["schedule"])
+    for pool in plan["pools"]:
+        for b in pool["buffers"]:
+            for step in range(b["first"], min(b["last"], len(live) - 1) + 1):
+                live[step] += b["bytes"]
+    return live

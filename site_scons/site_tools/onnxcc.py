@@ -56,6 +56,7 @@ try:
     from onnxcc.codegen import sources as codegen
     from onnxcc.files import write_text
     from onnxcc import footprint
+    from onnxcc import html_report, profile as profiler
     from onnxcc.footprint import fit, size_gate
     from onnxcc.report import format_gate, format_table, human_bytes
     from onnxcc.targets import load_target, with_memory
@@ -262,6 +263,25 @@ def _bench_run(targets, sources, env):
     return bench.run(env["ONNXCC_TARGET"], sources[0], targets[0], env["ONNXCC_NAME"])
 
 
+def _profile_program(targets, sources, env):
+    profiler.make_program(sources[0], sources[1], sources[2], targets[0], env["ONNXCC_NAME"],
+                          env["ONNXCC_TARGET"])
+    return None
+
+
+def _profile_run(targets, sources, env):
+    return profiler.run(env["ONNXCC_TARGET"], sources[0], sources[1], sources[2], sources[3],
+                        targets[0], env["ONNXCC_NAME"])
+
+
+def _html_report(targets, sources, env):
+    """report.html from plan.json, tactics.json, size.json, the footprint ELF, the
+    optimized graph and (when there is one) profile.json."""
+    html_report.run(targets[0], *sources[:5], env["ONNXCC_PROFILE_JSON"],
+                    env["ONNXCC_NAME"], env["ONNXCC_TARGET"].name, str(env["ONNXCC_SOURCE"]))
+    return f"[report] {env['ONNXCC_NAME']}: {os.path.basename(targets[0])}"
+
+
 def _scan_kernel_templates(node, env, path):
     """The kernel templates a model may use: found by lowering its (built) optimized graph
     with its (built) tactics.json, the scanned node."""
@@ -360,6 +380,13 @@ BUILDERS = {
                                                "ONNXCC_OPT"]),
     "OnnxccReport": _python_builder("report", _report, ["ONNXCC_NAME", "ONNXCC_FLASH", "ONNXCC_RAM",
                                                         "ONNXCC_OPT"]),
+    "OnnxccProfileProgram": _python_builder("profile", _profile_program,
+                                            ["ONNXCC_NAME", "ONNXCC_BENCH", "ONNXCC_POOLS", "ONNXCC_IO"],
+                                            templates=("profile.c.mako", "clock.mako")),
+    "OnnxccProfileRun": _python_builder("profile", _profile_run),
+    "OnnxccHtmlReport": _python_builder("report", _html_report,
+                                        ["ONNXCC_NAME", "ONNXCC_SOURCE", "ONNXCC_PROFILE_JSON"],
+                                        templates=("report.html.mako",)),
 }
 
 
@@ -406,6 +433,8 @@ class OnnxModelNodes:
     show_size: object  # an alias that prints the size table
     verify: object     # runs the model on the target and compares it with onnxruntime
     bench: object      # runs it many times and reports the median cost (None: cannot)
+    profile: object    # profile.json: each step's cost, MACs, tactic (None: cannot profile)
+    report: object     # report.html: memory timeline, footprint, tactics, profile
     dir: str           # the model's build folder
     target: object     # the onnxcc Target
     env: object        # the environment its files are built in
@@ -503,7 +532,7 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
               weights_section="", input_shape="", fuse=True, seed=0, testdata=None,
               verbose=False, need_runner=False, flash=None, ram=None, planner="auto",
               schedule="memory", pools="", io="caller", opt="speed", tactic="", autotune=False,
-              sanitize=False, launcher=""):
+              sanitize=False, launcher="", with_profile=False):
     """Declare every stage of the ONNX file ``model``, compiled as C prefix ``name`` (None:
     the file's stem) for ``target`` into ``<build_dir>/<target>/<name>/``; relative paths are
     relative to the calling SConscript. ``toolchain='env'`` compiles with this environment's
@@ -512,7 +541,8 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
     plan, ``opt``, ``tactic`` and ``autotune`` the kernels (README.md); ``sanitize`` builds
     everything with ASan and UBSan into ``<build_dir>/<target>-sanitize/<name>/`` (host
     targets only; verify then fails on any report); ``launcher`` runs the C compiles
-    through ccache or distcc. Returns an
+    through ccache or distcc; ``with_profile``: this build also profiles, so report.html
+    waits for the new profile.json. Returns an
     :class:`OnnxModelNodes` (unpacks as ``lib, include``)."""
     if toolchain not in TOOLCHAINS:
         raise OnnxccError(f"toolchain={toolchain!r} is not one of {', '.join(TOOLCHAINS)}",
@@ -634,9 +664,40 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
         e.AlwaysBuild(timing)
         e.NoCache(timing)  # a measurement of this machine
         e.Depends(bench_elf, link_files)
+
+    # profile: an instrumented copy of the run function (profile/profile.c) linked with the
+    # library's own objects, run on verify's inputs; the library itself is never rebuilt
+    profile_json = at("profile.json")
+    measured = None
+    try:
+        profiler.settings(tgt)
+    except OnnxccError:
+        pass  # `profile` says so in one line (SConstruct); report.html has no profile
+    else:
+        profile_c = e.OnnxccProfileProgram(at("profile", "profile.c"), [optimized[0], plan, chosen])
+        profile_elf = e.Program(at("profile", f"{name}_profile"),
+                                profile_c + e.Object(at("profile", "verify_data.o"), case[1])
+                                + objects + startup,
+                                LIBS=tgt.toolchain.libs)
+        measured = e.OnnxccProfileRun(profile_json, [profile_elf[0], optimized[0], plan, chosen])
+        e.AlwaysBuild(measured)
+        e.NoCache(measured)  # a measurement of this machine
+        e.Depends(profile_elf, link_files)
+
+    # report.html: reads the JSON artifacts (and the footprint ELF's symbols); it shows a
+    # profile.json of an earlier `profile` when its plan and tactics are still those of this
+    # build, without asking for a new one (that runs the model), unless this build profiles
+    report_sources = [plan[0], chosen[0], size[0], footprint_elf[0], optimized[0]]
+    if with_profile and measured:
+        report_sources += measured
+    elif os.path.isfile(profile_json.abspath):
+        report_sources.append(e.Value(profiler.digest(profile_json.abspath)))
+    html = e.OnnxccHtmlReport(at("report.html"), report_sources,
+                              ONNXCC_PROFILE_JSON=profile_json.abspath
+                              if (with_profile and measured) or len(report_sources) > 5 else "")
     return OnnxModelNodes(name=name, lib=lib[0], include=out, fragments=list(fragments),
                           size=size, show_size=show_size, verify=report, bench=timing,
-                          dir=out.abspath, target=tgt, env=e)
+                          profile=measured, report=html, dir=out.abspath, target=tgt, env=e)
 
 
 @_declaration
