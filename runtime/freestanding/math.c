@@ -262,7 +262,7 @@ static double sin_reduced(double r)
     double p = 0.0;
     for (int n = 19; n >= 3; n -= 2) /* 1/n! - s/(n+2)! ... */
         p = (p * -s + 1.0) / (n * (n - 1));
-    return r - r * s * p;
+    return r == 0.0 ? r : r - r * s * p; /* keeps the sign of a zero */
 }
 
 static double cos_reduced(double r)
