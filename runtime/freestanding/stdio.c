@@ -1,10 +1,8 @@
 /* stdio.c: the output half of <stdio.h> and <stdlib.h>'s abs of onnxcc's freestanding
  * C library (README.md here): unbuffered, every byte straight to the board's
  * freestanding_console_putc. */
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 struct onnxcc_file {
     int unused;
