@@ -10,7 +10,8 @@ DEBIAN_PACKAGES=(
     gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf
     gcc-arm-linux-gnueabihf libc6-dev-armhf-cross
     gcc-aarch64-linux-gnu libc6-dev-arm64-cross
-    qemu-user qemu-system-arm qemu-system-misc
+    lib32gcc-12-dev
+    qemu-user qemu-system-arm qemu-system-misc qemu-system-x86
 )
 missing=()
 for p in "${DEBIAN_PACKAGES[@]}"; do

@@ -1,11 +1,12 @@
 """The differential fuzzer (fuzz/graphs.py) in CI: every regression it ever found replays,
-and a fixed seeded sample of random graphs matches onnxruntime on x86_64, armv7 and
-riscv32 under every configuration the fuzzer builds (cost-model tactics, reference
-kernels, forced tactics with fusion on or off)."""
+and a fixed seeded sample of random graphs matches onnxruntime on x86_64, armv7, riscv32
+and x86-baremetal (32-bit SSE, no libc) under every configuration the fuzzer builds
+(cost-model tactics, reference kernels, forced tactics with fusion on or off)."""
 
 import glob
 import json
 import os
+import shutil
 import sys
 
 import numpy as np
@@ -36,10 +37,10 @@ def test_regression_replays(path, tmp_path):
 
 
 #: (target, graphs, seed): the x86_64 sample crosses every configuration; the other
-#: targets' fast paths (AVX-512, NEON, the scalar tiles of Cortex-M and RISC-V) on fewer
-#: graphs, in qemu where they are not the host
+#: targets' fast paths (AVX-512, NEON, the scalar tiles of Cortex-M and RISC-V, 32-bit SSE
+#: with runtime/freestanding's libm) on fewer graphs, in qemu where they are not the host
 SAMPLES = [("x86_64", 24, 1), ("x86_64-avx512", 6, 5), ("aarch64", 6, 4), ("armv7", 6, 2),
-           ("riscv32", 6, 3)]
+           ("riscv32", 6, 3), ("x86-baremetal", 6, 6)]
 
 
 def _host_has_avx512():
@@ -54,6 +55,8 @@ def _host_has_avx512():
 def test_seeded_sample_matches_onnxruntime(target, count, seed, tmp_path):
     if target == "x86_64-avx512" and not _host_has_avx512():
         pytest.skip("this machine has no AVX-512 to run the x86_64-avx512 code on")
+    if target == "x86-baremetal" and shutil.which("qemu-system-i386") is None:
+        pytest.skip("qemu-system-i386 is not installed (./setup.sh installs it)")
     counts, checked, failures = graphs.campaign(
         target, count, seed, batch=8, jobs=1, workdir=str(tmp_path), progress=lambda line: None,
         regressions=None, shrink=False, stop_on_failure=True)

@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -13,10 +14,16 @@ from conftest import MODELS, REPO, run_scons
 
 CROSS = ["armv7", "cortex-m7", "armv7a", "aarch64", "riscv32", "riscv64"]
 EXAMPLES = sorted(os.path.basename(p) for p in glob.glob(os.path.join(MODELS, "*.onnx")))
+#: x86 bare metal, on the small models (a conv net; attention with its exp, sqrt and erf
+#: from runtime/freestanding's libm) and one int8 model
+BAREMETAL_X86 = [("x86-baremetal", m) for m in ("tiny_cnn.onnx", "transformer_block.onnx",
+                                                "int8/kws_qdq.onnx")]
+needs_qemu_i386 = pytest.mark.skipif(shutil.which("qemu-system-i386") is None,
+                                     reason="qemu-system-i386 is not installed (./setup.sh installs it)")
 
 
-@pytest.mark.parametrize("target", CROSS)
-@pytest.mark.parametrize("model", EXAMPLES)
+@pytest.mark.parametrize("target,model", [(t, m) for t in CROSS for m in EXAMPLES] + [
+    pytest.param(t, m, marks=needs_qemu_i386) for t, m in BAREMETAL_X86])
 def test_verify_on_target(scons, target, model):
     r = scons(f"target={target}", f"model=models/{model}", "verify")
     assert r.returncode == 0, r.stdout + r.stderr
@@ -25,6 +32,7 @@ def test_verify_on_target(scons, target, model):
 
 @pytest.mark.parametrize("target, size_tool", [("armv7", "arm-none-eabi-size"),
                                                ("riscv32", "riscv64-unknown-elf-size"),
+                                               ("x86-baremetal", "size"),
                                                ("x86_64", "size")])
 def test_size_report_agrees_with_binutils_and_plan(scons, target, size_tool):
     r = scons(f"target={target}", "model=models/kws.onnx")
@@ -202,3 +210,24 @@ def test_common_target_spellings_build_the_target(scons, alias, target):
     assert proc.returncode == 0, proc.stderr
     assert (scons.build_dir / target / "tiny_cnn" / "libtiny_cnn.a").is_file()
     assert not (scons.build_dir / alias).exists()
+
+
+@needs_qemu_i386
+@pytest.mark.parametrize("body, status, printed", [
+    ("printf(\"%s %d %lu %x\\n\", \"up\", -7, 4000000000ul, 255u); return 5;", 5, "up -7 4000000000 ff"),
+    ("volatile int zero = 0; return 100 / zero;", 127, "*** X86 CPU EXCEPTION 0 ***"),  # #DE
+])
+def test_x86_baremetal_startup_console_and_exit_status(tmp_path, body, status, printed):
+    """The board of x86-baremetal: its program prints on COM1, and the status it exits
+    with (or a CPU exception's) comes back through isa-debug-exit's (status << 1) | 1."""
+    sys.path.insert(0, os.path.join(REPO, "site_scons"))
+    from onnxcc.targets import load_target, run_captured
+    target = load_target("x86-baremetal")
+    (tmp_path / "main.c").write_text(f"#include <stdio.h>\nint main(void) {{ {body} }}\n")
+    flags = target.toolchain.cflags + target.cflags + ["-Wall", "-Wextra", "-Werror"]
+    subprocess.run(["gcc", *flags, *target.toolchain.linkflags, *target.linkflags, str(tmp_path / "main.c"),
+                    *target.harness_sources, "-lgcc", "-o", str(tmp_path / "main.elf")],
+                   check=True, capture_output=True, text=True)
+    ran = run_captured(target.run_command(str(tmp_path / "main.elf")), timeout=60)
+    assert ran.returncode == (status << 1) | 1 and target.program_status(ran.returncode) == status
+    assert printed in ran.stdout, ran.stdout + ran.stderr

@@ -79,6 +79,7 @@ class Target:
     runner_package: str
     cpu: Cpu = Cpu()
     bench: dict = field(default_factory=dict)  # how `bench` counts (bench.py)
+    exit_status: str = ""  # how the runner's exit code carries the program's (EXIT_STATUSES)
     # the size report's footprint program: a minimal link on bare-metal targets (by
     # default, like the verify harness)
     footprint_sources: list = None
@@ -94,6 +95,13 @@ class Target:
         if not self.runner:
             return [os.path.abspath(elf)]
         return [arg.replace("{elf}", elf) for arg in self.runner]
+
+    def program_status(self, returncode):
+        """The exit status of the program from its runner's exit code (None: the program
+        did not exit by itself, e.g. QEMU stopped on a CPU reset)."""
+        if self.exit_status == "isa-debug-exit":  # QEMU exits with (status << 1) | 1
+            return returncode >> 1 if returncode & 1 else None
+        return returncode
 
     def check_tools(self, need_runner, compiler=True):
         """One clear line naming the Debian package when a compiler (unless the build brings
@@ -123,6 +131,11 @@ def host_cpu_flags():
     except OSError:
         pass
     return set()
+
+
+#: ``exit_status`` of a target file: "" (the runner's exit code is the program's) or
+#: "isa-debug-exit" (QEMU's debug-exit device: it exits with (status << 1) | 1)
+EXIT_STATUSES = ("", "isa-debug-exit")
 
 
 def _read_toml(path, kind, name, known):
@@ -180,21 +193,27 @@ def load_target(name):
     tc = _read_toml(os.path.join(TOOLCHAINS_DIR, f"{tc_name}.toml"), "toolchain", tc_name,
                     _stems(TOOLCHAINS_DIR))
     toolchain = Toolchain(tc_name, tc.get("description", ""), tc.get("prefix", ""),
-                          tc.get("packages", []), tc.get("cflags", []), tc.get("linkflags", []),
+                          tc.get("packages", []), [_repo_path(a) for a in tc.get("cflags", [])],
+                          tc.get("linkflags", []),
                           tc.get("libs", []))
     cpu = t.get("cpu", {})
     fma = bool(t.get("fma", False))
-    return Target(name, t.get("description", ""), toolchain, t.get("cflags", []),
+    exit_status = t.get("exit_status", "")
+    if exit_status not in EXIT_STATUSES:
+        raise OnnxccError(f"exit_status = {exit_status!r} is not one of {EXIT_STATUSES}",
+                          where=os.path.join(TARGETS_DIR, f"{name}.toml"))
+    return Target(name, t.get("description", ""), toolchain,
+                  [_repo_path(a) for a in t.get("cflags", [])],
                   [_repo_path(a) for a in t.get("linkflags", [])],
                   [os.path.join(REPO_ROOT, s) for s in t.get("harness_sources", [])],
                   int(t.get("flash_bytes", 0)), int(t.get("ram_bytes", 0)),
                   fma, t.get("runner", []), t.get("runner_package", ""),
                   Cpu(int(cpu.get("simd_bytes", 0)), int(cpu.get("registers", 16)), fma,
                       int(cpu.get("l1d_bytes", 0)), tuple(cpu.get("features", ()))),
-                  t.get("bench", {}),
-                  [os.path.join(REPO_ROOT, s) for s in t["footprint_sources"]]
+                  t.get("bench", {}), exit_status=exit_status,
+                  footprint_sources=[os.path.join(REPO_ROOT, s) for s in t["footprint_sources"]]
                   if "footprint_sources" in t else None,
-                  [_repo_path(a) for a in t["footprint_linkflags"]]
+                  footprint_linkflags=[_repo_path(a) for a in t["footprint_linkflags"]]
                   if "footprint_linkflags" in t else None)
 
 
@@ -219,6 +238,6 @@ def with_memory(target, flash=None, ram=None):
 
 
 def _repo_path(arg):
-    """Link flags name files relative to the repository (a linker script)."""
+    """Flags name files relative to the repository (a linker script, an include folder)."""
     candidate = os.path.join(REPO_ROOT, arg)
     return candidate if not arg.startswith("-") and os.path.exists(candidate) else arg

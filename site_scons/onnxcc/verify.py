@@ -248,8 +248,9 @@ def _run_harness(target, elf, timeout):
     status, got, damage = parse_outputs(proc.stdout)
     if status is None:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
-        raise OnnxccError(f"the harness crashed on {target.name} (exit {proc.returncode}): {tail[0]}",
-                          where=elf)
+        exit_status = target.program_status(proc.returncode)
+        how = "no exit status" if exit_status is None else f"exit {exit_status}"
+        raise OnnxccError(f"the harness crashed on {target.name} ({how}): {tail[0]}", where=elf)
     if damage:
         raise OnnxccError(f"the model {'; '.join(damage)} on {target.name}", where=elf,
                           hint="a bug in onnxcc's generated code: please report it")

@@ -1,0 +1,14 @@
+/* string.h of onnxcc's freestanding C library (runtime/freestanding/README.md): only
+ * what generated models and onnxcc's harnesses call. */
+#ifndef ONNXCC_FREESTANDING_STRING_H
+#define ONNXCC_FREESTANDING_STRING_H
+
+#include <stddef.h>
+
+void *memcpy(void *restrict dst, const void *restrict src, size_t n);
+void *memmove(void *dst, const void *src, size_t n);
+void *memset(void *dst, int c, size_t n);
+int memcmp(const void *a, const void *b, size_t n);
+size_t strlen(const char *s);
+
+#endif
