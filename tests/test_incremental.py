@@ -66,13 +66,17 @@ def _edit(path):
 
 def test_report_code_edit_reruns_only_the_report(repo_copy):
     """Each stage depends on the compiler modules it runs (their import graph), so an edit
-    of the footprint report's code re-measures the size and touches nothing before it."""
+    of the footprint code re-measures (the fit check before linking and the size report)
+    and touches nothing before it, and an edit of the HTML report's code rewrites only
+    report.html."""
     import onnxcc.footprint
     shutil.copy(f"{MODELS}/kws.onnx", repo_copy / "models")
     rebuilt(repo_copy)
     site = onnxcc.footprint.__file__.split("/site_scons/", 1)[1]
     _edit(repo_copy / "site_scons" / site)
-    assert rebuilt(repo_copy) == {"size.json"}
+    assert rebuilt(repo_copy) == {"fit.json", "size.json"}
+    _edit(repo_copy / "site_scons" / "onnxcc" / "html_report.py")
+    assert rebuilt(repo_copy) == {"report.html"}
 
 
 def test_planner_code_edit_replans_without_reimporting(repo_copy):

@@ -726,12 +726,12 @@ def OnnxSharedArena(env, name, models):
     return lib[0], out
 
 
-def OnnxSizeGate(env, model, baseline, tolerance=0.0, write=False,
-                 floor=size_gate.DEFAULT_FLOOR):
+def OnnxSizeGate(env, model, baseline, tolerance=0.0, write=False, floor=None):
     """size-baseline (``write``) or size-check of ``model`` (from OnnxModel) against
     the JSON file ``baseline``: a category fails when it grows by more than ``tolerance``
-    percent and more than ``floor`` bytes, a total by more than ``tolerance`` percent;
-    runs every time it is asked for."""
+    percent and more than ``floor`` bytes (None: size_gate.DEFAULT_FLOOR), a total by more
+    than ``tolerance`` percent; runs every time it is asked for."""
+    floor = size_gate.DEFAULT_FLOOR if floor is None else floor
     e = model.env.Clone(ONNXCC_BASELINE=str(baseline), ONNXCC_TOLERANCE=float(tolerance),
                         ONNXCC_SIZE_FLOOR=int(floor))
     kind = "baseline" if write else "check"
