@@ -36,7 +36,7 @@ def outputs(build):
             if p.is_file() and p.name not in NOT_STAGE_OUTPUTS}
 
 
-@pytest.mark.parametrize("target", ["x86_64", "armv7"])
+@pytest.mark.parametrize("target", ["x86_64", "armv7", "x86-baremetal"])
 def test_second_clone_takes_every_stage_from_the_cache(tmp_path, target):
     cache = tmp_path / "shared-cache"
     first = clean_clone(tmp_path / "first")

@@ -471,13 +471,16 @@ def _model_env(env, target, toolchain, verbose, launcher=""):
     # a linker script as a node: on the command line its path from the top folder, in the
     # link's signature only its name (its bytes are a dependency: _link_files)
     target_linkflags = [e.File(f) if f in _link_files(target) else f for f in target.linkflags]
+    # so is a folder of the repository a flag names (x86-baremetal's -isystem of its C library)
+    cflags = [e.Dir(f) if os.path.isabs(f) and os.path.isdir(f) else f
+              for f in tc.cflags + target.cflags]
     if toolchain == "target":
         # ar and ranlib in deterministic mode (D): no timestamps, uids or modes in lib<name>.a,
         # whatever the distribution's default
         e.Replace(CC=tc.tool("gcc"), LINK=tc.tool("gcc"), AR=tc.tool("ar"), ARFLAGS=["rcD"],
                   RANLIB=tc.tool("ranlib"), RANLIBFLAGS=["-D"], OBJCOPY=tc.tool("objcopy"))
-        e.Replace(CCFLAGS=tc.cflags + target.cflags + ["-Wall", "-Wextra"], CFLAGS=["-std=c99"],
-                  LINKFLAGS=tc.cflags + target.cflags + tc.linkflags + target_linkflags)
+        e.Replace(CCFLAGS=cflags + ["-Wall", "-Wextra"], CFLAGS=["-std=c99"],
+                  LINKFLAGS=cflags + tc.linkflags + target_linkflags)
     else:
         e.Replace(OBJCOPY=_objcopy_beside(e), LINK="$CC",
                   LINKFLAGS=["$CCFLAGS"] + tc.linkflags + target_linkflags)
