@@ -70,13 +70,28 @@ def closer_to_the_specification(case, target):
     outputs by several quanta while onnxcc, which keeps the float ops, moves by one.
     ``within_one_quantum``: per element, and no farther than onnxruntime anywhere."""
     try:
-        mine, expected, _, model, inputs = _outputs_of(case, target)
+        mine, expected, tolerances, model, inputs = _outputs_of(case, target)
         exact = _float64_outputs(model, inputs)
         quanta = _output_quanta(model)
     except Exception:  # noqa: BLE001 (no verdict: the mismatch stands)
         return False
-    return all(q is not None and within_one_quantum(m, e, x, q)
-               for m, e, x, q in zip(mine, expected, exact, quanta))
+    return all(within_one_quantum(m, e, x, q) if q is not None else closer_than(m, e, x, rtol, atol)
+               for m, e, x, q, (rtol, atol) in zip(mine, expected, exact, quanta, tolerances))
+
+
+def closer_than(mine, theirs, exact, rtol, atol):
+    """For a float output computed after the last DequantizeLinear (no quantum to count
+    in): onnxcc is off the specification (beyond the tolerance) on no more elements than
+    onnxruntime is, and by no more than onnxruntime's worst error. A value that lands in
+    another quantum upstream moves the float ops after it by a bounded amount; onnxruntime's
+    fused integer kernels move many."""
+    mine, theirs = np.asarray(mine, np.float64), np.asarray(theirs, np.float64)
+    if mine.shape != theirs.shape or mine.shape != np.shape(exact) or not mine.size:
+        return False
+    limit = atol + rtol * np.abs(exact)
+    mine_error, their_error = np.abs(mine - exact), np.abs(theirs - exact)
+    return bool(np.count_nonzero(mine_error > limit) <= np.count_nonzero(their_error > limit)
+                and mine_error.max() <= their_error.max())
 
 
 def within_one_quantum(mine, theirs, exact, quantum):

@@ -140,3 +140,14 @@ def test_an_int8_mismatch_is_excused_only_within_one_quantum_of_the_specificatio
     assert not verdict.within_one_quantum(exact + np.array([0, 2, 0, 0]) * q, theirs, exact, q)
     assert not verdict.within_one_quantum(exact + np.array([0, 0, 1, 0]) * q, exact, exact, q)
     assert not verdict.within_one_quantum(exact[:3], theirs, exact, q)  # a lost element
+
+
+def test_a_float_output_after_int8_ops_is_excused_only_when_closer_to_the_specification():
+    """After the last DequantizeLinear: onnxcc off on fewer elements and by less than
+    onnxruntime's fused kernels is excused; off where onnxruntime is exact, or by more
+    than onnxruntime's worst, is onnxcc's error."""
+    exact = np.array([1.0, 0.5, -0.25, 2.0])
+    theirs = exact + np.array([0.02, -0.01, 0.015, 0.0])
+    assert verdict.closer_than(exact + np.array([0.004, 0.0, 0.0, 0.0]), theirs, exact, 1e-3, 1e-4)
+    assert not verdict.closer_than(exact + np.array([0.03, 0.0, 0.0, 0.0]), theirs, exact, 1e-3, 1e-4)
+    assert not verdict.closer_than(exact + 0.004, exact, exact, 1e-3, 1e-4)
