@@ -125,13 +125,15 @@ def as_accurate_as_onnxruntime(case, target):
     same inputs): per element, |onnxcc - exact| <= 2 |onnxruntime - exact| + the tolerance.
     A graph whose float32 result is ill-conditioned (a LayerNormalization of values that
     differ in their last bits, say) puts both far from each other without either being
-    wrong; a dropped or wrong op is far from the exact result too, and still fails."""
+    wrong; a dropped or wrong op is far from the exact result too, and still fails. Or,
+    where the two land on different sides element by element (Acos of a Tanh near 1),
+    ``closer_than``: onnxcc off on no more elements and by no more than onnxruntime."""
     try:
         mine, expected, tolerances, model, inputs = _outputs_of(case, target)
         exact = _float64_outputs(model, inputs)
     except Exception:  # noqa: BLE001 (no verdict: the mismatch stands)
         return False
-    return all(as_accurate(m, want, truth, rtol, atol)
+    return all(as_accurate(m, want, truth, rtol, atol) or closer_than(m, want, truth, rtol, atol)
                for m, want, truth, (rtol, atol) in zip(mine, expected, exact, tolerances))
 
 
