@@ -460,6 +460,15 @@ def _link_files(target):
             if os.path.isabs(f)]
 
 
+def _repo_nodes(env, flags):
+    """``flags`` with the repository paths in them (targets.py makes them absolute: a
+    linker script, x86-baremetal's -isystem folder) as nodes: on the command line and in
+    the signature their path from the top folder, so that a clone elsewhere has the same
+    signatures and shares a build cache (a linker script's bytes: _link_files)."""
+    return [(env.Dir(f) if os.path.isdir(f) else env.File(f)) if os.path.isabs(f) else f
+            for f in flags]
+
+
 def _model_env(env, target, toolchain, verbose, launcher=""):
     """A clone of ``env`` that compiles for ``target``: with the target's toolchain file, or
     (``toolchain='env'``) with env's own CC, AR, CCFLAGS, CFLAGS and CPPDEFINES. The size
@@ -468,32 +477,26 @@ def _model_env(env, target, toolchain, verbose, launcher=""):
     or without it the objects are the same, and so are their build cache entries."""
     tc = target.toolchain
     e = env.Clone()
-    # a linker script as a node: on the command line its path from the top folder, in the
-    # link's signature only its name (its bytes are a dependency: _link_files)
-    target_linkflags = [e.File(f) if f in _link_files(target) else f for f in target.linkflags]
-    # so is a folder of the repository a flag names (x86-baremetal's -isystem of its C library)
-    cflags = [e.Dir(f) if os.path.isabs(f) and os.path.isdir(f) else f
-              for f in tc.cflags + target.cflags]
     if toolchain == "target":
         # ar and ranlib in deterministic mode (D): no timestamps, uids or modes in lib<name>.a,
         # whatever the distribution's default
         e.Replace(CC=tc.tool("gcc"), LINK=tc.tool("gcc"), AR=tc.tool("ar"), ARFLAGS=["rcD"],
                   RANLIB=tc.tool("ranlib"), RANLIBFLAGS=["-D"], OBJCOPY=tc.tool("objcopy"))
-        e.Replace(CCFLAGS=cflags + ["-Wall", "-Wextra"], CFLAGS=["-std=c99"],
-                  LINKFLAGS=cflags + tc.linkflags + target_linkflags)
+        cflags = _repo_nodes(e, tc.cflags + target.cflags)
+        e.Replace(CCFLAGS=cflags + ["-Wall", "-Wextra"], CFLAGS=["-std=c99"])
+        link = cflags + tc.linkflags
     else:
-        e.Replace(OBJCOPY=_objcopy_beside(e), LINK="$CC",
-                  LINKFLAGS=["$CCFLAGS"] + tc.linkflags + target_linkflags)
+        e.Replace(OBJCOPY=_objcopy_beside(e), LINK="$CC")
+        link = ["$CCFLAGS"] + tc.linkflags
+    # the size report's footprint program links the same way, with the target's own flags
+    # for it (a minimal bare-metal link)
+    e.Replace(LINKFLAGS=link + _repo_nodes(e, target.linkflags),
+              ONNXCC_FOOTPRINT_LINKFLAGS=link + _repo_nodes(e, target.footprint_linkflags))
     if launcher:
         if not e.WhereIs(launcher.split()[0]):
             raise OnnxccError(f"launcher={launcher}: no program {launcher.split()[0]}",
                               hint="install it, e.g. apt-get install ccache, or leave launcher= out")
         e.Replace(ONNXCC_LAUNCHER=launcher.split(), CCCOM="$( $ONNXCC_LAUNCHER $) " + e["CCCOM"])
-    # the size report's footprint program links the same way, with the target's own flags
-    # for it (a minimal bare-metal link)
-    link = list(e["LINKFLAGS"])
-    e.Replace(ONNXCC_FOOTPRINT_LINKFLAGS=link[:len(link) - len(target_linkflags)]
-              + [e.File(f) if f in _link_files(target) else f for f in target.footprint_linkflags])
     compile_flags = [str(f) for f in e.subst_list("$CCFLAGS")[0]]
     # (recorded in the fragments: the flags a firmware must be compatible with)
     e.Replace(ONNXCC_TARGET_CFLAGS=list(target.cflags) if toolchain == "target" else compile_flags,
@@ -695,9 +698,9 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
         report_sources += measured
     elif os.path.isfile(profile_json.abspath):
         report_sources.append(e.Value(profiler.digest(profile_json.abspath)))
+    shows_profile = len(report_sources) > 5
     html = e.OnnxccHtmlReport(at("report.html"), report_sources,
-                              ONNXCC_PROFILE_JSON=profile_json.abspath
-                              if (with_profile and measured) or len(report_sources) > 5 else "")
+                              ONNXCC_PROFILE_JSON=profile_json.abspath if shows_profile else "")
     return OnnxModelNodes(name=name, lib=lib[0], include=out, fragments=list(fragments),
                           size=size, show_size=show_size, verify=report, bench=timing,
                           profile=measured, report=html, dir=out.abspath, target=tgt, env=e)
