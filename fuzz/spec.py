@@ -310,6 +310,8 @@ def specs(draw, tactics=True, stages=3):
             ops |= {op for stage in everything for op, _ in stage["chain"]}
         spec["tactic"] = {op: draw(st.sampled_from(tactics_for(anchors, op)))
                           for op in sorted(ops & set(TACTICS))}
+        if "quant" in spec and "Conv" in ops:  # quantized, a Conv is a QLinearConv
+            spec["tactic"]["QLinearConv"] = draw(st.sampled_from(tactics_for(anchors, "QLinearConv")))
     return spec
 
 
@@ -317,13 +319,15 @@ def tactics_for(anchors, op):
     """The tactics worth forcing on ``op``: a convolution's that the structure of one of
     the graph's convolutions allows."""
     convs = [a for a in anchors if a["op"] == "Conv"]
-    if op != "Conv" or not convs:
+    if op not in ("Conv", "QLinearConv") or not convs:
         return TACTICS[op]
 
     def allowed(tactic, conv):
         group, kernel = conv["attrs"]["group"], conv["attrs"]["kernel_shape"]
-        if tactic == "depthwise":
+        if tactic in ("depthwise", "depthwise_q15"):
             return group > 1 and group == conv["x"][1] == conv["w"][0]
+        if tactic == "gemm_q15":
+            return group == 1
         return tactic != "gemm1x1" or all(k == 1 for k in kernel)
     return [t for t in TACTICS[op] if any(allowed(t, conv) for conv in convs)]
 

@@ -10,6 +10,9 @@ extern const ${a['ctype']} ${a['symbol']}[${a['size']}];
 % if section:
 __attribute__((section(${c_string(section)})))
 % endif
+% if a['align'] > 1:
+__attribute__((aligned(${a['align']})))
+% endif
 const ${a['ctype']} ${a['symbol']}[${a['size']}] = {
 ${a['body']}
 };

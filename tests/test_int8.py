@@ -337,7 +337,9 @@ def test_int8_kernels_write_over_their_input_and_match_onnxruntime(scons, tmp_pa
     inputs = dict(zip(CHAIN_OPS, ["x"] + CHAIN_OPS))
     assert {n: over[n] for n in written_over} == {n: inputs[n] for n in written_over}
     scratch = {s["node"]: s["scratch"]["bytes"] for s in plan["schedule"] if "scratch" in s}
-    assert scratch == {n: b for n, b in (("dw", 36), ("pw", 8), ("pool", 36)) if n in written_over}
+    # the depthwise_q15 tactic: one channel as a zero-padded int16 plane (8 x 8, + 1 of
+    # slack), whether or not it writes over its input
+    assert scratch == {"dw": 132, **{n: b for n, b in (("pw", 8), ("pool", 36)) if n in written_over}}
 
 
 def _single(kind, elem):
@@ -379,13 +381,20 @@ SINGLE = ["depthwise_strided", "pool_strided", "global_pool", "add_over_b", "poi
           "pointwise_batches", "residual", "quantize", "dequantize"]
 
 
+#: scratch bytes of the kernels opt=speed picks where they differ from the reference's:
+#: the q15 tactics' columns (two of 4 or 36 taps, int16) and zero-padded plane (11 x 11 + 1)
+Q15_SCRATCH = {"depthwise_strided": 244, "pointwise_growing": 16, "residual": 144}
+
+
+@pytest.mark.parametrize("opt", ["size", "speed"])
 @pytest.mark.parametrize("kind", SINGLE)
-def test_single_int8_kernel_writes_over_its_input_in_the_arena(scons, tmp_path, kind):
+def test_single_int8_kernel_writes_over_its_input_in_the_arena(scons, tmp_path, kind, opt):
+    """opt=size: the reference kernels; opt=speed: the q15 tactics where they apply."""
     elem = I8 if SINGLE.index(kind) % 2 else U8
     g, x_shape, y, y_shape = _single(kind, elem)
     model = g.save(tmp_path, kind, x_shape, y, y_shape, x_elem=F if kind == "quantize" else None,
                    y_elem=F if kind == "dequantize" else None)
-    r = scons(f"model={model}", "io=arena", "verify")
+    r = scons(f"model={model}", "io=arena", f"opt={opt}", "verify")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "max abs error 0," in r.stdout
     assert "warning" not in r.stdout + r.stderr
@@ -393,7 +402,10 @@ def test_single_int8_kernel_writes_over_its_input_in_the_arena(scons, tmp_path, 
     last = plan["schedule"][-1]
     assert last["node"] == ("c2" if kind == "residual" else "y") and last["overwrites"] == "x"
     # a pixel of scratch for the 1x1s (4 channels: 4 bytes), none for the others
-    assert last.get("scratch", {}).get("bytes") == (4 if kind.startswith("pointwise") else None)
+    expected = 4 if kind.startswith("pointwise") else None
+    if opt == "speed":
+        expected = Q15_SCRATCH.get(kind, expected)
+    assert last.get("scratch", {}).get("bytes") == expected
 
 
 def test_residual_qadd_is_fused_into_the_conv_before_it(tmp_path):
@@ -433,3 +445,111 @@ def test_a_wider_output_is_never_written_over_an_unaligned_slice(tmp_path):
     assert "overwrites" not in next(s for s in plan["schedule"] if s["node"] == "f")
     for t, where in plan["tensors"].items():
         assert where["offset"] % np.dtype(graph.info(t).dtype).itemsize == 0, t
+
+
+# --- the q15 tactics (ops/qconv_q15.py) ---------------------------------------------------
+
+def test_pairs_packing_puts_two_rows_of_four_taps_side_by_side():
+    from onnxcc import packing
+    w = np.arange(1, 31, dtype=np.int8).reshape(3, 2, 5)  # 3 rows of 10 taps
+    spec = packing.pairs_spec(3, 10)
+    packed = packing.pack(w, spec)
+    assert packed.size == packing.packed_size(spec) == 4 * 12 and packed.dtype == np.int8
+    words = packed.reshape(2, 3, 2, 4)  # [row pair][word][row][4]
+    assert list(words[0, 0, 0]) == [1, 3, 2, 4] and list(words[0, 0, 1]) == [11, 13, 12, 14]
+    assert list(words[0, 2, 0]) == [9, 0, 10, 0]  # taps 8 and 9, then the padding
+    assert not words[1, :, 1].any()  # the row that makes the count even
+    assert list(words[1, 1, 0]) == [25, 27, 26, 28]
+
+
+def test_fast_requantization_gives_the_exact_results(tmp_path):
+    """requantize_fast against the exact emulation: random sums, sums within a few units
+    of a tie, |acc| >= 2^24, small shifts, every clamp."""
+    from onnxcc.codegen.render import render_def
+    helpers = render_def("kernels/qhelpers.mako", "requantize_fast", model="t")
+    src = tmp_path / "rq.c"
+    src.write_text("#include <stdint.h>\n#include <stdio.h>\n" + helpers + r"""
+static uint64_t s = 88172645463325252ull;
+static uint64_t rnd(void) { s ^= s << 13; s ^= s >> 7; s ^= s << 17; return s; }
+int main(void)
+{
+    long bad = 0;
+    for (long i = 0; i < 1000000; ++i) {
+        const uint32_t mult = (1u << 23) | (uint32_t)(rnd() & 0x7fffff);
+        const int shift = 1 + (int)(rnd() % 50);
+        const int u8 = (int)(rnd() & 1);
+        const int32_t zp = (int32_t)(rnd() % 256) - (u8 ? 0 : 128);
+        const int32_t lo = (u8 ? 0 : -128) + (int32_t)(rnd() % 3 == 0 ? rnd() % 40 : 0);
+        const int32_t hi = u8 ? 255 : 127;
+        int32_t acc;
+        switch (rnd() % 3) {
+        case 0: acc = (int32_t)rnd(); break;
+        case 1: acc = (int32_t)(rnd() % (1u << 25)) - (1 << 24); break;
+        default: { /* near (k + 1/2) * 2^shift / mult */
+            const double k = (double)(rnd() % 600) + 0.5;
+            const double v = k * (double)(UINT64_C(1) << shift) / mult;
+            if (v > 2e9) continue;
+            acc = ((int32_t)v + (int32_t)(rnd() % 7) - 3) * (rnd() & 1 ? 1 : -1);
+        }
+        }
+        if (t_requantize(acc, mult, shift, zp, lo, hi) != t_requantize_fast(acc, mult, shift, zp, lo, hi))
+            ++bad;
+    }
+    printf("%ld\n", bad);
+    return bad != 0;
+}
+""")
+    exe = tmp_path / "rq"
+    import subprocess
+    subprocess.run(["cc", "-O2", "-std=c99", "-Wall", "-Wextra", "-Werror", str(src), "-o", str(exe)],
+                   check=True)
+    assert subprocess.run([str(exe)], capture_output=True, text=True).stdout.strip() == "0"
+
+
+def q15_zoo(tmp_path, elem, name):
+    """QLinearConvs with every awkward shape the q15 kernels have: 5 input channels (taps
+    not a multiple of 4), 7 output channels (odd), 49 pixels (odd), pads, strides, a
+    dilation; a depthwise conv written over its input; a 1x1 with the QLinearAdd of the
+    first conv's output fused after it; a depthwise 2x5 window (odd and even rows)."""
+    lo, hi = (-128, 127) if elem == I8 else (0, 255)
+    zp = lambda: int(RNG.integers(lo + 20, hi - 20))  # noqa: E731
+
+    def weights(prefix, shape):
+        return [_init(prefix, RNG.integers(-127, 128, shape).astype(np.int8)),
+                _init(f"{prefix}_s", RNG.uniform(0.002, 0.01, shape[0]).astype(np.float32)),
+                _init(f"{prefix}_z", np.zeros(shape[0], np.int8)),
+                _init(f"{prefix}_b", RNG.integers(-2000, 2000, shape[0]).astype(np.int32))]
+    inits = (qparams("x", 0.02, zp(), elem) + qparams("c", 0.05, zp(), elem)
+             + qparams("d", 0.04, zp(), elem) + qparams("p", 0.05, zp(), elem)
+             + qparams("a", 0.07, zp(), elem) + qparams("e", 0.03, zp(), elem)
+             + weights("w1", (7, 5, 3, 3)) + weights("w2", (7, 1, 3, 3))
+             + weights("w3", (7, 7, 1, 1)) + weights("w4", (7, 1, 2, 5)))
+
+    def conv(x, xq, w, y, **attrs):
+        return helper.make_node("QLinearConv", [x, f"{xq}_s", f"{xq}_z", w, f"{w}_s", f"{w}_z",
+                                                f"{y}_s", f"{y}_z", f"{w}_b"], [y], name=y, **attrs)
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "x_s", "x_z"], ["xq"]),
+        conv("xq", "x", "w1", "c", pads=[1, 1, 1, 1], strides=[1, 2], dilations=[2, 1]),
+        conv("c", "c", "w2", "d", pads=[1, 1, 1, 1], group=7),
+        conv("d", "d", "w3", "p"),
+        helper.make_node("QLinearAdd", ["p", "p_s", "p_z", "c", "c_s", "c_z", "a_s", "a_z"], ["a"],
+                         name="a", domain="com.microsoft"),
+        conv("a", "a", "w4", "e", pads=[0, 2, 0, 2], strides=[2, 2], group=7),
+        helper.make_node("DequantizeLinear", ["e", "e_s", "e_z"], ["y"]),
+    ]
+    return save(tmp_path, nodes, [helper.make_tensor_value_info("x", F, [1, 5, 9, 13])],
+                [helper.make_tensor_value_info("y", F, [1, 7, 3, 4])], inits, name)
+
+
+@pytest.mark.parametrize("target", ["x86_64", "armv7", "riscv32"])
+def test_q15_convolutions_match_onnxruntime_exactly(scons, tmp_path, target):
+    """The DSP kernels on armv7 (inline assembly and ACLE), their C form on x86_64 and
+    riscv32: chosen by the cost model, exactly onnxruntime's outputs."""
+    for elem, name in ((I8, "q15_s8"), (U8, "q15_u8")):
+        r = scons(f"target={target}", f"model={q15_zoo(tmp_path, elem, name)}", "verify")
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "max abs error 0," in r.stdout and "warning" not in r.stdout + r.stderr
+        chosen = json.loads((scons.build_dir / target / name / "tactics.json").read_text())
+        convs = [n["tactic"] for n in chosen["nodes"] if n["op"] == "QLinearConv"]
+        assert convs == ["gemm_q15", "depthwise_q15", "gemm_q15", "depthwise_q15"], convs

@@ -23,12 +23,23 @@ def panels_spec(rows, depth, width, layout="rows", groups=1):
             "groups": groups}
 
 
+def pairs_spec(rows, depth):
+    return {"kind": "pairs", "rows": rows, "depth": depth}
+
+
+def pairs_depth(depth):
+    """A row's length in the ``pairs`` layout: the depth rounded up to a multiple of 4."""
+    return -(-depth // 4) * 4
+
+
 def _panel_count(rows, width):
     return -(-rows // width)
 
 
 def packed_size(spec):
     """Elements of the packed array."""
+    if spec["kind"] == "pairs":
+        return (spec["rows"] + spec["rows"] % 2) * pairs_depth(spec["depth"])
     if spec["kind"] == "panels":
         per_group = spec["rows"] // spec["groups"]
         return spec["groups"] * _panel_count(per_group, spec["width"]) * spec["width"] * spec["depth"]
@@ -37,6 +48,8 @@ def packed_size(spec):
 
 def pack(values, spec):
     """``values`` (a constant) laid out as ``spec`` says: a flat C-order array."""
+    if spec["kind"] == "pairs":
+        return _pack_pairs(np.asarray(values), spec)
     if spec["kind"] != "panels":
         raise OnnxccError(f"unknown packing '{spec['kind']}'")
     rows, depth, width, groups = spec["rows"], spec["depth"], spec["width"], spec["groups"]
@@ -55,6 +68,21 @@ def pack(values, spec):
     return packed
 
 
+def _pack_pairs(values, spec):
+    rows, depth = spec["rows"], spec["depth"]
+    block = np.zeros((rows + rows % 2, pairs_depth(depth)), values.dtype)
+    block[:rows, :depth] = values.reshape(rows, depth)
+    words = block.reshape(-1, 2, block.shape[1] // 4, 4)[:, :, :, [0, 2, 1, 3]]
+    return words.transpose(0, 2, 1, 3).reshape(-1)  # [row pair][word][row][4]
+
+
+def alignment(spec):
+    """Bytes the packed array must be aligned to (1: its element type's)."""
+    return 4 if spec["kind"] == "pairs" else 1
+
+
 def tag(spec):
     """A short readable name of the layout, for the packed array's C symbol."""
+    if spec["kind"] == "pairs":
+        return "q15"
     return f"p{spec['width']}{'t' if spec['layout'] == 'cols' else ''}"

@@ -32,6 +32,63 @@ static inline int32_t ${model}_requantize(int32_t acc, uint32_t mult, int shift,
 }
 #endif
 </%def>\
+<%def name="requantize_fast(model)">\
+${requantize(model)}
+#ifndef ${model.upper()}_REQUANTIZE_FAST_DEFINED
+#define ${model.upper()}_REQUANTIZE_FAST_DEFINED
+/* The same result as ${model}_requantize, in about 20 instructions instead of 60 on a
+ * 32-bit core: s = |acc| * mult / 2^(shift - 16) keeps 16 bits below the rounding
+ * point. The float32 rounding of the product to 24 significant bits moves it by at most
+ * one of those units where the result is not clamped (|result| < 512), so it decides
+ * the rounding only within two units of a tie: those rare sums, |acc| >= 2^24 (float32(acc)
+ * rounds) and shifts below 17 take the exact path. */
+static inline int32_t ${model}_requantize_fast(int32_t acc, uint32_t mult, int shift,
+                                              int32_t zero_point, int32_t lo, int32_t hi)
+{
+    const uint32_t a = acc < 0 ? 0u - (uint32_t)acc : (uint32_t)acc;
+    if (a >= (UINT32_C(1) << 24) || shift < 17)
+        return ${model}_requantize(acc, mult, shift, zero_point, lo, hi);
+    const uint64_t s = ((uint64_t)a * mult) >> (shift - 16);
+    uint32_t q = 1024u; /* clamped, whatever the sign and zero point */
+    if (s < (UINT64_C(1) << 25)) {
+        const uint32_t t = (uint32_t)s, f = t & 0xffffu;
+        if (f - 0x7ffeu < 4u)
+            return ${model}_requantize(acc, mult, shift, zero_point, lo, hi);
+        q = (t >> 16) + (f > 0x8000u);
+    }
+    const int32_t v = (acc < 0 ? -(int32_t)q : (int32_t)q) + zero_point;
+    return v < lo ? lo : v > hi ? hi : v;
+}
+#endif
+</%def>\
+<%def name="q15(model)">\
+#ifndef ${model.upper()}_Q15_DEFINED
+#define ${model.upper()}_Q15_DEFINED
+/* Pairs of int16 in a 32-bit word (the low half first) and the DSP extension's
+ * instructions on them: ACLE intrinsics where the compiler has them (Cortex-M4/M7,
+ * ARMv7-A), the same arithmetic in C elsewhere. */
+#if defined(__ARM_FEATURE_DSP)
+#include <arm_acle.h>
+#endif
+static inline uint32_t ${model}_load_pair(const void *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4u); /* one LDR where unaligned loads are allowed */
+    return v;
+}
+
+/* acc + a.lo * b.lo + a.hi * b.hi */
+static inline int32_t ${model}_smlad(uint32_t a, uint32_t b, int32_t acc)
+{
+#if defined(__ARM_FEATURE_DSP)
+    return __smlad((int32_t)a, (int32_t)b, acc);
+#else
+    return acc + (int32_t)(int16_t)(a & 0xffffu) * (int16_t)(b & 0xffffu)
+           + (int32_t)(int16_t)(a >> 16) * (int16_t)(b >> 16);
+#endif
+}
+#endif
+</%def>\
 <%def name="round_even(model)">\
 #ifndef ${model.upper()}_ROUND_EVEN_DEFINED
 #define ${model.upper()}_ROUND_EVEN_DEFINED
@@ -58,8 +115,13 @@ static inline int32_t ${model}_qlinear_add(float a, float b, float ra, float rb,
 #endif
 </%def>\
 <%def name="conv_helpers(model, p)">\
-% if not p.get('raw', False):
+% if p.get('fast', False):
+${requantize_fast(model)}
+% elif not p.get('raw', False):
 ${requantize(model)}
+% endif
+% if p.get('q15', False):
+${q15(model)}
 % endif
 % if p.get('residual'):
 ${qlinear_add(model)}
@@ -75,7 +137,8 @@ ${qlinear_add(model)}
     else:
         mult, shift = (f"(uint32_t)mult[{oc}]", f"shift[{oc}]") if p['mult'] is None \
             else (f"{p['mult']}u", p['shift'])
-        e = f"{model}_requantize({acc}, {mult}, {shift}, {p['y_zp']}, {p['lo']}, {p['hi']})"
+        fn = "requantize_fast" if p.get('fast', False) else "requantize"
+        e = f"{model}_{fn}({acc}, {mult}, {shift}, {p['y_zp']}, {p['lo']}, {p['hi']})"
     q = p.get('residual')
     if q:
         a, b = f"(float){e}", f"(float)r[{r_index}]"

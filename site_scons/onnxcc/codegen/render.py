@@ -20,3 +20,8 @@ def render(template, **values):
         epilogue=epilogue_code, expression=expression_code,
         vector_epilogue=vector_epilogue_code, vectorizable=vectorizable, **values)
     return text.rstrip() + "\n"
+
+
+def render_def(template, name, **values):
+    """One ``<%def>`` of ``templates/<template>`` alone (the tests compile helpers apart)."""
+    return _lookup.get_template(template).get_def(name).render(**values).rstrip() + "\n"

@@ -137,13 +137,15 @@ def weights_source(graph, name, source, section=""):
     symbols, packed = weight_symbols(graph, name)
     raw, packed_uses = weight_uses(graph)
 
-    def array(symbol, tensor, note, values, shape):
+    def array(symbol, tensor, note, values, shape, align=1):
         return {"symbol": symbol, "ctype": c_type(values.dtype), "size": values.size,
-                "tensor": tensor, "note": note, "shape": shape, "body": c_array_body(values)}
+                "tensor": tensor, "note": note, "shape": shape, "body": c_array_body(values),
+                "align": align}
     arrays = [array(symbols[t], t, "", graph.constants[t], list(graph.constants[t].shape))
               for t in raw]
     arrays += [array(packed[packed_key(t, spec)], t, f" packed {spec['kind']}",
-                     packing.pack(graph.constants[t], spec), [packing.packed_size(spec)])
+                     packing.pack(graph.constants[t], spec), [packing.packed_size(spec)],
+                     packing.alignment(spec))
                for t, spec in packed_uses]
     return render("model_weights.c.mako", name=name, source=source, arrays=arrays,
                   section=section)

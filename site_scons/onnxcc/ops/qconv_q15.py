@@ -1,0 +1,147 @@
+"""QLinearConv as tactics: the reference kernel and two kernels on int16 pairs.
+
+  reference     qconv2d: one int32 row of sums at a time, the smallest code
+  gemm_q15      group 1: the windows of two pixels copied into int16 columns (zero point
+                subtracted), then two output channels x two pixels per step, four taps per
+                weight word (SXTB16 + SMLAD on the DSP extension of Cortex-M4/M7 and
+                ARMv7-A; the same sums in C elsewhere), weights packed at compile time
+                (packing.py "pairs")
+  depthwise_q15 group == channels: each channel copied into a zero-padded int16 plane,
+                then each window's row taps two at a time against weight pairs in registers
+
+Both requantize with the fast exact path (qhelpers.mako ``requantize_fast``): the same
+integers as the reference, so every tactic gives bit-identical outputs. They need int8
+weights with zero point 0 (what onnxruntime's quantizer writes: symmetric weights);
+other convolutions keep the reference.
+"""
+
+from dataclasses import replace
+
+from .. import packing
+from ..cgen import c_type
+from . import Tactic, in_place
+from .qlinear import RESIDUAL_INPUT, lower_qconv
+
+
+def _base(node, graph):
+    call = lower_qconv(node, graph)
+    p = dict(call.params, fast=True, x_type=c_type(graph.info(node.inputs[0]).dtype))
+    return call, p
+
+
+def _q15_weights(node, graph):
+    """Weights these kernels can read: int8 with every zero point 0."""
+    call, p = _base(node, graph)
+    return graph.info(node.inputs[1]).dtype == "int8" and not p["w_zp"] and not p.get("raw")
+
+
+def _is_depthwise(p):
+    return p["group"] == p["c"] == p["m"] and p["c"] > 1
+
+
+def _is_pointwise(p):
+    return ((p["kh"], p["kw"], p["sh"], p["sw"]) == (1, 1, 1, 1)
+            and not any(p[k] for k in ("pt", "pl", "pb", "pr")))
+
+
+def _macs(p):
+    return p["n"] * p["m"] * p["oh"] * p["ow"] * (p["c"] // p["group"]) * p["kh"] * p["kw"]
+
+
+def _outputs(p):
+    return p["n"] * p["m"] * p["oh"] * p["ow"]
+
+
+def _dsp(cpu):
+    return "dsp" in cpu.features
+
+
+# --- reference ---------------------------------------------------------------------------
+
+def cost_reference(node, graph, cpu):
+    _, p = _base(node, graph)
+    return _macs(p) * 6.0 + _outputs(p) * 60.0
+
+
+# --- gemm_q15 ----------------------------------------------------------------------------
+
+def _gemm_applies(node, graph, cpu):
+    return _q15_weights(node, graph) and _base(node, graph)[1]["group"] == 1
+
+
+def lower_gemm(node, graph, cpu):
+    call, p = _base(node, graph)
+    k = p["c"] * p["kh"] * p["kw"]
+    p.update(q15=True, k=k, k4=packing.pairs_depth(k), pointwise=_is_pointwise(p))
+    return replace(call, template="qconv2d_q15", params=p,
+                   scratch_bytes=2 * 2 * p["k4"],
+                   packed={"w": packing.pairs_spec(p["m"], k)})
+
+
+def cost_gemm(node, graph, cpu):
+    _, p = _base(node, graph)
+    k = p["c"] * p["kh"] * p["kw"]
+    columns = p["n"] * p["oh"] * p["ow"] * k * (2.0 if _is_pointwise(p) else 5.0)
+    return _macs(p) * (1.3 if _dsp(cpu) else 2.5) + _outputs(p) * 22.0 + columns
+
+
+def _gemm_in_place(node, graph, cpu, tensor):
+    """Over a fused residual (each element read right before the same element of y is
+    written); over x for a 1x1 convolution in one image or with M <= C: the two pixels'
+    inputs are in the columns before any of their outputs is written, and output (k, p)
+    lands on x's pixel p of channel k or of an earlier image, or beyond x (the reference's
+    proof, qlinear_inplace.qconv_in_place)."""
+    call = lower_gemm(node, graph, cpu)
+    p = call.params
+    if p["residual"] and tensor == node.inputs[RESIDUAL_INPUT]:
+        return in_place(call, tensor, ("r",))
+    if _is_pointwise(p) and (p["n"] == 1 or p["m"] <= p["c"]) and _same_width(node, graph, tensor):
+        return in_place(call, tensor, ("x",))
+    return None
+
+
+def _same_width(node, graph, tensor):
+    return graph.info(tensor).dtype == graph.info(node.outputs[0]).dtype
+
+
+# --- depthwise_q15 -----------------------------------------------------------------------
+
+def _depthwise_applies(node, graph, cpu):
+    return _q15_weights(node, graph) and _is_depthwise(_base(node, graph)[1])
+
+
+def lower_depthwise(node, graph, cpu):
+    call, p = _base(node, graph)
+    # the padded plane: the rows and columns the windows read
+    ph = (p["oh"] - 1) * p["sh"] + (p["kh"] - 1) * p["dh"] + 1
+    pw = (p["ow"] - 1) * p["sw"] + (p["kw"] - 1) * p["dw"] + 1
+    p.update(q15=True, ph=ph, pw=pw)
+    return replace(call, template="qconv2d_dw_q15", params=p,
+                   scratch_bytes=-(-2 * (ph * pw + 1) // 4) * 4)
+
+
+def cost_depthwise(node, graph, cpu):
+    _, p = _base(node, graph)
+    plane = p["n"] * p["c"] * p["h"] * p["w"] * 3.0
+    return _macs(p) * (0.7 if _dsp(cpu) else 2.5) + _outputs(p) * 26.0 + plane
+
+
+def _depthwise_in_place(node, graph, cpu, tensor):
+    """Over a fused residual, or over x when a channel does not grow: channel k of x is in
+    the plane before channel k of y is written, and lies within channels 0..k of x."""
+    call = lower_depthwise(node, graph, cpu)
+    p = call.params
+    if p["residual"] and tensor == node.inputs[RESIDUAL_INPUT]:
+        return in_place(call, tensor, ("r",))
+    if p["oh"] * p["ow"] <= p["h"] * p["w"] and _same_width(node, graph, tensor):
+        return in_place(call, tensor, ("x",))
+    return None
+
+
+TACTICS = {"QLinearConv": [
+    # its kernels that write over an input: qlinear_inplace.INPLACE
+    Tactic("reference", lambda n, g, cpu: lower_qconv(n, g), cost=cost_reference),
+    Tactic("gemm_q15", lower_gemm, _gemm_applies, cost_gemm, _gemm_in_place),
+    Tactic("depthwise_q15", lower_depthwise, _depthwise_applies, cost_depthwise,
+           _depthwise_in_place),
+]}

@@ -1,0 +1,74 @@
+<%doc>
+  Quantized depthwise NCHW convolution on int16 pairs (ops/qconv_q15.py): each channel is
+  copied into scratch as an int16 plane, zero-padded on every side the windows read, with
+  the input zero point subtracted; then each output is its window's taps, a pair of
+  neighbours in a row per SMLAD against the channel's weight pairs (kept in registers;
+  an odd row's last pair is (w, 0), which reads one element past the window: the plane
+  has one element of slack). Without the DSP extension, or with a dilation along the
+  rows, one tap at a time in C. Then the fast exact requantization.
+  ``in_place``: y may be x: a channel of y is written after its channel of x is copied,
+  and lies within channels 0..k of x when a channel does not grow.
+</%doc>\
+<%namespace name="qh" file="/kernels/qhelpers.mako"/>\
+<%
+    n, c, h, w = p['n'], p['c'], p['h'], p['w']
+    oh, ow, kh, kw = p['oh'], p['ow'], p['kh'], p['kw']
+    sh, sw, dh, dw, pt, pl = p['sh'], p['sw'], p['dh'], p['dw'], p['pt'], p['pl']
+    ph, pw, zx = p['ph'], p['pw'], p['x_zp']
+    rows, cols = min(h, ph - pt), min(w, pw - pl)  # the input rows and columns a window reads
+    pairs = (kw + 1) // 2
+%>\
+${qh.conv_helpers(model, p)}
+${signature}
+{
+    int16_t *const plane = (int16_t *)scratch; /* ${ph} x ${pw} + 1 int16 */
+    memset(plane, 0, ${(ph * pw + 1) * 2}u); /* the padding stays 0 for every channel */
+    for (int nb = 0; nb < ${n}; ++nb) {
+        for (int ch = 0; ch < ${c}; ++ch) {
+            const size_t plane_index = (size_t)nb * ${c} + (size_t)ch;
+            const ${p['x_type']} *const xc = x + plane_index * ${h * w}u;
+            for (int iy = 0; iy < ${rows}; ++iy) {
+                int16_t *const d = plane + (size_t)(iy + ${pt}) * ${pw}u + ${pl}u;
+                const ${p['x_type']} *const s = xc + (size_t)iy * ${w}u;
+                for (int ix = 0; ix < ${cols}; ++ix)
+                    d[ix] = (int16_t)((int32_t)s[ix] - ${zx});
+            }
+            const int8_t *const wc = w + (size_t)ch * ${kh * kw}u;
+% if dw == 1:
+#if defined(__ARM_FEATURE_DSP)
+% for ky in range(kh):
+% for j in range(pairs):
+            const uint32_t w${ky}_${j} = (uint32_t)(uint16_t)(int16_t)wc[${ky * kw + 2 * j}]${f" | (uint32_t)(uint16_t)(int16_t)wc[{ky * kw + 2 * j + 1}] << 16" if 2 * j + 1 < kw else ""};
+% endfor
+% endfor
+#endif
+% endif
+            const int32_t bias = ${'b[ch]' if p['bias'] else '0'};
+            const size_t yc = plane_index * ${oh * ow}u;
+            for (int oy = 0; oy < ${oh}; ++oy) {
+                const int16_t *const r0 = plane + (size_t)(oy * ${sh}) * ${pw}u;
+                for (int ox = 0; ox < ${ow}; ++ox) {
+                    const int16_t *const r = r0 + ox * ${sw};
+                    int32_t acc = bias;
+% if dw == 1:
+#if defined(__ARM_FEATURE_DSP)
+% for ky in range(kh):
+% for j in range(pairs):
+                    acc = ${model}_smlad(${model}_load_pair(r + ${ky * dh * pw + 2 * j}), w${ky}_${j}, acc);
+% endfor
+% endfor
+#else
+% endif
+                    for (int ky = 0; ky < ${kh}; ++ky)
+                        for (int kx = 0; kx < ${kw}; ++kx)
+                            acc += (int32_t)r[ky * ${dh * pw} + kx * ${dw}] * wc[ky * ${kw} + kx];
+% if dw == 1:
+#endif
+% endif
+                    const size_t yi = yc + (size_t)(oy * ${ow} + ox);
+                    y[yi] = ${qh.conv_output(model, p, 'acc', 'ch', 'yi')};
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,174 @@
+<%doc>
+  Quantized NCHW convolution (group 1) as a GEMM on int16 pairs, the DSP extension's way
+  (ops/qconv_q15.py): the windows of two output pixels are copied into scratch as int16
+  columns with the input zero point subtracted (padding is 0: it adds nothing), then
+  every pair of output channels takes the dot products of its two weight rows with the
+  two columns, four sums in registers: per 4 taps, one word of int8 weights per row
+  widened by SXTB16 (the rows were packed k0 k2 k1 k3: packing.py "pairs") and two
+  SMLADs per sum (in inline assembly on Thumb-2). Without the DSP extension the same sums
+  in plain C. Columns and weight rows are interleaved so that one step reads 8 bytes of
+  weights and 16 of columns, contiguous. Each sum is then
+  requantized (the fast exact path) and, with a fused QLinearAdd, added to the residual.
+  The weight rows are padded to a multiple of 4 taps (the columns' tail is 0) and to an
+  even count of rows; an odd pixel count computes its last column twice and stores it once.
+  ``in_place`` (1x1 only): y may be x; both columns are read before their pixels of y
+  are written (see ops/qlinear_inplace.py).
+</%doc>\
+<%namespace name="qh" file="/kernels/qhelpers.mako"/>\
+<%
+    n, c, h, w = p['n'], p['c'], p['h'], p['w']
+    m, oh, ow, kh, kw = p['m'], p['oh'], p['ow'], p['kh'], p['kw']
+    sh, sw, dh, dw, pt, pl = p['sh'], p['sw'], p['dh'], p['dw'], p['pt'], p['pl']
+    k, k4, zx = p['k'], p['k4'], p['x_zp']
+    px_count = oh * ow
+    pointwise = p['pointwise']
+
+    def bias(oc):
+        return f"b[{oc}]" if p['bias'] else "0"
+%>\
+${qh.conv_helpers(model, p)}
+<%def name="column(j, px)">\
+<%doc> Column j (0 or 1) of the pixel px: tap t at col[8 * (t / 4) + 4 * j + t % 4]. </%doc>\
+% if pointwise:
+            {
+                const ${p['x_type']} *s = xb + (${px});
+                int16_t *d = col + ${4 * j};
+                for (int g = 0; g < ${c // 4}; ++g, d += 8, s += ${4 * h * w}) {
+% for i in range(4):
+                    d[${i}] = (int16_t)((int32_t)s[${i * h * w}] - ${zx});
+% endfor
+                }
+% for i in range(c % 4):
+                d[${i}] = (int16_t)((int32_t)s[${i * h * w}] - ${zx});
+% endfor
+            }
+% else:
+            {
+                const int oy = (${px}) / ${ow}, ox = (${px}) % ${ow};
+                int t = 0;
+                for (int ic = 0; ic < ${c}; ++ic) {
+                    for (int ky = 0; ky < ${kh}; ++ky) {
+                        const int iy = oy * ${sh} - ${pt} + ky * ${dh};
+                        const int row = iy >= 0 && iy < ${h};
+                        const size_t xr = (size_t)ic * ${h * w}u + (size_t)(row ? iy : 0) * ${w}u;
+                        for (int kx = 0; kx < ${kw}; ++kx, ++t) {
+                            const int ix = ox * ${sw} - ${pl} + kx * ${dw};
+                            col[8 * (t >> 2) + ${4 * j} + (t & 3)] = row && ix >= 0 && ix < ${w}
+                                ? (int16_t)((int32_t)xb[xr + (size_t)ix] - ${zx}) : 0;
+                        }
+                    }
+                }
+            }
+% endif
+</%def>\
+<%def name="store(acc, oc, px)">\
+<% yi = f"yb + (size_t)({oc}) * {px_count}u + (size_t)({px})" %>\
+                    {
+                        const size_t yi = ${yi};
+                        y[yi] = ${qh.conv_output(model, p, acc, oc, 'yi')};
+                    }
+</%def>\
+${signature}
+{
+    /* two columns of ${k4} int16, interleaved by 4 taps: 8 per step of the sums */
+    int16_t *const col = (int16_t *)scratch;
+% if k4 > k:
+    memset(col + ${(k4 - 4) * 2}, 0, 16u); /* the taps the weight rows were padded with */
+% endif
+    for (int nb = 0; nb < ${n}; ++nb) {
+        const ${p['x_type']} *const xb = x + (size_t)nb * ${c * h * w}u;
+        const size_t yb = (size_t)nb * ${m * px_count}u;
+        for (int px = 0; px < ${px_count}; px += 2) {
+${column(0, 'px')}\
+% if px_count % 2:
+            const int two = px + 1 < ${px_count};
+            if (two) {
+${column(1, 'px + 1')}\
+            } else {
+                for (int t = 0; t < ${k4}; t += 4) /* the last pixel twice, stored once */
+                    memcpy(col + 2 * t + 4, col + 2 * t, 8u);
+            }
+% else:
+${column(1, 'px + 1')}\
+% endif
+            for (int oc = 0; oc < ${m}; oc += 2) {
+                const int8_t *wp = w + (size_t)oc * ${k4}u; /* rows oc and oc + 1, interleaved */
+                const int16_t *cp = col;
+                int32_t a00 = ${bias('oc')}, a01 = a00;
+% if m % 2:
+                int32_t a10 = oc + 1 < ${m} ? ${bias('oc + 1')} : 0, a11 = a10;
+% else:
+                int32_t a10 = ${bias('oc + 1')}, a11 = a10;
+% endif
+#if defined(__ARM_FEATURE_DSP) && defined(__thumb2__)
+                {
+                    /* 16 multiply-accumulates in 17 instructions per step; the loop is in
+                     * the assembly too: gcc shuffles the 13 live registers of the tile
+                     * when it schedules the intrinsics, or an asm step in a C loop */
+                    uint32_t wa, wb, x0, x1, u0, u1, steps = ${k4 // 4}u;
+                    __asm__("1:\n\t"
+                            "ldrd %[wa], %[wb], [%[wp]], #8\n\t"
+                            "ldrd %[x0], %[x1], [%[cp]], #8\n\t"
+                            "sxtb16 %[u0], %[wa]\n\t"
+                            "sxtb16 %[wa], %[wa], ror #8\n\t"
+                            "sxtb16 %[u1], %[wb]\n\t"
+                            "sxtb16 %[wb], %[wb], ror #8\n\t"
+                            "smlad %[a00], %[u0], %[x0], %[a00]\n\t"
+                            "smlad %[a00], %[wa], %[x1], %[a00]\n\t"
+                            "smlad %[a10], %[u1], %[x0], %[a10]\n\t"
+                            "smlad %[a10], %[wb], %[x1], %[a10]\n\t"
+                            "ldrd %[x0], %[x1], [%[cp]], #8\n\t"
+                            "smlad %[a01], %[u0], %[x0], %[a01]\n\t"
+                            "smlad %[a01], %[wa], %[x1], %[a01]\n\t"
+                            "smlad %[a11], %[u1], %[x0], %[a11]\n\t"
+                            "smlad %[a11], %[wb], %[x1], %[a11]\n\t"
+                            "subs %[steps], %[steps], #1\n\t"
+                            "bne 1b"
+                            : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11),
+                              [wp] "+r"(wp), [cp] "+r"(cp), [steps] "+r"(steps), [wa] "=&r"(wa),
+                              [wb] "=&r"(wb), [x0] "=&r"(x0), [x1] "=&r"(x1), [u0] "=&r"(u0),
+                              [u1] "=&r"(u1)
+                            :
+                            : "cc", "memory");
+                }
+#else
+                for (int t = 0; t < ${k4 // 4}; ++t) {
+                    /* the packed order: wp[1] is tap 2, wp[2] tap 1 */
+                    const int32_t x0 = cp[0], x1 = cp[1], x2 = cp[2], x3 = cp[3];
+                    const int32_t z0 = cp[4], z1 = cp[5], z2 = cp[6], z3 = cp[7];
+                    const int32_t u0 = wp[0], u2 = wp[1], u1 = wp[2], u3 = wp[3];
+                    const int32_t v0 = wp[4], v2 = wp[5], v1 = wp[6], v3 = wp[7];
+                    a00 += x0 * u0 + x1 * u1 + x2 * u2 + x3 * u3;
+                    a01 += z0 * u0 + z1 * u1 + z2 * u2 + z3 * u3;
+                    a10 += x0 * v0 + x1 * v1 + x2 * v2 + x3 * v3;
+                    a11 += z0 * v0 + z1 * v1 + z2 * v2 + z3 * v3;
+                    wp += 8;
+                    cp += 8;
+                }
+#endif
+${store('a00', 'oc', 'px')}\
+% if px_count % 2:
+                if (two) {
+${store('a01', 'oc', 'px + 1')}\
+                }
+% else:
+${store('a01', 'oc', 'px + 1')}\
+% endif
+% if m % 2:
+                if (oc + 1 < ${m}) {
+% endif
+${store('a10', 'oc + 1', 'px')}\
+% if px_count % 2:
+                if (two) {
+${store('a11', 'oc + 1', 'px + 1')}\
+                }
+% else:
+${store('a11', 'oc + 1', 'px + 1')}\
+% endif
+% if m % 2:
+                }
+% endif
+            }
+        }
+    }
+}
