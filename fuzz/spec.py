@@ -312,6 +312,8 @@ def specs(draw, tactics=True, stages=3):
                           for op in sorted(ops & set(TACTICS))}
         if "quant" in spec and "Conv" in ops:  # quantized, a Conv is a QLinearConv
             spec["tactic"]["QLinearConv"] = draw(st.sampled_from(tactics_for(anchors, "QLinearConv")))
+        if "quant" in spec and ops & {"Gemm", "MatMul"}:  # and a Gemm or MatMul a QGemm
+            spec["tactic"]["QGemm"] = draw(st.sampled_from(TACTICS["QGemm"]))
     return spec
 
 

@@ -1,11 +1,11 @@
 <%doc>
-  Quantized depthwise NCHW convolution on int16 pairs (ops/qconv_q15.py): each channel is
+  Quantized depthwise NCHW convolution on int16 pairs (ops/qlinear_q15.py): each channel is
   copied into scratch as an int16 plane, zero-padded on every side the windows read, with
-  the input zero point subtracted; then each output is its window's taps, a pair of
-  neighbours in a row per SMLAD against the channel's weight pairs (kept in registers;
-  an odd row's last pair is (w, 0), which reads one element past the window: the plane
-  has one element of slack). Without the DSP extension, or with a dilation along the
-  rows, one tap at a time in C. Then the fast exact requantization.
+  the input zero point subtracted; then two outputs of a row at a time (their windows
+  overlap: the compiler loads shared pairs once), each window's taps a pair of row
+  neighbours per SMLAD against the channel's weight pairs (an odd row's last tap one
+  multiply-add). Without the DSP extension, or with a dilation along the rows, one tap at
+  a time in C. Then the fast exact requantization.
   ``in_place``: y may be x: a channel of y is written after its channel of x is copied,
   and lies within channels 0..k of x when a channel does not grow.
 </%doc>\
@@ -16,13 +16,34 @@
     sh, sw, dh, dw, pt, pl = p['sh'], p['sw'], p['dh'], p['dw'], p['pt'], p['pl']
     ph, pw, zx = p['ph'], p['pw'], p['x_zp']
     rows, cols = min(h, ph - pt), min(w, pw - pl)  # the input rows and columns a window reads
-    pairs = (kw + 1) // 2
+    pairs_ok = dw == 1 and kw > 1  # row taps side by side: pairs of them per SMLAD
 %>\
 ${qh.conv_helpers(model, p)}
+<%def name="taps(acc, off)">\
+<%doc> The window of the output whose taps start at r + off, summed into acc. </%doc>\
+% if pairs_ok:
+#if defined(__ARM_FEATURE_DSP)
+% for ky in range(kh):
+% for j in range(kw // 2):
+                    ${acc} = ${model}_smlad(${model}_load_pair(r + ${off + ky * dh * pw + 2 * j}), w${ky}_${j}, ${acc});
+% endfor
+% if kw % 2:
+                    ${acc} += r[${off + ky * dh * pw + kw - 1}] * w${ky}_last;
+% endif
+% endfor
+#else
+% endif
+                    for (int ky = 0; ky < ${kh}; ++ky)
+                        for (int kx = 0; kx < ${kw}; ++kx)
+                            ${acc} += (int32_t)r[${off} + ky * ${dh * pw} + kx * ${dw}] * wc[ky * ${kw} + kx];
+% if pairs_ok:
+#endif
+% endif
+</%def>\
 ${signature}
 {
-    int16_t *const plane = (int16_t *)scratch; /* ${ph} x ${pw} + 1 int16 */
-    memset(plane, 0, ${(ph * pw + 1) * 2}u); /* the padding stays 0 for every channel */
+    int16_t *const plane = (int16_t *)scratch; /* ${ph} x ${pw} int16 */
+    memset(plane, 0, ${ph * pw * 2}u); /* the padding stays 0 for every channel */
     for (int nb = 0; nb < ${n}; ++nb) {
         for (int ch = 0; ch < ${c}; ++ch) {
             const size_t plane_index = (size_t)nb * ${c} + (size_t)ch;
@@ -34,12 +55,15 @@ ${signature}
                     d[ix] = (int16_t)((int32_t)s[ix] - ${zx});
             }
             const int8_t *const wc = w + (size_t)ch * ${kh * kw}u;
-% if dw == 1:
+% if pairs_ok:
 #if defined(__ARM_FEATURE_DSP)
 % for ky in range(kh):
-% for j in range(pairs):
-            const uint32_t w${ky}_${j} = (uint32_t)(uint16_t)(int16_t)wc[${ky * kw + 2 * j}]${f" | (uint32_t)(uint16_t)(int16_t)wc[{ky * kw + 2 * j + 1}] << 16" if 2 * j + 1 < kw else ""};
+% for j in range(kw // 2):
+            const uint32_t w${ky}_${j} = (uint32_t)(uint16_t)(int16_t)wc[${ky * kw + 2 * j}] | (uint32_t)(uint16_t)(int16_t)wc[${ky * kw + 2 * j + 1}] << 16;
 % endfor
+% if kw % 2:
+            const int32_t w${ky}_last = wc[${ky * kw + kw - 1}];
+% endif
 % endfor
 #endif
 % endif
@@ -47,27 +71,23 @@ ${signature}
             const size_t yc = plane_index * ${oh * ow}u;
             for (int oy = 0; oy < ${oh}; ++oy) {
                 const int16_t *const r0 = plane + (size_t)(oy * ${sh}) * ${pw}u;
-                for (int ox = 0; ox < ${ow}; ++ox) {
+                size_t yi = yc + (size_t)(oy * ${ow});
+                for (int ox = 0; ox < ${ow - ow % 2}; ox += 2, yi += 2) {
                     const int16_t *const r = r0 + ox * ${sw};
-                    int32_t acc = bias;
-% if dw == 1:
-#if defined(__ARM_FEATURE_DSP)
-% for ky in range(kh):
-% for j in range(pairs):
-                    acc = ${model}_smlad(${model}_load_pair(r + ${ky * dh * pw + 2 * j}), w${ky}_${j}, acc);
-% endfor
-% endfor
-#else
-% endif
-                    for (int ky = 0; ky < ${kh}; ++ky)
-                        for (int kx = 0; kx < ${kw}; ++kx)
-                            acc += (int32_t)r[ky * ${dh * pw} + kx * ${dw}] * wc[ky * ${kw} + kx];
-% if dw == 1:
-#endif
-% endif
-                    const size_t yi = yc + (size_t)(oy * ${ow} + ox);
-                    y[yi] = ${qh.conv_output(model, p, 'acc', 'ch', 'yi')};
+                    int32_t a0 = bias, a1 = bias;
+${taps('a0', 0)}\
+${taps('a1', sw)}\
+                    y[yi] = ${qh.conv_output(model, p, 'a0', 'ch', 'yi')};
+                    y[yi + 1] = ${qh.conv_output(model, p, 'a1', 'ch', 'yi + 1')};
                 }
+% if ow % 2:
+                {
+                    const int16_t *const r = r0 + ${(ow - 1) * sw};
+                    int32_t a0 = bias;
+${taps('a0', 0)}\
+                    y[yi] = ${qh.conv_output(model, p, 'a0', 'ch', 'yi')};
+                }
+% endif
             }
         }
     }

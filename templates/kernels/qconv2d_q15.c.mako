@@ -1,6 +1,6 @@
 <%doc>
   Quantized NCHW convolution (group 1) as a GEMM on int16 pairs, the DSP extension's way
-  (ops/qconv_q15.py): the windows of two output pixels are copied into scratch as int16
+  (ops/qlinear_q15.py): the windows of two output pixels are copied into scratch as int16
   columns with the input zero point subtracted (padding is 0: it adds nothing), then
   every pair of output channels takes the dot products of its two weight rows with the
   two columns, four sums in registers: per 4 taps, one word of int8 weights per row
@@ -11,6 +11,8 @@
   requantized (the fast exact path) and, with a fused QLinearAdd, added to the residual.
   The weight rows are padded to a multiple of 4 taps (the columns' tail is 0) and to an
   even count of rows; an odd pixel count computes its last column twice and stores it once.
+  One output pixel: one column, two rows x one column per step. ``matrix`` (QGemm): the
+  columns are x's rows and y is [pixels][channels].
   ``in_place`` (1x1 only): y may be x; both columns are read before their pixels of y
   are written (see ops/qlinear_inplace.py).
 </%doc>\
@@ -22,18 +24,35 @@
     k, k4, zx = p['k'], p['k4'], p['x_zp']
     px_count = oh * ow
     pointwise = p['pointwise']
+    matrix = p.get('matrix', False)  # QGemm: pixel i is row i of x ([pixels][k]), y [pixels][m]
+    single = px_count == 1  # one column: two rows x one column per step, no interleaving
+    step = 4 if single else 8  # int16 of the columns per 4 taps
 
     def bias(oc):
         return f"b[{oc}]" if p['bias'] else "0"
 %>\
 ${qh.conv_helpers(model, p)}
 <%def name="column(j, px)">\
-<%doc> Column j (0 or 1) of the pixel px: tap t at col[8 * (t / 4) + 4 * j + t % 4]. </%doc>\
-% if pointwise:
+<%doc> Column j (0 or 1) of the pixel px: tap t at col[8 * (t / 4) + 4 * j + t % 4] (one
+  column: col[t]). </%doc>\
+% if matrix:
+            {
+                const ${p['x_type']} *s = xb + (size_t)(${px}) * ${c}u;
+                int16_t *d = col + ${4 * j};
+                for (int g = 0; g < ${c // 4}; ++g, d += ${step}, s += 4) {
+% for i in range(4):
+                    d[${i}] = (int16_t)((int32_t)s[${i}] - ${zx});
+% endfor
+                }
+% for i in range(c % 4):
+                d[${i}] = (int16_t)((int32_t)s[${i}] - ${zx});
+% endfor
+            }
+% elif pointwise:
             {
                 const ${p['x_type']} *s = xb + (${px});
                 int16_t *d = col + ${4 * j};
-                for (int g = 0; g < ${c // 4}; ++g, d += 8, s += ${4 * h * w}) {
+                for (int g = 0; g < ${c // 4}; ++g, d += ${step}, s += ${4 * h * w}) {
 % for i in range(4):
                     d[${i}] = (int16_t)((int32_t)s[${i * h * w}] - ${zx});
 % endfor
@@ -53,7 +72,7 @@ ${qh.conv_helpers(model, p)}
                         const size_t xr = (size_t)ic * ${h * w}u + (size_t)(row ? iy : 0) * ${w}u;
                         for (int kx = 0; kx < ${kw}; ++kx, ++t) {
                             const int ix = ox * ${sw} - ${pl} + kx * ${dw};
-                            col[8 * (t >> 2) + ${4 * j} + (t & 3)] = row && ix >= 0 && ix < ${w}
+                            col[${step} * (t >> 2) + ${4 * j} + (t & 3)] = row && ix >= 0 && ix < ${w}
                                 ? (int16_t)((int32_t)xb[xr + (size_t)ix] - ${zx}) : 0;
                         }
                     }
@@ -62,7 +81,7 @@ ${qh.conv_helpers(model, p)}
 % endif
 </%def>\
 <%def name="store(acc, oc, px)">\
-<% yi = f"yb + (size_t)({oc}) * {px_count}u + (size_t)({px})" %>\
+<% yi = f"yb + (size_t)({px}) * {m}u + (size_t)({oc})" if matrix else f"yb + (size_t)({oc}) * {px_count}u + (size_t)({px})" %>\
                     {
                         const size_t yi = ${yi};
                         y[yi] = ${qh.conv_output(model, p, acc, oc, 'yi')};
@@ -70,17 +89,23 @@ ${qh.conv_helpers(model, p)}
 </%def>\
 ${signature}
 {
+% if single:
+    /* the one column: ${k4} int16 */
+% else:
     /* two columns of ${k4} int16, interleaved by 4 taps: 8 per step of the sums */
+% endif
     int16_t *const col = (int16_t *)scratch;
 % if k4 > k:
-    memset(col + ${(k4 - 4) * 2}, 0, 16u); /* the taps the weight rows were padded with */
+    memset(col + ${(k4 - 4) * (1 if single else 2)}, 0, ${8 if single else 16}u); /* the taps the weight rows were padded with */
 % endif
     for (int nb = 0; nb < ${n}; ++nb) {
         const ${p['x_type']} *const xb = x + (size_t)nb * ${c * h * w}u;
         const size_t yb = (size_t)nb * ${m * px_count}u;
         for (int px = 0; px < ${px_count}; px += 2) {
 ${column(0, 'px')}\
-% if px_count % 2:
+% if single:
+<% pass %>\
+% elif px_count % 2:
             const int two = px + 1 < ${px_count};
             if (two) {
 ${column(1, 'px + 1')}\
@@ -102,9 +127,13 @@ ${column(1, 'px + 1')}\
 % endif
 #if defined(__ARM_FEATURE_DSP) && defined(__thumb2__)
                 {
+% if single:
+                    /* 8 multiply-accumulates in 12 instructions per step */
+% else:
                     /* 16 multiply-accumulates in 17 instructions per step; the loop is in
                      * the assembly too: gcc shuffles the 13 live registers of the tile
                      * when it schedules the intrinsics, or an asm step in a C loop */
+% endif
                     uint32_t wa, wb, x0, x1, u0, u1, steps = ${k4 // 4}u;
                     __asm__("1:\n\t"
                             "ldrd %[wa], %[wb], [%[wp]], #8\n\t"
@@ -117,11 +146,13 @@ ${column(1, 'px + 1')}\
                             "smlad %[a00], %[wa], %[x1], %[a00]\n\t"
                             "smlad %[a10], %[u1], %[x0], %[a10]\n\t"
                             "smlad %[a10], %[wb], %[x1], %[a10]\n\t"
+% if not single:
                             "ldrd %[x0], %[x1], [%[cp]], #8\n\t"
                             "smlad %[a01], %[u0], %[x0], %[a01]\n\t"
                             "smlad %[a01], %[wa], %[x1], %[a01]\n\t"
                             "smlad %[a11], %[u1], %[x0], %[a11]\n\t"
                             "smlad %[a11], %[wb], %[x1], %[a11]\n\t"
+% endif
                             "subs %[steps], %[steps], #1\n\t"
                             "bne 1b"
                             : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11),
@@ -135,19 +166,27 @@ ${column(1, 'px + 1')}\
                 for (int t = 0; t < ${k4 // 4}; ++t) {
                     /* the packed order: wp[1] is tap 2, wp[2] tap 1 */
                     const int32_t x0 = cp[0], x1 = cp[1], x2 = cp[2], x3 = cp[3];
-                    const int32_t z0 = cp[4], z1 = cp[5], z2 = cp[6], z3 = cp[7];
                     const int32_t u0 = wp[0], u2 = wp[1], u1 = wp[2], u3 = wp[3];
                     const int32_t v0 = wp[4], v2 = wp[5], v1 = wp[6], v3 = wp[7];
                     a00 += x0 * u0 + x1 * u1 + x2 * u2 + x3 * u3;
-                    a01 += z0 * u0 + z1 * u1 + z2 * u2 + z3 * u3;
                     a10 += x0 * v0 + x1 * v1 + x2 * v2 + x3 * v3;
+% if not single:
+                    const int32_t z0 = cp[4], z1 = cp[5], z2 = cp[6], z3 = cp[7];
+                    a01 += z0 * u0 + z1 * u1 + z2 * u2 + z3 * u3;
                     a11 += z0 * v0 + z1 * v1 + z2 * v2 + z3 * v3;
+% endif
                     wp += 8;
-                    cp += 8;
+                    cp += ${step};
                 }
 #endif
+% if single:
+                (void)a01;
+                (void)a11;
+% endif
 ${store('a00', 'oc', 'px')}\
-% if px_count % 2:
+% if single:
+<% pass %>\
+% elif px_count % 2:
                 if (two) {
 ${store('a01', 'oc', 'px + 1')}\
                 }
@@ -158,7 +197,9 @@ ${store('a01', 'oc', 'px + 1')}\
                 if (oc + 1 < ${m}) {
 % endif
 ${store('a10', 'oc + 1', 'px')}\
-% if px_count % 2:
+% if single:
+<% pass %>\
+% elif px_count % 2:
                 if (two) {
 ${store('a11', 'oc + 1', 'px + 1')}\
                 }

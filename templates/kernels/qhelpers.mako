@@ -36,27 +36,21 @@ static inline int32_t ${model}_requantize(int32_t acc, uint32_t mult, int shift,
 ${requantize(model)}
 #ifndef ${model.upper()}_REQUANTIZE_FAST_DEFINED
 #define ${model.upper()}_REQUANTIZE_FAST_DEFINED
-/* The same result as ${model}_requantize, in about 20 instructions instead of 60 on a
- * 32-bit core: s = |acc| * mult / 2^(shift - 16) keeps 16 bits below the rounding
- * point. The float32 rounding of the product to 24 significant bits moves it by at most
- * one of those units where the result is not clamped (|result| < 512), so it decides
- * the rounding only within two units of a tie: those rare sums, |acc| >= 2^24 (float32(acc)
- * rounds) and shifts below 17 take the exact path. */
-static inline int32_t ${model}_requantize_fast(int32_t acc, uint32_t mult, int shift,
+/* The same result as ${model}_requantize for a shift in [20, 48], in one 32-bit multiply:
+ * t = floor(acc * mult / 2^17), its fraction u at the top of a word. Within ``window``
+ * of a tie (quant.fast_requant_window: where float32's rounding of the product to 24
+ * bits may decide) and for |acc| >= 2^23, the exact path. */
+static inline int32_t ${model}_requantize_fast(int32_t acc, uint32_t mult, int shift, uint32_t window,
                                               int32_t zero_point, int32_t lo, int32_t hi)
 {
-    const uint32_t a = acc < 0 ? 0u - (uint32_t)acc : (uint32_t)acc;
-    if (a >= (UINT32_C(1) << 24) || shift < 17)
+    if ((uint32_t)acc + (UINT32_C(1) << 23) >= (UINT32_C(1) << 24))
         return ${model}_requantize(acc, mult, shift, zero_point, lo, hi);
-    const uint64_t s = ((uint64_t)a * mult) >> (shift - 16);
-    uint32_t q = 1024u; /* clamped, whatever the sign and zero point */
-    if (s < (UINT64_C(1) << 25)) {
-        const uint32_t t = (uint32_t)s, f = t & 0xffffu;
-        if (f - 0x7ffeu < 4u)
-            return ${model}_requantize(acc, mult, shift, zero_point, lo, hi);
-        q = (t >> 16) + (f > 0x8000u);
-    }
-    const int32_t v = (acc < 0 ? -(int32_t)q : (int32_t)q) + zero_point;
+    const int32_t t = (int32_t)(((int64_t)(acc * 256) * (int32_t)(mult << 7)) >> 32);
+    const int f = shift - 17;
+    const uint32_t u = (uint32_t)t << (32 - f);
+    if (u - (UINT32_C(0x80000000) - window) <= 2u * window)
+        return ${model}_requantize(acc, mult, shift, zero_point, lo, hi);
+    const int32_t v = (t >> f) + (u > UINT32_C(0x80000000)) + zero_point;
     return v < lo ? lo : v > hi ? hi : v;
 }
 #endif
@@ -115,7 +109,7 @@ static inline int32_t ${model}_qlinear_add(float a, float b, float ra, float rb,
 #endif
 </%def>\
 <%def name="conv_helpers(model, p)">\
-% if p.get('fast', False):
+% if p.get('fast'):
 ${requantize_fast(model)}
 % elif not p.get('raw', False):
 ${requantize(model)}
@@ -137,8 +131,9 @@ ${qlinear_add(model)}
     else:
         mult, shift = (f"(uint32_t)mult[{oc}]", f"shift[{oc}]") if p['mult'] is None \
             else (f"{p['mult']}u", p['shift'])
-        fn = "requantize_fast" if p.get('fast', False) else "requantize"
-        e = f"{model}_{fn}({acc}, {mult}, {shift}, {p['y_zp']}, {p['lo']}, {p['hi']})"
+        window = f"{p['fast']}u, " if p.get('fast') else ""
+        fn = "requantize_fast" if window else "requantize"
+        e = f"{model}_{fn}({acc}, {mult}, {shift}, {window}{p['y_zp']}, {p['lo']}, {p['hi']})"
     q = p.get('residual')
     if q:
         a, b = f"(float){e}", f"(float)r[{r_index}]"

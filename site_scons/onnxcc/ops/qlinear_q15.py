@@ -1,4 +1,4 @@
-"""QLinearConv as tactics: the reference kernel and two kernels on int16 pairs.
+"""QLinearConv and QGemm as tactics: the reference kernels and kernels on int16 pairs.
 
   reference     qconv2d: one int32 row of sums at a time, the smallest code
   gemm_q15      group 1: the windows of two pixels copied into int16 columns (zero point
@@ -8,9 +8,12 @@
                 (packing.py "pairs")
   depthwise_q15 group == channels: each channel copied into a zero-padded int16 plane,
                 then each window's row taps two at a time against weight pairs in registers
+  QGemm gemm_q15  the same GEMM kernel with x's rows as the columns (one row: two output
+                columns x one row per step)
 
-Both requantize with the fast exact path (qhelpers.mako ``requantize_fast``): the same
-integers as the reference, so every tactic gives bit-identical outputs. They need int8
+Both requantize with the fast exact path (qhelpers.mako ``requantize_fast``, where every
+channel's shift is in its range): the same integers as the reference, so every tactic
+gives bit-identical outputs. They need int8
 weights with zero point 0 (what onnxruntime's quantizer writes: symmetric weights);
 other convolutions keep the reference.
 """
@@ -19,13 +22,15 @@ from dataclasses import replace
 
 from .. import packing
 from ..cgen import c_type
+from ..quant import fast_requant_window
 from . import Tactic, in_place
-from .qlinear import RESIDUAL_INPUT, lower_qconv
+from .qlinear import RESIDUAL_INPUT, lower_qconv, lower_qgemm
 
 
 def _base(node, graph):
     call = lower_qconv(node, graph)
-    p = dict(call.params, fast=True, x_type=c_type(graph.info(node.inputs[0]).dtype))
+    p = dict(call.params, x_type=c_type(graph.info(node.inputs[0]).dtype),
+             fast=fast_requant_window(call.params["shift_range"]))
     return call, p
 
 
@@ -117,7 +122,7 @@ def lower_depthwise(node, graph, cpu):
     pw = (p["ow"] - 1) * p["sw"] + (p["kw"] - 1) * p["dw"] + 1
     p.update(q15=True, ph=ph, pw=pw)
     return replace(call, template="qconv2d_dw_q15", params=p,
-                   scratch_bytes=-(-2 * (ph * pw + 1) // 4) * 4)
+                   scratch_bytes=-(-2 * ph * pw // 4) * 4)
 
 
 def cost_depthwise(node, graph, cpu):
@@ -138,10 +143,52 @@ def _depthwise_in_place(node, graph, cpu, tensor):
     return None
 
 
-TACTICS = {"QLinearConv": [
-    # its kernels that write over an input: qlinear_inplace.INPLACE
-    Tactic("reference", lambda n, g, cpu: lower_qconv(n, g), cost=cost_reference),
-    Tactic("gemm_q15", lower_gemm, _gemm_applies, cost_gemm, _gemm_in_place),
-    Tactic("depthwise_q15", lower_depthwise, _depthwise_applies, cost_depthwise,
-           _depthwise_in_place),
-]}
+# --- QGemm ---------------------------------------------------------------------------------
+
+def _qgemm_base(node, graph):
+    call = lower_qgemm(node, graph)
+    q = call.params
+    p = dict(q, matrix=True, n=1, c=q["k"], h=1, w=1, oh=1, ow=q["m"], m=q["n"], kh=1, kw=1,
+             sh=1, sw=1, dh=1, dw=1, pt=0, pl=0, pb=0, pr=0, x_zp=q["a_zp"], residual=None,
+             pointwise=False, x_type=c_type(graph.info(node.inputs[0]).dtype),
+             fast=fast_requant_window(q["shift_range"]))
+    return call, p
+
+
+def _qgemm_applies(node, graph, cpu):
+    call, p = _qgemm_base(node, graph)
+    return graph.info(node.inputs[1]).dtype == "int8" and not p["w_zp"]
+
+
+def lower_qgemm_q15(node, graph, cpu):
+    call, p = _qgemm_base(node, graph)
+    k4 = packing.pairs_depth(p["k"])
+    p.update(q15=True, k4=k4)
+    inputs = [("x" if role == "a" else role, t) for role, t in call.inputs]
+    return replace(call, template="qconv2d_q15", params=p, inputs=inputs,
+                   scratch_bytes=(1 if p["ow"] == 1 else 2) * 2 * k4,
+                   packed={"w": packing.pairs_spec(p["m"], p["k"])})
+
+
+def cost_qgemm_reference(node, graph, cpu):
+    q = lower_qgemm(node, graph).params
+    return q["m"] * q["n"] * (q["k"] * 6.0 + 60.0)
+
+
+def cost_qgemm_q15(node, graph, cpu):
+    q = lower_qgemm(node, graph).params
+    per_mac = (1.5 if _dsp(cpu) else 2.5) if q["m"] == 1 else (1.1 if _dsp(cpu) else 2.5)
+    return q["m"] * q["n"] * (q["k"] * per_mac + 22.0) + q["m"] * q["k"] * 3.0
+
+
+TACTICS = {
+    "QLinearConv": [
+        # its kernels that write over an input: qlinear_inplace.INPLACE
+        Tactic("reference", lambda n, g, cpu: lower_qconv(n, g), cost=cost_reference),
+        Tactic("gemm_q15", lower_gemm, _gemm_applies, cost_gemm, _gemm_in_place),
+        Tactic("depthwise_q15", lower_depthwise, _depthwise_applies, cost_depthwise,
+               _depthwise_in_place)],
+    "QGemm": [
+        Tactic("reference", lambda n, g, cpu: lower_qgemm(n, g), cost=cost_qgemm_reference),
+        Tactic("gemm_q15", lower_qgemm_q15, _qgemm_applies, cost_qgemm_q15)],
+}
