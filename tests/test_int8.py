@@ -464,7 +464,7 @@ def test_pairs_packing_puts_two_rows_of_four_taps_side_by_side():
 
 def test_fast_requantization_gives_the_exact_results(tmp_path):
     """requantize_fast against the exact emulation, with quant.fast_requant_window's window
-    for each shift it takes: random sums, sums within a few units of a tie, |acc| >= 2^23,
+    (log2) for each shift it takes: random sums, sums within a few units of a tie, |acc| >= 2^23,
     every clamp."""
     from onnxcc.codegen.render import render_def
     helpers = render_def("kernels/qhelpers.mako", "requantize_fast", model="t")
@@ -472,7 +472,7 @@ def test_fast_requantization_gives_the_exact_results(tmp_path):
     assert quant.fast_requant_window([19, 30]) is None and quant.fast_requant_window([30, 49]) is None
     src = tmp_path / "rq.c"
     src.write_text("#include <stdint.h>\n#include <stdio.h>\n" + helpers + r"""
-static const uint32_t window[] = {""" + ", ".join(f"{w}u" for w in windows) + r"""};
+static const int window[] = {""" + ", ".join(f"{w}" for w in windows) + r"""};
 static uint64_t s = 88172645463325252ull;
 static uint64_t rnd(void) { s ^= s << 13; s ^= s >> 7; s ^= s << 17; return s; }
 int main(void)

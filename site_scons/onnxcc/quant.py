@@ -46,17 +46,19 @@ def output_scale(x_scale, w_scale, y_scale, alpha=None):
 
 
 def fast_requant_window(shifts):
-    """The tie window of the fast requantization (qhelpers.mako ``requantize_fast``) for
-    these shifts, or None where it does not apply (a shift below 20 or above 48).
+    """log2 of the tie window of the fast requantization (qhelpers.mako
+    ``requantize_fast``) for these shifts, or None where it does not apply (a shift below
+    20 or above 48).
 
     It computes t = floor(acc * mult / 2^17) in one 32x32 multiply (|acc| < 2^23) and
     reads the rounding from the fraction u = (t mod 2^f) * 2^(32 - f), f = shift - 17.
     float32 rounds the product to 24 significant bits first; where the result is not
     clamped (|result| < 512) that moves u by at most 2^16, and the truncation to t by
-    less than 2^(49 - shift): within that of a tie (2^31) only the exact path knows."""
+    less than 2^(49 - shift): within 2^k of a tie (2^31), 2^k above both, only the
+    exact path knows."""
     if not shifts or min(shifts) < 20 or max(shifts) > 48:
         return None
-    return (1 << 16) + (1 << (49 - min(shifts))) + 1
+    return ((1 << 16) + (1 << (49 - min(shifts))) + 1).bit_length()
 
 
 def fixed_point(scale, where):

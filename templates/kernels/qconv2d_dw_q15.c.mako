@@ -19,9 +19,10 @@
     pairs_ok = dw == 1 and kw > 1  # row taps side by side: pairs of them per SMLAD
 %>\
 ${qh.conv_helpers(model, p)}
-<%def name="taps(acc, off)">\
-<%doc> The window of the output whose taps start at r + off, summed into acc. </%doc>\
-% if pairs_ok:
+<%def name="taps(acc, off, dsp=True)">\
+<%doc> The window of the output whose taps start at r + off, summed into acc (``dsp``: with
+  the DSP extension where the compiler has it). </%doc>\
+% if pairs_ok and dsp:
 #if defined(__ARM_FEATURE_DSP)
 % for ky in range(kh):
 % for j in range(kw // 2):
@@ -36,7 +37,7 @@ ${qh.conv_helpers(model, p)}
                     for (int ky = 0; ky < ${kh}; ++ky)
                         for (int kx = 0; kx < ${kw}; ++kx)
                             ${acc} += (int32_t)r[${off} + ky * ${dh * pw} + kx * ${dw}] * wc[ky * ${kw} + kx];
-% if pairs_ok:
+% if pairs_ok and dsp:
 #endif
 % endif
 </%def>\
@@ -51,8 +52,14 @@ ${signature}
             for (int iy = 0; iy < ${rows}; ++iy) {
                 int16_t *const d = plane + (size_t)(iy + ${pt}) * ${pw}u + ${pl}u;
                 const ${p['x_type']} *const s = xc + (size_t)iy * ${w}u;
+% if cols <= 16:
+% for ix in range(cols):
+                d[${ix}] = (int16_t)((int32_t)s[${ix}] - ${zx});
+% endfor
+% else:
                 for (int ix = 0; ix < ${cols}; ++ix)
                     d[ix] = (int16_t)((int32_t)s[ix] - ${zx});
+% endif
             }
             const int8_t *const wc = w + (size_t)ch * ${kh * kw}u;
 % if pairs_ok:
@@ -75,8 +82,27 @@ ${signature}
                 for (int ox = 0; ox < ${ow - ow % 2}; ox += 2, yi += 2) {
                     const int16_t *const r = r0 + ox * ${sw};
                     int32_t a0 = bias, a1 = bias;
+% if pairs_ok and sw == 1 and kw % 2:
+#if defined(__ARM_FEATURE_DSP)
+% for ky in range(kh):
+% for j in range(kw // 2):
+                    a0 = ${model}_smlad(${model}_load_pair(r + ${ky * dh * pw + 2 * j}), w${ky}_${j}, a0);
+                    a1 = ${model}_smlad(${model}_load_pair(r + ${1 + ky * dh * pw + 2 * j}), w${ky}_${j}, a1);
+% endfor
+                    {   /* the odd last taps of both windows: one pair */
+                        const uint32_t last = ${model}_load_pair(r + ${ky * dh * pw + kw - 1});
+                        a0 = __smlabb((int32_t)last, w${ky}_last, a0);
+                        a1 = __smlatb((int32_t)last, w${ky}_last, a1);
+                    }
+% endfor
+#else
+${taps('a0', 0, False)}\
+${taps('a1', sw, False)}\
+#endif
+% else:
 ${taps('a0', 0)}\
 ${taps('a1', sw)}\
+% endif
                     y[yi] = ${qh.conv_output(model, p, 'a0', 'ch', 'yi')};
                     y[yi + 1] = ${qh.conv_output(model, p, 'a1', 'ch', 'yi + 1')};
                 }

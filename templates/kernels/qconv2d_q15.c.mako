@@ -17,6 +17,7 @@
   are written (see ops/qlinear_inplace.py).
 </%doc>\
 <%namespace name="qh" file="/kernels/qhelpers.mako"/>\
+<%! import math %>\
 <%
     n, c, h, w = p['n'], p['c'], p['h'], p['w']
     m, oh, ow, kh, kw = p['m'], p['oh'], p['ow'], p['kh'], p['kw']
@@ -27,6 +28,14 @@
     matrix = p.get('matrix', False)  # QGemm: pixel i is row i of x ([pixels][k]), y [pixels][m]
     single = px_count == 1  # one column: two rows x one column per step, no interleaving
     step = 4 if single else 8  # int16 of the columns per 4 taps
+    # a window inside x (most pixels): fixed offsets, whole words of taps per round of
+    # ``period`` input channels; its taps (offset in x, position in the column)
+    interior = not (matrix or pointwise) and h - 1 - (kh - 1) * dh >= 0 and w - 1 - (kw - 1) * dw >= 0
+    period = 4 // math.gcd(kh * kw, 4)
+    chunk = []
+    for r in range(period * kh * kw):
+        ic, rest = divmod(r, kh * kw)
+        chunk.append((ic * h * w + (rest // kw) * dh * w + (rest % kw) * dw, (r >> 2) * step + (r & 3)))
 
     def bias(oc):
         return f"b[{oc}]" if p['bias'] else "0"
@@ -64,6 +73,24 @@ ${qh.conv_helpers(model, p)}
 % else:
             {
                 const int oy = (${px}) / ${ow}, ox = (${px}) % ${ow};
+% if interior:
+                const int iy0 = oy * ${sh} - ${pt}, ix0 = ox * ${sw} - ${pl};
+                if (iy0 >= 0 && iy0 <= ${h - 1 - (kh - 1) * dh} && ix0 >= 0 && ix0 <= ${w - 1 - (kw - 1) * dw}) {
+                    /* the whole window inside x: every tap a load at a fixed offset, ${period}
+                     * input channel(s) per round (whole words of taps) */
+                    const ${p['x_type']} *s = xb + (size_t)iy0 * ${w}u + (size_t)ix0;
+                    int16_t *d = col + ${4 * j};
+                    for (int g = 0; g < ${c // period}; ++g, s += ${period * h * w}, d += ${step * len(chunk) // 4}) {
+% for src, dst in chunk:
+                        d[${dst}] = (int16_t)((int32_t)s[${src}] - ${zx});
+% endfor
+                    }
+% for src, dst in chunk[:(c % period) * kh * kw]:
+                    d[${dst}] = (int16_t)((int32_t)s[${src}] - ${zx});
+% endfor
+                } else
+% endif
+                {
                 int t = 0;
                 for (int ic = 0; ic < ${c}; ++ic) {
                     for (int ky = 0; ky < ${kh}; ++ky) {
@@ -76,6 +103,7 @@ ${qh.conv_helpers(model, p)}
                                 ? (int16_t)((int32_t)xb[xr + (size_t)ix] - ${zx}) : 0;
                         }
                     }
+                }
                 }
             }
 % endif
@@ -128,33 +156,36 @@ ${column(1, 'px + 1')}\
 #if defined(__ARM_FEATURE_DSP) && defined(__thumb2__)
                 {
 % if single:
-                    /* 8 multiply-accumulates in 12 instructions per step */
+                    /* 8 multiply-accumulates in 11 instructions per step */
 % else:
-                    /* 16 multiply-accumulates in 17 instructions per step; the loop is in
-                     * the assembly too: gcc shuffles the 13 live registers of the tile
-                     * when it schedules the intrinsics, or an asm step in a C loop */
+                    /* 16 multiply-accumulates in 16 instructions per step, two steps per
+                     * round; the loop is in the assembly too: gcc shuffles the 13 live
+                     * registers of the tile when it schedules the intrinsics, or an asm
+                     * step in a C loop */
 % endif
-                    uint32_t wa, wb, x0, x1, u0, u1, steps = ${k4 // 4}u;
-                    __asm__("1:\n\t"
-                            "ldrd %[wa], %[wb], [%[wp]], #8\n\t"
-                            "ldrd %[x0], %[x1], [%[cp]], #8\n\t"
-                            "sxtb16 %[u0], %[wa]\n\t"
-                            "sxtb16 %[wa], %[wa], ror #8\n\t"
-                            "sxtb16 %[u1], %[wb]\n\t"
-                            "sxtb16 %[wb], %[wb], ror #8\n\t"
-                            "smlad %[a00], %[u0], %[x0], %[a00]\n\t"
-                            "smlad %[a00], %[wa], %[x1], %[a00]\n\t"
-                            "smlad %[a10], %[u1], %[x0], %[a10]\n\t"
-                            "smlad %[a10], %[wb], %[x1], %[a10]\n\t"
-% if not single:
-                            "ldrd %[x0], %[x1], [%[cp]], #8\n\t"
-                            "smlad %[a01], %[u0], %[x0], %[a01]\n\t"
-                            "smlad %[a01], %[wa], %[x1], %[a01]\n\t"
-                            "smlad %[a11], %[u1], %[x0], %[a11]\n\t"
-                            "smlad %[a11], %[wb], %[x1], %[a11]\n\t"
-% endif
-                            "subs %[steps], %[steps], #1\n\t"
-                            "bne 1b"
+                    uint32_t wa, wb, x0, x1, u0, u1, steps = ${k4 // 8}u;
+<%
+    body = ['"ldrd %[wa], %[wb], [%[wp]], #8\\n\\t"',
+            '"ldrd %[x0], %[x1], [%[cp]], #8\\n\\t"',
+            '"sxtb16 %[u0], %[wa]\\n\\t"',
+            '"sxtb16 %[wa], %[wa], ror #8\\n\\t"',
+            '"sxtb16 %[u1], %[wb]\\n\\t"',
+            '"sxtb16 %[wb], %[wb], ror #8\\n\\t"',
+            '"smlad %[a00], %[u0], %[x0], %[a00]\\n\\t"',
+            '"smlad %[a00], %[wa], %[x1], %[a00]\\n\\t"',
+            '"smlad %[a10], %[u1], %[x0], %[a10]\\n\\t"',
+            '"smlad %[a10], %[wb], %[x1], %[a10]\\n\\t"']
+    if not single:
+        body += ['"ldrd %[x0], %[x1], [%[cp]], #8\\n\\t"',
+                 '"smlad %[a01], %[u0], %[x0], %[a01]\\n\\t"',
+                 '"smlad %[a01], %[wa], %[x1], %[a01]\\n\\t"',
+                 '"smlad %[a11], %[u1], %[x0], %[a11]\\n\\t"',
+                 '"smlad %[a11], %[wb], %[x1], %[a11]\\n\\t"']
+    # two steps per round of the loop; an odd step first
+    code = (body if (k4 // 4) % 2 else []) + (['"1:\\n\\t"'] + body + body
+             + ['"subs %[steps], %[steps], #1\\n\\t"', '"bne 1b\\n\\t"'] if k4 // 8 else [])
+%>\
+                    __asm__(${'\n                            '.join(code)}
                             : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11),
                               [wp] "+r"(wp), [cp] "+r"(cp), [steps] "+r"(steps), [wa] "=&r"(wa),
                               [wb] "=&r"(wb), [x0] "=&r"(x0), [x1] "=&r"(x1), [u0] "=&r"(u0),

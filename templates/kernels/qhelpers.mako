@@ -37,10 +37,10 @@ ${requantize(model)}
 #ifndef ${model.upper()}_REQUANTIZE_FAST_DEFINED
 #define ${model.upper()}_REQUANTIZE_FAST_DEFINED
 /* The same result as ${model}_requantize for a shift in [20, 48], in one 32-bit multiply:
- * t = floor(acc * mult / 2^17), its fraction u at the top of a word. Within ``window``
- * of a tie (quant.fast_requant_window: where float32's rounding of the product to 24
- * bits may decide) and for |acc| >= 2^23, the exact path. */
-static inline int32_t ${model}_requantize_fast(int32_t acc, uint32_t mult, int shift, uint32_t window,
+ * t = floor(acc * mult / 2^17), its fraction u at the top of a word. Within 2^k of a
+ * tie (quant.fast_requant_window: where float32's rounding of the product to 24 bits
+ * may decide) and for |acc| >= 2^23, the exact path. */
+static inline int32_t ${model}_requantize_fast(int32_t acc, uint32_t mult, int shift, int k,
                                               int32_t zero_point, int32_t lo, int32_t hi)
 {
     if ((uint32_t)acc + (UINT32_C(1) << 23) >= (UINT32_C(1) << 24))
@@ -48,9 +48,9 @@ static inline int32_t ${model}_requantize_fast(int32_t acc, uint32_t mult, int s
     const int32_t t = (int32_t)(((int64_t)(acc * 256) * (int32_t)(mult << 7)) >> 32);
     const int f = shift - 17;
     const uint32_t u = (uint32_t)t << (32 - f);
-    if (u - (UINT32_C(0x80000000) - window) <= 2u * window)
+    if ((((u ^ UINT32_C(0x80000000)) + (UINT32_C(1) << k)) >> (k + 1)) == 0u)
         return ${model}_requantize(acc, mult, shift, zero_point, lo, hi);
-    const int32_t v = (t >> f) + (u > UINT32_C(0x80000000)) + zero_point;
+    const int32_t v = (t >> f) + (int32_t)(u >> 31) + zero_point;
     return v < lo ? lo : v > hi ? hi : v;
 }
 #endif
@@ -131,7 +131,7 @@ ${qlinear_add(model)}
     else:
         mult, shift = (f"(uint32_t)mult[{oc}]", f"shift[{oc}]") if p['mult'] is None \
             else (f"{p['mult']}u", p['shift'])
-        window = f"{p['fast']}u, " if p.get('fast') else ""
+        window = f"{p['fast']}, " if p.get('fast') else ""
         fn = "requantize_fast" if window else "requantize"
         e = f"{model}_{fn}({acc}, {mult}, {shift}, {window}{p['y_zp']}, {p['lo']}, {p['hi']})"
     q = p.get('residual')
