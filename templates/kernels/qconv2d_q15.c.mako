@@ -10,9 +10,9 @@
   weights and 16 of columns, contiguous. Each sum is then
   requantized (the fast exact path) and, with a fused QLinearAdd, added to the residual.
   The weight rows are padded to a multiple of 4 taps (the columns' tail is 0) and to an
-  even count of rows; an odd pixel count computes its last column twice and stores it once.
-  One output pixel: one column, two rows x one column per step. ``matrix`` (QGemm): the
-  columns are x's rows and y is [pixels][channels].
+  even count of rows. An odd pixel count's last pixel (or a single one) is one column
+  alone, two rows x one column per step. ``matrix`` (QGemm): the columns are x's rows
+  and y is [pixels][channels].
   ``in_place`` (1x1 only): y may be x; both columns are read before their pixels of y
   are written (see ops/qlinear_inplace.py).
 </%doc>\
@@ -26,22 +26,24 @@
     px_count = oh * ow
     pointwise = p['pointwise']
     matrix = p.get('matrix', False)  # QGemm: pixel i is row i of x ([pixels][k]), y [pixels][m]
-    single = px_count == 1  # one column: two rows x one column per step, no interleaving
-    step = 4 if single else 8  # int16 of the columns per 4 taps
     # a window inside x (most pixels): fixed offsets, whole words of taps per round of
     # ``period`` input channels; its taps (offset in x, position in the column)
     interior = not (matrix or pointwise) and h - 1 - (kh - 1) * dh >= 0 and w - 1 - (kw - 1) * dw >= 0
     period = 4 // math.gcd(kh * kw, 4)
-    chunk = []
-    for r in range(period * kh * kw):
-        ic, rest = divmod(r, kh * kw)
-        chunk.append((ic * h * w + (rest // kw) * dh * w + (rest % kw) * dw, (r >> 2) * step + (r & 3)))
+
+    def chunk(step):  # step: int16 of the columns per 4 taps (8: two interleaved, 4: one)
+        taps = []
+        for r in range(period * kh * kw):
+            ic, rest = divmod(r, kh * kw)
+            taps.append((ic * h * w + (rest // kw) * dh * w + (rest % kw) * dw,
+                         (r >> 2) * step + (r & 3)))
+        return taps
 
     def bias(oc):
         return f"b[{oc}]" if p['bias'] else "0"
 %>\
 ${qh.conv_helpers(model, p)}
-<%def name="column(j, px)">\
+<%def name="column(j, px, step)">\
 <%doc> Column j (0 or 1) of the pixel px: tap t at col[8 * (t / 4) + 4 * j + t % 4] (one
   column: col[t]). </%doc>\
 % if matrix:
@@ -80,12 +82,12 @@ ${qh.conv_helpers(model, p)}
                      * input channel(s) per round (whole words of taps) */
                     const ${p['x_type']} *s = xb + (size_t)iy0 * ${w}u + (size_t)ix0;
                     int16_t *d = col + ${4 * j};
-                    for (int g = 0; g < ${c // period}; ++g, s += ${period * h * w}, d += ${step * len(chunk) // 4}) {
-% for src, dst in chunk:
+                    for (int g = 0; g < ${c // period}; ++g, s += ${period * h * w}, d += ${step * period * kh * kw // 4}) {
+% for src, dst in chunk(step):
                         d[${dst}] = (int16_t)((int32_t)s[${src}] - ${zx});
 % endfor
                     }
-% for src, dst in chunk[:(c % period) * kh * kw]:
+% for src, dst in chunk(step)[:(c % period) * kh * kw]:
                     d[${dst}] = (int16_t)((int32_t)s[${src}] - ${zx});
 % endfor
                 } else
@@ -115,35 +117,8 @@ ${qh.conv_helpers(model, p)}
                         y[yi] = ${qh.conv_output(model, p, acc, oc, 'yi')};
                     }
 </%def>\
-${signature}
-{
-% if single:
-    /* the one column: ${k4} int16 */
-% else:
-    /* two columns of ${k4} int16, interleaved by 4 taps: 8 per step of the sums */
-% endif
-    int16_t *const col = (int16_t *)scratch;
-% if k4 > k:
-    memset(col + ${(k4 - 4) * (1 if single else 2)}, 0, ${8 if single else 16}u); /* the taps the weight rows were padded with */
-% endif
-    for (int nb = 0; nb < ${n}; ++nb) {
-        const ${p['x_type']} *const xb = x + (size_t)nb * ${c * h * w}u;
-        const size_t yb = (size_t)nb * ${m * px_count}u;
-        for (int px = 0; px < ${px_count}; px += 2) {
-${column(0, 'px')}\
-% if single:
-<% pass %>\
-% elif px_count % 2:
-            const int two = px + 1 < ${px_count};
-            if (two) {
-${column(1, 'px + 1')}\
-            } else {
-                for (int t = 0; t < ${k4}; t += 4) /* the last pixel twice, stored once */
-                    memcpy(col + 2 * t + 4, col + 2 * t, 8u);
-            }
-% else:
-${column(1, 'px + 1')}\
-% endif
+<%def name="channels(cols, px)">\
+<%doc> Every pair of output channels against ``cols`` (1 or 2) columns of pixels px, px + 1. </%doc>\
             for (int oc = 0; oc < ${m}; oc += 2) {
                 const int8_t *wp = w + (size_t)oc * ${k4}u; /* rows oc and oc + 1, interleaved */
                 const int16_t *cp = col;
@@ -155,7 +130,7 @@ ${column(1, 'px + 1')}\
 % endif
 #if defined(__ARM_FEATURE_DSP) && defined(__thumb2__)
                 {
-% if single:
+% if cols == 1:
                     /* 8 multiply-accumulates in 11 instructions per step */
 % else:
                     /* 16 multiply-accumulates in 16 instructions per step, two steps per
@@ -175,7 +150,7 @@ ${column(1, 'px + 1')}\
             '"smlad %[a00], %[wa], %[x1], %[a00]\\n\\t"',
             '"smlad %[a10], %[u1], %[x0], %[a10]\\n\\t"',
             '"smlad %[a10], %[wb], %[x1], %[a10]\\n\\t"']
-    if not single:
+    if cols == 2:
         body += ['"ldrd %[x0], %[x1], [%[cp]], #8\\n\\t"',
                  '"smlad %[a01], %[u0], %[x0], %[a01]\\n\\t"',
                  '"smlad %[a01], %[wa], %[x1], %[a01]\\n\\t"',
@@ -201,46 +176,61 @@ ${column(1, 'px + 1')}\
                     const int32_t v0 = wp[4], v2 = wp[5], v1 = wp[6], v3 = wp[7];
                     a00 += x0 * u0 + x1 * u1 + x2 * u2 + x3 * u3;
                     a10 += x0 * v0 + x1 * v1 + x2 * v2 + x3 * v3;
-% if not single:
+% if cols == 2:
                     const int32_t z0 = cp[4], z1 = cp[5], z2 = cp[6], z3 = cp[7];
                     a01 += z0 * u0 + z1 * u1 + z2 * u2 + z3 * u3;
                     a11 += z0 * v0 + z1 * v1 + z2 * v2 + z3 * v3;
 % endif
                     wp += 8;
-                    cp += ${step};
+                    cp += ${4 * cols};
                 }
 #endif
-% if single:
+% if cols == 1:
                 (void)a01;
                 (void)a11;
 % endif
-${store('a00', 'oc', 'px')}\
-% if single:
-<% pass %>\
-% elif px_count % 2:
-                if (two) {
-${store('a01', 'oc', 'px + 1')}\
-                }
-% else:
-${store('a01', 'oc', 'px + 1')}\
+${store('a00', 'oc', px)}\
+% if cols == 2:
+${store('a01', 'oc', f'{px} + 1')}\
 % endif
 % if m % 2:
                 if (oc + 1 < ${m}) {
 % endif
-${store('a10', 'oc + 1', 'px')}\
-% if single:
-<% pass %>\
-% elif px_count % 2:
-                if (two) {
-${store('a11', 'oc + 1', 'px + 1')}\
-                }
-% else:
-${store('a11', 'oc + 1', 'px + 1')}\
+${store('a10', 'oc + 1', px)}\
+% if cols == 2:
+${store('a11', 'oc + 1', f'{px} + 1')}\
 % endif
 % if m % 2:
                 }
 % endif
             }
+</%def>\
+${signature}
+{
+    /* two columns of ${k4} int16, interleaved by 4 taps (8 per step of the sums), or one */
+    int16_t *const col = (int16_t *)scratch;
+% if k4 > k and px_count >= 2:
+    memset(col + ${(k4 - 4) * 2}, 0, 16u); /* the taps the weight rows were padded with */
+% endif
+    for (int nb = 0; nb < ${n}; ++nb) {
+        const ${p['x_type']} *const xb = x + (size_t)nb * ${c * h * w}u;
+        const size_t yb = (size_t)nb * ${m * px_count}u;
+% if px_count >= 2:
+        for (int px = 0; px < ${px_count - px_count % 2}; px += 2) {
+${column(0, 'px', 8)}\
+${column(1, 'px + 1', 8)}\
+${channels(2, 'px')}\
         }
+% endif
+% if px_count % 2:
+        {   /* the last pixel, one column */
+            const int px = ${px_count - 1};
+% if k4 > k:
+            memset(col + ${k}, 0, ${(k4 - k) * 2}u); /* the padded taps */
+% endif
+${column(0, 'px', 4)}\
+${channels(1, 'px')}\
+        }
+% endif
     }
 }

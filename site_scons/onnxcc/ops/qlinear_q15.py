@@ -79,7 +79,7 @@ def lower_gemm(node, graph, cpu):
     k = p["c"] * p["kh"] * p["kw"]
     p.update(q15=True, k=k, k4=packing.pairs_depth(k), pointwise=_is_pointwise(p))
     return replace(call, template="qconv2d_q15", params=p,
-                   scratch_bytes=2 * 2 * p["k4"],
+                   scratch_bytes=(2 if p["oh"] * p["ow"] >= 2 else 1) * 2 * p["k4"],
                    packed={"w": packing.pairs_spec(p["m"], k)})
 
 
