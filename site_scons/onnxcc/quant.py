@@ -55,10 +55,12 @@ def fast_requant_window(shifts):
     float32 rounds the product to 24 significant bits first; where the result is not
     clamped (|result| < 512) that moves u by at most 2^16, and the truncation to t by
     less than 2^(49 - shift): within 2^k of a tie (2^31), 2^k above both, only the
-    exact path knows."""
+    exact path knows. (A wider window than needed is as exact, only slower: the shifts
+    are rounded down to a multiple of 4, so that most layers' kernels are alike.)"""
     if not shifts or min(shifts) < 20 or max(shifts) > 48:
         return None
-    return ((1 << 16) + (1 << (49 - min(shifts))) + 1).bit_length()
+    least = min(min(shifts) // 4 * 4, 33)  # a few windows: layers share their kernels
+    return ((1 << 16) + (1 << (49 - least)) + 1).bit_length()
 
 
 def fixed_point(scale, where):

@@ -40,17 +40,47 @@ ${requantize(model)}
  * t = floor(acc * mult / 2^17), its fraction u at the top of a word. Within 2^k of a
  * tie (quant.fast_requant_window: where float32's rounding of the product to 24 bits
  * may decide) and for |acc| >= 2^23, the exact path. */
+#if defined(__ARM_FEATURE_SAT)
+#include <arm_acle.h>
+#endif
+/* the rare exact path, out of line: one copy, not one per output of every kernel */
+static __attribute__((noinline, cold)) int32_t ${model}_requantize_slow(int32_t acc, uint32_t mult, int shift,
+                                                                       int32_t zero_point, int32_t lo, int32_t hi)
+{
+    return ${model}_requantize(acc, mult, shift, zero_point, lo, hi);
+}
+
 static inline int32_t ${model}_requantize_fast(int32_t acc, uint32_t mult, int shift, int k,
                                               int32_t zero_point, int32_t lo, int32_t hi)
 {
     if ((uint32_t)acc + (UINT32_C(1) << 23) >= (UINT32_C(1) << 24))
-        return ${model}_requantize(acc, mult, shift, zero_point, lo, hi);
+        return ${model}_requantize_slow(acc, mult, shift, zero_point, lo, hi);
     const int32_t t = (int32_t)(((int64_t)(acc * 256) * (int32_t)(mult << 7)) >> 32);
     const int f = shift - 17;
     const uint32_t u = (uint32_t)t << (32 - f);
     if ((((u ^ UINT32_C(0x80000000)) + (UINT32_C(1) << k)) >> (k + 1)) == 0u)
-        return ${model}_requantize(acc, mult, shift, zero_point, lo, hi);
+        return ${model}_requantize_slow(acc, mult, shift, zero_point, lo, hi);
     const int32_t v = (t >> f) + (int32_t)(u >> 31) + zero_point;
+#if defined(__ARM_FEATURE_SAT)
+    /* saturate to the type in one instruction; then only the bounds a fused Relu or Clip
+     * narrowed (lo and hi are constants: the other tests fold away) */
+    if (lo >= -128 && hi <= 127) {
+        int32_t s = __ssat(v, 8);
+        if (lo > -128)
+            s = s < lo ? lo : s;
+        if (hi < 127)
+            s = s > hi ? hi : s;
+        return s;
+    }
+    if (lo >= 0 && hi <= 255) {
+        int32_t s = (int32_t)__usat(v, 8);
+        if (lo > 0)
+            s = s < lo ? lo : s;
+        if (hi < 255)
+            s = s > hi ? hi : s;
+        return s;
+    }
+#endif
     return v < lo ? lo : v > hi ? hi : v;
 }
 #endif

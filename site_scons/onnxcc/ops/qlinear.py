@@ -119,17 +119,31 @@ def lower_qconv(node, graph):
     wq = _quant(graph, node, w)
     m = w_shape[0]
     requant, tables = _requant_inputs(node, [output_scale(x_scale, wq["scale"][0], conv_scale)])
-    shifts = [fixed_point(output_scale(x_scale, s, conv_scale), node.name)[1] for s in wq["scale"]]
     w_zp = _channels(wq["zero_point"], m)
     g.update(m=m, group=node.attrs.get("group", 1), bias=b is not None, x_zp=x_zp,
              w_zp=None if not any(w_zp) else w_zp, y_zp=y_zp, lo=lo, hi=hi, residual=residual,
-             shift_range=[min(shifts), max(shifts)], **requant)
+             **requant)
     kind = "dw" if g["group"] == g["c"] and g["m"] == g["c"] and g["c"] > 1 else f"g{g['group']}"
     t = SHORT[graph.info(x).dtype]
     tag = f"{t}_{kind}_{window_tag(g)}_m{m}" + ("_add" if r else "")
     return KernelCall("qconv2d", tag, g,
                       [("x", x), ("w", w)] + ([("b", b)] if b else []) + tables
                       + ([("r", r)] if r else []), [("y", y)])
+
+
+def requant_shifts(node, graph):
+    """The requantization shifts of a QLinearConv's or QGemm's output channels (those of
+    the multiplier tables, from the quantization parameters alone)."""
+    x, w, y = node.inputs[0], node.inputs[1], node.outputs[0]
+    x_scale, _ = _per_tensor(graph, node, x)
+    if node.op == "QGemm":
+        y_scale, alpha = _per_tensor(graph, node, y)[0], node.attrs.get("alpha", 1.0)
+    else:
+        fused = node.attrs.get("onnxcc_residual")
+        y_scale = F32(fused["scale"]) if fused else _per_tensor(graph, node, y)[0]
+        alpha = None
+    return [fixed_point(output_scale(x_scale, s, y_scale, alpha), node.name)[1]
+            for s in _quant(graph, node, w)["scale"]]
 
 
 def _zero_points(graph, node, name, n):
@@ -174,14 +188,12 @@ def lower_qgemm(node, graph):
     wq = _quant(graph, node, w)
     alpha = node.attrs.get("alpha", 1.0)
     requant, tables = _requant_inputs(node, [output_scale(a_scale, wq["scale"][0], y_scale, alpha)])
-    shifts = [fixed_point(output_scale(a_scale, s, y_scale, alpha), node.name)[1] for s in wq["scale"]]
     w_zp = _channels(wq["zero_point"], n)
     y_zp, lo, hi = _output(graph, node, y)
     if b is not None and graph.info(b).size != n:
         raise unsupported(node, "a bias that is not one value per output column")
     p = {"m": m, "n": n, "k": k, "bias": b is not None, "a_zp": a_zp,
-         "w_zp": None if not any(w_zp) else w_zp, "y_zp": y_zp, "lo": lo, "hi": hi,
-         "shift_range": [min(shifts), max(shifts)], **requant}
+         "w_zp": None if not any(w_zp) else w_zp, "y_zp": y_zp, "lo": lo, "hi": hi, **requant}
     tag = f"{SHORT[graph.info(a).dtype]}_{m}x{k}x{n}"
     return KernelCall("qgemm", tag, p,
                       [("a", a), ("w", w)] + ([("b", b)] if b else []) + tables, [("y", y)])

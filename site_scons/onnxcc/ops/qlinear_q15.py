@@ -24,13 +24,13 @@ from .. import packing
 from ..cgen import c_type
 from ..quant import fast_requant_window
 from . import Tactic, in_place
-from .qlinear import RESIDUAL_INPUT, lower_qconv, lower_qgemm
+from .qlinear import RESIDUAL_INPUT, lower_qconv, lower_qgemm, requant_shifts
 
 
 def _base(node, graph):
     call = lower_qconv(node, graph)
     p = dict(call.params, x_type=c_type(graph.info(node.inputs[0]).dtype),
-             fast=fast_requant_window(call.params["shift_range"]))
+             fast=fast_requant_window(requant_shifts(node, graph)))
     return call, p
 
 
@@ -151,7 +151,7 @@ def _qgemm_base(node, graph):
     p = dict(q, matrix=True, n=1, c=q["k"], h=1, w=1, oh=1, ow=q["m"], m=q["n"], kh=1, kw=1,
              sh=1, sw=1, dh=1, dw=1, pt=0, pl=0, pb=0, pr=0, x_zp=q["a_zp"], residual=None,
              pointwise=False, x_type=c_type(graph.info(node.inputs[0]).dtype),
-             fast=fast_requant_window(q["shift_range"]))
+             fast=fast_requant_window(requant_shifts(node, graph)))
     return call, p
 
 
