@@ -199,11 +199,11 @@ def signature(result, spec):
 
 
 def campaign(target, graphs, seed, batch, jobs, workdir, progress=print, sanitize=False,
-             regressions=REGRESSIONS, shrink=True, stop_on_failure=False):
+             regressions=REGRESSIONS, shrink=True, stop_on_failure=False, int8=False):
     """Draw batches until ``graphs`` graphs were checked. Each new kind of failure
     (``signature``) is shrunk by Hypothesis to a minimal graph that fails the same way and
     saved as a regression; known kinds are counted and the campaign goes on (or stops at
-    the first, with ``stop_on_failure``). Returns (counts per status, graphs checked,
+    the first, with ``stop_on_failure``); ``int8``: every graph quantized. Returns (counts per status, graphs checked,
     [(failing result, regression path or None)] one per kind)."""
     counts, seen, found = collections.Counter(), set(), {}
     start = time.monotonic()
@@ -211,7 +211,7 @@ def campaign(target, graphs, seed, batch, jobs, workdir, progress=print, sanitiz
     while len(seen) < graphs:
         before = len(seen)
         new = _one_round(target, graphs, round_seed, batch, jobs, workdir, progress, sanitize,
-                         shrink, counts, seen, set(found), start)
+                         shrink, counts, seen, set(found), start, int8)
         round_seed += 1
         if new is None:
             if len(seen) == before:
@@ -228,7 +228,7 @@ def campaign(target, graphs, seed, batch, jobs, workdir, progress=print, sanitiz
 
 
 def _one_round(target, graphs, seed, batch, jobs, workdir, progress, sanitize, shrink,
-               counts, seen, known, start):
+               counts, seen, known, start, int8=False):
     """One Hypothesis run from ``seed``: generates until ``seen`` holds ``graphs`` graphs or
     a failure of a kind not in ``known`` appears; then (``shrink``) shrinks that failure,
     raising only for the same kind. Returns (kind, minimal spec, its result) or None."""
@@ -251,7 +251,7 @@ def _one_round(target, graphs, seed, batch, jobs, workdir, progress, sanitize, s
               suppress_health_check=list(HealthCheck), print_blob=False, report_multiple_bugs=False,
               phases=[Phase.generate, Phase.shrink] if shrink else [Phase.generate])
     @hypothesis_seed(seed)
-    @given(st.lists(specs(), min_size=batch, max_size=batch))
+    @given(st.lists(specs(int8=int8), min_size=batch, max_size=batch))
     def prop(batch_specs):
         if len(seen) >= graphs and not pinned:
             return  # done: the rest of this round's examples pass at once
@@ -313,6 +313,8 @@ def main(argv=None):
     parser.add_argument("--stop-on-failure", action="store_true",
                         help="stop at the first failure (default: shrink each new kind, go on)")
     parser.add_argument("--summary", help="append the campaign's result to this file")
+    parser.add_argument("--int8", action="store_true",
+                        help="every graph quantized (else a quarter): the integer kernels' campaign")
     args = parser.parse_args(argv)
     workdir = os.path.join(os.path.abspath(args.workdir), args.target)
     if os.path.isdir(workdir):
@@ -322,9 +324,9 @@ def main(argv=None):
     counts, checked, failures = campaign(args.target, args.graphs, args.seed, args.batch,
                                          args.jobs, workdir, sanitize=args.sanitize,
                                          shrink=not args.no_shrink,
-                                         stop_on_failure=args.stop_on_failure)
+                                         stop_on_failure=args.stop_on_failure, int8=args.int8)
     minutes = (time.monotonic() - started) / 60
-    line = (f"{args.target}, seed {args.seed}: {checked} graphs, {sum(counts.values())} builds: "
+    line = (f"{args.target}{' int8' if args.int8 else ''}, seed {args.seed}: {checked} graphs, {sum(counts.values())} builds: "
             f"{counts['pass']} passed, {counts['fail']} failed, {counts['refused']} refused "
             f"(a forced tactic no node can run), {counts['discarded']} discarded "
             f"(onnxruntime not finite or cannot run it), {counts['ill-conditioned']} ill-conditioned "

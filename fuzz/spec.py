@@ -278,9 +278,10 @@ def stage_anchor(x=None):
 
 
 @st.composite
-def specs(draw, tactics=True, stages=3):
+def specs(draw, tactics=True, stages=3, int8=False):
     """A graph of up to ``stages`` stages, each an anchor and its elementwise chain; every
-    later stage ("then") reads the stage before it."""
+    later stage ("then") reads the stage before it. A quarter are quantized (``int8``:
+    all of them)."""
     anchor = draw(stage_anchor())
     if anchor["op"] is None:
         anchor["x"] = draw(st.lists(st.integers(1, 21), min_size=1, max_size=4))
@@ -296,7 +297,7 @@ def specs(draw, tactics=True, stages=3):
         then.append({"anchor": following, "chain": draw(chain(shape, channel_axis))})
     if then:
         spec["then"] = then
-    if draw(st.integers(0, 3)) == 0:  # a quarter of the graphs run int8
+    if int8 or draw(st.integers(0, 3)) == 0:  # a quarter of the graphs run int8
         spec["quant"] = {"activations": draw(st.sampled_from(["uint8", "int8"])),
                          "per_channel": draw(st.booleans())}
     if tactics:
