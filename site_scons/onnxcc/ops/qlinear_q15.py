@@ -1,21 +1,21 @@
 """QLinearConv and QGemm as tactics: the reference kernels and kernels on int16 pairs.
 
-  reference     qconv2d: one int32 row of sums at a time, the smallest code
-  gemm_q15      group 1: the windows of two pixels copied into int16 columns (zero point
-                subtracted), then two output channels x two pixels per step, four taps per
-                weight word (SXTB16 + SMLAD on the DSP extension of Cortex-M4/M7 and
-                ARMv7-A; the same sums in C elsewhere), weights packed at compile time
-                (packing.py "pairs")
-  depthwise_q15 group == channels: each channel copied into a zero-padded int16 plane,
-                then each window's row taps two at a time against weight pairs in registers
-  QGemm gemm_q15  the same GEMM kernel with x's rows as the columns (one row: two output
-                columns x one row per step)
+  reference       qconv2d / qgemm: the smallest code
+  gemm_q15        QLinearConv with one group: the windows of two pixels copied into int16
+                  columns (zero point subtracted), then two output channels x two pixels
+                  per step, four taps per weight word (SXTB16 + SMLAD, inline assembly on
+                  Thumb-2 with the DSP extension: Cortex-M4/M7, ARMv7-A; the same sums in
+                  C elsewhere), weights packed at compile time (packing.py "pairs")
+  depthwise_q15   QLinearConv with group == channels: each channel copied into a
+                  zero-padded int16 plane, then each window's row taps two at a time
+                  against weight pairs in registers
+  gemm_q15        QGemm: the same GEMM kernel with x's rows as the columns (one row: two
+                  output columns x one row per step)
 
-Both requantize with the fast exact path (qhelpers.mako ``requantize_fast``, where every
+They requantize with the fast exact path (qhelpers.mako ``requantize_fast``, where every
 channel's shift is in its range): the same integers as the reference, so every tactic
-gives bit-identical outputs. They need int8
-weights with zero point 0 (what onnxruntime's quantizer writes: symmetric weights);
-other convolutions keep the reference.
+gives bit-identical outputs. They need int8 weights with zero point 0 (what onnxruntime's
+quantizer writes: symmetric weights); other convolutions keep the reference.
 """
 
 from dataclasses import replace
@@ -36,7 +36,7 @@ def _base(node, graph):
 
 def _q15_weights(node, graph):
     """Weights these kernels can read: int8 with every zero point 0."""
-    call, p = _base(node, graph)
+    _, p = _base(node, graph)
     return graph.info(node.inputs[1]).dtype == "int8" and not p["w_zp"] and not p.get("raw")
 
 
@@ -156,7 +156,7 @@ def _qgemm_base(node, graph):
 
 
 def _qgemm_applies(node, graph, cpu):
-    call, p = _qgemm_base(node, graph)
+    _, p = _qgemm_base(node, graph)
     return graph.info(node.inputs[1]).dtype == "int8" and not p["w_zp"]
 
 
