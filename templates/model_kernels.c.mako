@@ -8,6 +8,15 @@
 #include <string.h>
 
 #include "${name}_kernels.h"
+% if exact_float:
+
+/* Some kernels reproduce onnxruntime's float32 steps of quantized ops (a division, fused
+ * multiply-adds in its order): no reassociation, reciprocals or flush-to-zero here,
+ * whatever the target's flags allow (armv7a's -funsafe-math-optimizations). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize ("no-unsafe-math-optimizations")
+#endif
+% endif
 % for k in kernels:
 
 /* ${k['template']} */

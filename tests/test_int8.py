@@ -224,6 +224,16 @@ def test_int8_model_matches_onnxruntime_exactly(scons, target, model):
     assert "warning" not in r.stdout + r.stderr
 
 
+@pytest.mark.parametrize("model", ["kws_qdq.onnx", "kws_qop.onnx"])
+def test_int8_model_is_exact_where_the_target_allows_unsafe_float_math(scons, model):
+    """armv7a compiles with -funsafe-math-optimizations (NEON float vectors): the integer
+    kernels that reproduce onnxruntime's float32 steps must not be reassociated or turn a
+    division into a reciprocal (they differed by one quantum at kws' output)."""
+    r = scons("target=armv7a", f"model=models/int8/{model}", "verify")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "max abs error 0," in r.stdout and "warning" not in r.stdout + r.stderr
+
+
 @pytest.mark.parametrize("model", ["kws", "resnet8"])
 def test_int8_weights_and_arena_are_a_quarter_of_float(scons, model):
     sizes = {}

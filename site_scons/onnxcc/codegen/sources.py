@@ -104,6 +104,15 @@ def model_sources(graph, plan, name, source):
     return {"h": render("model.h.mako", **values), "c": render("model.c.mako", **values)}
 
 
+#: integer kernels that reproduce onnxruntime's float32 steps (docs/int8.md): their
+#: arithmetic must stay IEEE float32 whatever the target's flags allow
+EXACT_FLOAT_TEMPLATES = {"quantize", "dequantize", "qadd", "qavgpool2d", "qsoftmax"}
+
+
+def _exact_float(call):
+    return call.template in EXACT_FLOAT_TEMPLATES or bool(call.params.get("residual"))
+
+
 def kernel_sources(graph, plan, name, source):
     """``<name>_kernels.c`` and ``.h``: one specialized function per distinct kernel."""
     _, kernels = lower_graph(graph, name, source, plan)
@@ -113,7 +122,8 @@ def kernel_sources(graph, plan, name, source):
                       p=k.call.params, model=name)
         bodies.append({"name": k.name, "template": k.call.template, "code": code,
                        "signature": k.signature(graph)})
-    values = dict(name=name, source=source, kernels=bodies)
+    values = dict(name=name, source=source, kernels=bodies,
+                  exact_float=any(_exact_float(k.call) for k in kernels))
     return {"c": render("model_kernels.c.mako", **values),
             "h": render("model_kernels.h.mako", **values)}
 
