@@ -106,19 +106,18 @@ def lower_qconv(node, graph):
     w_shape = graph.info(w).shape
     g = _pointwise_as_row(window_2d(node, graph.info(x).shape, graph.info(y).shape,
                                     node.attrs.get("kernel_shape", w_shape[2:])))
-    x_scale, x_zp = _per_tensor(graph, node, x)
+    _, x_zp = _per_tensor(graph, node, x)
     if r:  # the Conv's own output is a code in a register, quantized as the Add's operand
         fused = node.attrs["onnxcc_residual"]
-        conv_scale, y_zp = F32(fused["scale"]), fused["zero_point"]
+        y_zp = fused["zero_point"]
         lo, hi = fused["clamp"]
-        residual = _residual_add(graph, node, (conv_scale, y_zp), r, y)
+        residual = _residual_add(graph, node, (F32(fused["scale"]), y_zp), r, y)
     else:
-        conv_scale, _ = _per_tensor(graph, node, y)
         y_zp, lo, hi = _output(graph, node, y)
         residual = None
     wq = _quant(graph, node, w)
     m = w_shape[0]
-    requant, tables = _requant_inputs(node, [output_scale(x_scale, wq["scale"][0], conv_scale)])
+    requant, tables = _requant_inputs(node, _output_scales(node, graph)[:1])
     w_zp = _channels(wq["zero_point"], m)
     g.update(m=m, group=node.attrs.get("group", 1), bias=b is not None, x_zp=x_zp,
              w_zp=None if not any(w_zp) else w_zp, y_zp=y_zp, lo=lo, hi=hi, residual=residual,
@@ -131,19 +130,21 @@ def lower_qconv(node, graph):
                       + ([("r", r)] if r else []), [("y", y)])
 
 
+def _output_scales(node, graph):
+    """The float32 multiplier of each output channel of a QLinearConv (to its fused
+    residual Add's operand code when it has one) or QGemm, as onnxruntime computes it."""
+    x_scale, _ = _per_tensor(graph, node, node.inputs[0])
+    fused = node.attrs.get("onnxcc_residual")
+    y_scale = F32(fused["scale"]) if fused else _per_tensor(graph, node, node.outputs[0])[0]
+    alpha = node.attrs.get("alpha", 1.0) if node.op == "QGemm" else None
+    return [output_scale(x_scale, s, y_scale, alpha)
+            for s in _quant(graph, node, node.inputs[1])["scale"]]
+
+
 def requant_shifts(node, graph):
     """The requantization shifts of a QLinearConv's or QGemm's output channels (those of
     the multiplier tables, from the quantization parameters alone)."""
-    x, w, y = node.inputs[0], node.inputs[1], node.outputs[0]
-    x_scale, _ = _per_tensor(graph, node, x)
-    if node.op == "QGemm":
-        y_scale, alpha = _per_tensor(graph, node, y)[0], node.attrs.get("alpha", 1.0)
-    else:
-        fused = node.attrs.get("onnxcc_residual")
-        y_scale = F32(fused["scale"]) if fused else _per_tensor(graph, node, y)[0]
-        alpha = None
-    return [fixed_point(output_scale(x_scale, s, y_scale, alpha), node.name)[1]
-            for s in _quant(graph, node, w)["scale"]]
+    return [fixed_point(s, node.name)[1] for s in _output_scales(node, graph)]
 
 
 def _zero_points(graph, node, name, n):
@@ -183,11 +184,9 @@ def lower_qgemm(node, graph):
     y = node.outputs[0]
     n, k = graph.info(w).shape
     m = graph.info(a).size // k
-    a_scale, a_zp = _per_tensor(graph, node, a)
-    y_scale, _ = _per_tensor(graph, node, y)
+    _, a_zp = _per_tensor(graph, node, a)
     wq = _quant(graph, node, w)
-    alpha = node.attrs.get("alpha", 1.0)
-    requant, tables = _requant_inputs(node, [output_scale(a_scale, wq["scale"][0], y_scale, alpha)])
+    requant, tables = _requant_inputs(node, _output_scales(node, graph)[:1])
     w_zp = _channels(wq["zero_point"], n)
     y_zp, lo, hi = _output(graph, node, y)
     if b is not None and graph.info(b).size != n:
