@@ -52,7 +52,7 @@ def _tag(g, prefix=""):
     return f"f32_{prefix}{_kind(g)}_{window_tag(g)}_m{g['m']}{epilogue_tag(g['epilogue'])}"
 
 
-def _macs(g):
+def macs(g):
     return g["n"] * g["m"] * g["oh"] * g["ow"] * (g["c"] // g["group"]) * g["kh"] * g["kw"]
 
 
@@ -66,7 +66,7 @@ def lower_direct(node, graph, cpu=None):
 def cost_direct(node, graph, cpu):
     g, _, _ = _geometry(node, graph)
     pixels = g["n"] * g["m"] * g["oh"] * g["ow"]
-    return _macs(g) * scalar_mac_cost(cpu) + pixels * 6 + epilogue_cost(pixels, g["epilogue"])
+    return macs(g) * scalar_mac_cost(cpu) + pixels * 6 + epilogue_cost(pixels, g["epilogue"])
 
 
 # --- the GEMM tactics -------------------------------------------------------------------

@@ -25,7 +25,7 @@ def _widths(graph, node, tensor):
             np.dtype(graph.info(node.outputs[0]).dtype).itemsize)
 
 
-def _same_width(graph, node, tensor):
+def same_width(graph, node, tensor):
     x_width, y_width = _widths(graph, node, tensor)
     return x_width == y_width
 
@@ -36,7 +36,7 @@ def _elementwise(lower):
     element by element (QLinearSoftmax); QLinearGlobalAveragePool writes y[o] after row o
     of x is read, at or before that row."""
     def fn(node, graph, tensor):
-        if not _same_width(graph, node, tensor):
+        if not same_width(graph, node, tensor):
             return None
         return in_place(lower(node, graph), tensor, ("x",))
     return fn
@@ -45,7 +45,7 @@ def _elementwise(lower):
 def qadd_in_place(node, graph, tensor):
     """y may be an operand read at y's own index (one not broadcast): each element is read
     right before the same element of y is written."""
-    if not _same_width(graph, node, tensor):
+    if not same_width(graph, node, tensor):
         return None
     call = lower_qadd(node, graph)
     p = call.params
@@ -54,11 +54,11 @@ def qadd_in_place(node, graph, tensor):
     return in_place(call, tensor, roles)
 
 
-def _depthwise(g):
+def is_depthwise(g):
     return g["group"] == g["c"] == g["m"]
 
 
-def _pointwise(g):
+def is_pointwise(g):
     return (g["group"] == 1 and (g["kh"], g["kw"], g["sh"], g["sw"]) == (1, 1, 1, 1)
             and (g["pt"], g["pl"], g["pb"], g["pr"]) == (0, 0, 0, 0))
 
@@ -76,19 +76,19 @@ def qconv_in_place(node, graph, tensor):
     1x1, stride 1, no pads: the C inputs of pixel p are copied to scratch (C bytes), then
     y[k][p] written for every k: in batch 1 that is x's pixel p of channel k or beyond x's
     end; with batches, M <= C keeps batch b of y at or before batch b of x."""
-    if not _same_width(graph, node, tensor):
+    if not same_width(graph, node, tensor):
         return None
     call = lower_qconv(node, graph)
     g = call.params
     if g["residual"] and tensor == node.inputs[RESIDUAL_INPUT]:
         return in_place(call, tensor, ("r",))
-    if _depthwise(g) and overwrites_only_read_input(g):
+    if is_depthwise(g) and overwrites_only_read_input(g):
         return in_place(call, tensor, ("x",))
-    if _depthwise(g) and g["oh"] * g["ow"] <= g["h"] * g["w"]:
+    if is_depthwise(g) and g["oh"] * g["ow"] <= g["h"] * g["w"]:
         params = dict(g, in_place=True, y_type=c_type(graph.info(node.outputs[0]).dtype))
         return in_place(replace(call, params=params), tensor, ("x",),
                         scratch_bytes=g["oh"] * g["ow"])
-    if _pointwise(g) and (g["n"] == 1 or g["m"] <= g["c"]):
+    if is_pointwise(g) and (g["n"] == 1 or g["m"] <= g["c"]):
         params = dict(g, x_type=c_type(graph.info(node.inputs[0]).dtype))
         return in_place(replace(call, params=params), tensor, ("x",),
                         template="qconv2d_1x1_inplace", tag=call.tag, scratch_bytes=g["c"])
@@ -100,7 +100,7 @@ def qavgpool_in_place(node, graph, tensor):
     channel is pooled into scratch (OH*OW bytes), then copied over y's channel: that lands
     on channels of x already read, as long as a channel does not grow. A window that is the
     whole input runs the global pool (see _elementwise)."""
-    if not _same_width(graph, node, tensor):
+    if not same_width(graph, node, tensor):
         return None
     call = lower_qavgpool(node, graph)
     p = call.params

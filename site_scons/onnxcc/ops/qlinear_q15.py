@@ -24,7 +24,9 @@ from .. import packing
 from ..cgen import c_type
 from ..quant import fast_requant_window
 from . import Tactic, in_place
+from .conv import macs
 from .qlinear import RESIDUAL_INPUT, lower_qconv, lower_qgemm, requant_shifts
+from .qlinear_inplace import is_depthwise, is_pointwise, same_width
 
 
 def _base(node, graph):
@@ -34,23 +36,13 @@ def _base(node, graph):
     return call, p
 
 
-def _q15_weights(node, graph):
+def _q15_weights(node, graph, p):
     """Weights these kernels can read: int8 with every zero point 0."""
-    _, p = _base(node, graph)
-    return graph.info(node.inputs[1]).dtype == "int8" and not p["w_zp"] and not p.get("raw")
+    return graph.info(node.inputs[1]).dtype == "int8" and not p["w_zp"]
 
 
 def _is_depthwise(p):
-    return p["group"] == p["c"] == p["m"] and p["c"] > 1
-
-
-def _is_pointwise(p):
-    return ((p["kh"], p["kw"], p["sh"], p["sw"]) == (1, 1, 1, 1)
-            and not any(p[k] for k in ("pt", "pl", "pb", "pr")))
-
-
-def _macs(p):
-    return p["n"] * p["m"] * p["oh"] * p["ow"] * (p["c"] // p["group"]) * p["kh"] * p["kw"]
+    return is_depthwise(p) and p["c"] > 1
 
 
 def _outputs(p):
@@ -65,19 +57,20 @@ def _dsp(cpu):
 
 def cost_reference(node, graph, cpu):
     _, p = _base(node, graph)
-    return _macs(p) * 6.0 + _outputs(p) * 60.0
+    return macs(p) * 6.0 + _outputs(p) * 60.0
 
 
 # --- gemm_q15 ----------------------------------------------------------------------------
 
 def _gemm_applies(node, graph, cpu):
-    return _q15_weights(node, graph) and _base(node, graph)[1]["group"] == 1
+    _, p = _base(node, graph)
+    return _q15_weights(node, graph, p) and p["group"] == 1
 
 
 def lower_gemm(node, graph, cpu):
     call, p = _base(node, graph)
     k = p["c"] * p["kh"] * p["kw"]
-    p.update(q15=True, k=k, k4=packing.pairs_depth(k), pointwise=_is_pointwise(p))
+    p.update(q15=True, k=k, k4=packing.pairs_depth(k), pointwise=is_pointwise(p))
     return replace(call, template="qconv2d_q15", params=p,
                    scratch_bytes=(2 if p["oh"] * p["ow"] >= 2 else 1) * 2 * p["k4"],
                    packed={"w": packing.pairs_spec(p["m"], k)})
@@ -86,8 +79,8 @@ def lower_gemm(node, graph, cpu):
 def cost_gemm(node, graph, cpu):
     _, p = _base(node, graph)
     k = p["c"] * p["kh"] * p["kw"]
-    columns = p["n"] * p["oh"] * p["ow"] * k * (2.0 if _is_pointwise(p) else 5.0)
-    return _macs(p) * (1.3 if _dsp(cpu) else 2.5) + _outputs(p) * 22.0 + columns
+    columns = p["n"] * p["oh"] * p["ow"] * k * (2.0 if is_pointwise(p) else 5.0)
+    return macs(p) * (1.3 if _dsp(cpu) else 2.5) + _outputs(p) * 22.0 + columns
 
 
 def _gemm_in_place(node, graph, cpu, tensor):
@@ -100,19 +93,16 @@ def _gemm_in_place(node, graph, cpu, tensor):
     p = call.params
     if p["residual"] and tensor == node.inputs[RESIDUAL_INPUT]:
         return in_place(call, tensor, ("r",))
-    if _is_pointwise(p) and (p["n"] == 1 or p["m"] <= p["c"]) and _same_width(node, graph, tensor):
+    if is_pointwise(p) and (p["n"] == 1 or p["m"] <= p["c"]) and same_width(graph, node, tensor):
         return in_place(call, tensor, ("x",))
     return None
-
-
-def _same_width(node, graph, tensor):
-    return graph.info(tensor).dtype == graph.info(node.outputs[0]).dtype
 
 
 # --- depthwise_q15 -----------------------------------------------------------------------
 
 def _depthwise_applies(node, graph, cpu):
-    return _q15_weights(node, graph) and _is_depthwise(_base(node, graph)[1])
+    _, p = _base(node, graph)
+    return _q15_weights(node, graph, p) and _is_depthwise(p)
 
 
 def lower_depthwise(node, graph, cpu):
@@ -128,7 +118,7 @@ def lower_depthwise(node, graph, cpu):
 def cost_depthwise(node, graph, cpu):
     _, p = _base(node, graph)
     plane = p["n"] * p["c"] * p["h"] * p["w"] * 3.0
-    return _macs(p) * (0.7 if _dsp(cpu) else 2.5) + _outputs(p) * 26.0 + plane
+    return macs(p) * (0.7 if _dsp(cpu) else 2.5) + _outputs(p) * 26.0 + plane
 
 
 def _depthwise_in_place(node, graph, cpu, tensor):
@@ -138,7 +128,7 @@ def _depthwise_in_place(node, graph, cpu, tensor):
     p = call.params
     if p["residual"] and tensor == node.inputs[RESIDUAL_INPUT]:
         return in_place(call, tensor, ("r",))
-    if p["oh"] * p["ow"] <= p["h"] * p["w"] and _same_width(node, graph, tensor):
+    if p["oh"] * p["ow"] <= p["h"] * p["w"] and same_width(graph, node, tensor):
         return in_place(call, tensor, ("x",))
     return None
 
@@ -156,8 +146,7 @@ def _qgemm_base(node, graph):
 
 
 def _qgemm_applies(node, graph, cpu):
-    _, p = _qgemm_base(node, graph)
-    return graph.info(node.inputs[1]).dtype == "int8" and not p["w_zp"]
+    return _q15_weights(node, graph, _qgemm_base(node, graph)[1])
 
 
 def lower_qgemm_q15(node, graph, cpu):
