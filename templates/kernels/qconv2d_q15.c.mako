@@ -46,30 +46,21 @@ ${qh.conv_helpers(model, p)}
 <%def name="column(j, px, step)">\
 <%doc> Column j (0 or 1) of the pixel px: tap t at col[8 * (t / 4) + 4 * j + t % 4] (one
   column: col[t]). </%doc>\
-% if matrix:
+% if matrix or pointwise:
+<%
+    # the pixel's C inputs: a row of x (matrix) or one pixel of every channel (1x1)
+    start, stride = (f"(size_t)({px}) * {c}u", 1) if matrix else (f"({px})", h * w)
+%>\
             {
-                const ${p['x_type']} *s = xb + (size_t)(${px}) * ${c}u;
+                const ${p['x_type']} *s = xb + ${start};
                 int16_t *d = col + ${4 * j};
-                for (int g = 0; g < ${c // 4}; ++g, d += ${step}, s += 4) {
+                for (int g = 0; g < ${c // 4}; ++g, d += ${step}, s += ${4 * stride}) {
 % for i in range(4):
-                    d[${i}] = (int16_t)((int32_t)s[${i}] - ${zx});
+                    d[${i}] = (int16_t)((int32_t)s[${i * stride}] - ${zx});
 % endfor
                 }
 % for i in range(c % 4):
-                d[${i}] = (int16_t)((int32_t)s[${i}] - ${zx});
-% endfor
-            }
-% elif pointwise:
-            {
-                const ${p['x_type']} *s = xb + (${px});
-                int16_t *d = col + ${4 * j};
-                for (int g = 0; g < ${c // 4}; ++g, d += ${step}, s += ${4 * h * w}) {
-% for i in range(4):
-                    d[${i}] = (int16_t)((int32_t)s[${i * h * w}] - ${zx});
-% endfor
-                }
-% for i in range(c % 4):
-                d[${i}] = (int16_t)((int32_t)s[${i * h * w}] - ${zx});
+                d[${i}] = (int16_t)((int32_t)s[${i * stride}] - ${zx});
 % endfor
             }
 % else:
