@@ -14,6 +14,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from conftest import MODELS
 from onnxcc import planner, quant, verify
+from onnxcc.ops import qlinear_q15
 from onnxcc.importer import import_model
 from onnxcc.passes import optimize
 
@@ -475,7 +476,9 @@ def test_pairs_packing_puts_two_rows_of_four_taps_side_by_side():
 def test_fast_requantization_gives_the_exact_results(tmp_path):
     """requantize_fast against the exact emulation, with quant.fast_requant_window's window
     (log2) for each shift it takes: random sums, sums within a few units of a tie, |acc| >= 2^23,
-    every clamp."""
+    every clamp; unfolded, folded (shift <= 38: the zero point in the multiply's
+    accumulator) and without the range test where |acc| < 2^23 (what
+    passes/accumulator_bits.py proves)."""
     from onnxcc.codegen.render import render_def
     helpers = render_def("kernels/qhelpers.mako", "requantize_fast", model="t")
     windows = [quant.fast_requant_window([s]) for s in range(20, 49)]
@@ -506,9 +509,12 @@ int main(void)
             acc = ((int32_t)v + (int32_t)(rnd() % 7) - 3) * (rnd() & 1 ? 1 : -1);
         }
         }
-        if (t_requantize(acc, mult, shift, zp, lo, hi)
-            != t_requantize_fast(acc, mult, shift, window[shift - 20], zp, lo, hi))
-            ++bad;
+        const int32_t exact = t_requantize(acc, mult, shift, zp, lo, hi);
+        const int k = window[shift - 20], fold = shift <= 38;
+        bad += exact != t_requantize_fast(acc, mult, shift, k, 1, 0, zp, lo, hi);
+        bad += exact != t_requantize_fast(acc, mult, shift, k, 1, fold, zp, lo, hi);
+        if (acc > -(1 << 23) && acc < (1 << 23))
+            bad += exact != t_requantize_fast(acc, mult, shift, k, 0, fold, zp, lo, hi);
     }
     printf("%ld\n", bad);
     return bad != 0;
@@ -568,3 +574,24 @@ def test_q15_convolutions_match_onnxruntime_exactly(scons, tmp_path, target):
         chosen = json.loads((scons.build_dir / target / name / "tactics.json").read_text())
         convs = [n["tactic"] for n in chosen["nodes"] if n["op"] == "QLinearConv"]
         assert convs == ["gemm_q15", "depthwise_q15", "gemm_q15", "depthwise_q15"], convs
+
+
+def test_accumulator_bits_bounds_every_sum_from_the_weights(tmp_path):
+    """passes/accumulator_bits.py: |bias| + max |x - x_zp| * sum |w|, per output channel,
+    as a bit length; the q15 kernels drop their range test below 2^23 and keep it above."""
+    w = np.array([[[[3]], [[-4]]], [[[127]], [[-127]]]], np.int8)  # sums of |w|: 7, 254
+    nodes = [helper.make_node("QuantizeLinear", ["x", "x_s", "x_z"], ["xq"]),
+             helper.make_node("QLinearConv", ["xq", "x_s", "x_z", "w", "w_s", "w_z", "y_s", "y_z", "b"],
+                              ["yq"]),
+             helper.make_node("DequantizeLinear", ["yq", "y_s", "y_z"], ["y"])]
+    for x_zp, bias, bits in ((-100, [5, -9], (227 * 254 + 9).bit_length()),
+                             (-128, [0, 1 << 23], ((1 << 23) + 255 * 254).bit_length())):
+        inits = (qparams("x", 0.02, x_zp, I8) + qparams("y", 0.05, 0, I8)
+                 + [_init("w", w), _init("w_s", np.float32([0.01, 0.02])), _init("w_z", np.zeros(2, np.int8)),
+                    _init("b", np.array(bias, np.int32))])
+        path = save(tmp_path, nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 3, 3])],
+                    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 3, 3])], inits)
+        graph = optimize(import_model(path), "test")
+        conv = next(n for n in graph.nodes if n.op == "QLinearConv")
+        assert conv.attrs["onnxcc_sum_bits"] == bits
+        assert qlinear_q15.lower_gemm(conv, graph, None).params["wide"] == (bits > 23)

@@ -41,6 +41,10 @@
 
     def bias(oc):
         return f"b[{oc}]" if p['bias'] else "0"
+
+    # per-channel tables with the folded requantization: each channel's constants once
+    # per pair of outputs, in locals (see qhelpers.mako requantize_folded)
+    folded = p.get('fast') and p.get('fold') and p['mult'] is None
 %>\
 ${qh.conv_helpers(model, p)}
 <%def name="column(j, px, step)">\
@@ -101,12 +105,18 @@ ${qh.conv_helpers(model, p)}
             }
 % endif
 </%def>\
-<%def name="store(acc, oc, px)">\
+<%def name="store(acc, oc, px, row)">\
 <% yi = f"yb + (size_t)({px}) * {m}u + (size_t)({oc})" if matrix else f"yb + (size_t)({oc}) * {px_count}u + (size_t)({px})" %>\
                     {
                         const size_t yi = ${yi};
-                        y[yi] = ${qh.conv_output(model, p, acc, oc, 'yi')};
+                        y[yi] = ${qh.conv_output(model, p, acc, oc, 'yi', (f"m7{row}", f"c{row}", f"f{row}") if folded else None)};
                     }
+</%def>\
+<%def name="fold_constants(oc, row)">\
+% if folded:
+                const int32_t m7${row} = (int32_t)((uint32_t)mult[${oc}] << 7), f${row} = shift[${oc}] - 17,
+                              c${row} = ${model}_fold_bias(shift[${oc}], ${p['y_zp']});
+% endif
 </%def>\
 <%def name="channels(cols, px)">\
 <%doc> Every pair of output channels against ``cols`` (1 or 2) columns of pixels px, px + 1. </%doc>\
@@ -180,16 +190,18 @@ ${qh.conv_helpers(model, p)}
                 (void)a01;
                 (void)a11;
 % endif
-${store('a00', 'oc', px)}\
+${fold_constants('oc', 0)}\
+${store('a00', 'oc', px, 0)}\
 % if cols == 2:
-${store('a01', 'oc', f'{px} + 1')}\
+${store('a01', 'oc', f'{px} + 1', 0)}\
 % endif
 % if m % 2:
                 if (oc + 1 < ${m}) {
 % endif
-${store('a10', 'oc + 1', px)}\
+${fold_constants('oc + 1', 1)}\
+${store('a10', 'oc + 1', px, 1)}\
 % if cols == 2:
-${store('a11', 'oc + 1', f'{px} + 1')}\
+${store('a11', 'oc + 1', f'{px} + 1', 1)}\
 % endif
 % if m % 2:
                 }

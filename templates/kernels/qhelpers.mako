@@ -50,17 +50,21 @@ static __attribute__((noinline, cold)) int32_t ${model}_requantize_slow(int32_t 
     return ${model}_requantize(acc, mult, shift, zero_point, lo, hi);
 }
 
-static inline int32_t ${model}_requantize_fast(int32_t acc, uint32_t mult, int shift, int k,
-                                              int32_t zero_point, int32_t lo, int32_t hi)
+/* a * b / 2^32, rounded down, plus c: one SMMLA with the DSP extension */
+static inline int32_t ${model}_mulhi_add(int32_t a, int32_t b, int32_t c)
 {
-    if ((uint32_t)acc + (UINT32_C(1) << 23) >= (UINT32_C(1) << 24))
-        return ${model}_requantize_slow(acc, mult, shift, zero_point, lo, hi);
-    const int32_t t = (int32_t)(((int64_t)(acc * 256) * (int32_t)(mult << 7)) >> 32);
-    const int f = shift - 17;
-    const uint32_t u = (uint32_t)t << (32 - f);
-    if ((((u ^ UINT32_C(0x80000000)) + (UINT32_C(1) << k)) >> (k + 1)) == 0u)
-        return ${model}_requantize_slow(acc, mult, shift, zero_point, lo, hi);
-    const int32_t v = (t >> f) + (int32_t)(u >> 31) + zero_point;
+#if defined(__ARM_FEATURE_DSP)
+    int32_t r;
+    __asm__("smmla %0, %1, %2, %3" : "=r"(r) : "r"(a), "r"(b), "r"(c));
+    return r;
+#else
+    return (int32_t)(((int64_t)a * b) >> 32) + c;
+#endif
+}
+
+/* v clamped to [lo, hi] */
+static inline int32_t ${model}_saturate(int32_t v, int32_t lo, int32_t hi)
+{
 #if defined(__ARM_FEATURE_SAT)
     /* saturate to the type in one instruction; then only the bounds a fused Relu or Clip
      * narrowed (lo and hi are constants: the other tests fold away) */
@@ -82,6 +86,45 @@ static inline int32_t ${model}_requantize_fast(int32_t acc, uint32_t mult, int s
     }
 #endif
     return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* The folded form (a shift of at most 38): the zero point and the half of round-half-up
+ * ride in the multiply's accumulator, t = floor(acc * mult / 2^17) + c with
+ * c = zero_point * 2^f + 2^(f - 1) (${model}_fold_bias), so t >> f is the rounded result
+ * plus the zero point and t's low f bits are the fraction plus one half (a tie is near
+ * 0); |t| < 2^30 + 2^29 + 2^20, no overflow. m7 = mult * 2^7, f = shift - 17: a kernel
+ * computes them once per output channel. wide: |acc| may reach 2^23 (else
+ * passes/accumulator_bits.py proved it cannot, and the test goes). */
+static inline int32_t ${model}_fold_bias(int shift, int32_t zero_point)
+{
+    return (int32_t)((uint32_t)(2 * zero_point + 1) << (shift - 18));
+}
+
+static inline int32_t ${model}_requantize_folded(int32_t acc, int32_t m7, int32_t c, int f, int k, int wide,
+                                                int32_t zero_point, int32_t lo, int32_t hi)
+{
+    if (wide && (uint32_t)acc + (UINT32_C(1) << 23) >= (UINT32_C(1) << 24))
+        return ${model}_requantize_slow(acc, (uint32_t)m7 >> 7, f + 17, zero_point, lo, hi);
+    const int32_t t = ${model}_mulhi_add(acc * 256, m7, c);
+    if ((((uint32_t)t << (32 - f)) + (UINT32_C(1) << k)) >> (k + 1) == 0u)
+        return ${model}_requantize_slow(acc, (uint32_t)m7 >> 7, f + 17, zero_point, lo, hi);
+    return ${model}_saturate(t >> f, lo, hi);
+}
+
+static inline int32_t ${model}_requantize_fast(int32_t acc, uint32_t mult, int shift, int k, int wide,
+                                              int fold, int32_t zero_point, int32_t lo, int32_t hi)
+{
+    if (fold)
+        return ${model}_requantize_folded(acc, (int32_t)(mult << 7), ${model}_fold_bias(shift, zero_point),
+                                          shift - 17, k, wide, zero_point, lo, hi);
+    if (wide && (uint32_t)acc + (UINT32_C(1) << 23) >= (UINT32_C(1) << 24))
+        return ${model}_requantize_slow(acc, mult, shift, zero_point, lo, hi);
+    const int32_t t = (int32_t)(((int64_t)(acc * 256) * (int32_t)(mult << 7)) >> 32);
+    const int f = shift - 17;
+    const uint32_t u = (uint32_t)t << (32 - f);
+    if ((((u ^ UINT32_C(0x80000000)) + (UINT32_C(1) << k)) >> (k + 1)) == 0u)
+        return ${model}_requantize_slow(acc, mult, shift, zero_point, lo, hi);
+    return ${model}_saturate((t >> f) + (int32_t)(u >> 31) + zero_point, lo, hi);
 }
 #endif
 </%def>\
@@ -151,17 +194,23 @@ ${q15(model)}
 ${qlinear_add(model)}
 % endif
 </%def>\
-<%def name="conv_output(model, p, acc, oc, r_index)">\
+<%def name="conv_output(model, p, acc, oc, r_index, folded=None)">\
 <%
     # one output of a quantized convolution, as a C expression: the int32 sum itself
-    # (ConvInteger), or requantized (one multiplier and shift, or per-channel tables),
-    # then with a fused QLinearAdd's residual r (see passes/fuse_residual_qadd.py)
+    # (ConvInteger), or requantized (one multiplier and shift, or per-channel tables;
+    # ``folded``: the names of the kernel's locals (m7, c, f) of the channel, for
+    # requantize_folded), then with a fused QLinearAdd's residual r (see
+    # passes/fuse_residual_qadd.py)
     if p.get('raw', False):
         e = acc
+    elif folded:
+        m7, c, f = folded
+        e = (f"{model}_requantize_folded({acc}, {m7}, {c}, {f}, {p['fast']}, {int(p['wide'])}, "
+             f"{p['y_zp']}, {p['lo']}, {p['hi']})")
     else:
         mult, shift = (f"(uint32_t)mult[{oc}]", f"shift[{oc}]") if p['mult'] is None \
             else (f"{p['mult']}u", p['shift'])
-        window = f"{p['fast']}, " if p.get('fast') else ""
+        window = f"{p['fast']}, {int(p['wide'])}, {int(p['fold'])}, " if p.get('fast') else ""
         fn = "requantize_fast" if window else "requantize"
         e = f"{model}_{fn}({acc}, {mult}, {shift}, {window}{p['y_zp']}, {p['lo']}, {p['hi']})"
     q = p.get('residual')

@@ -29,10 +29,20 @@ from .qlinear import RESIDUAL_INPUT, lower_qconv, lower_qgemm, requant_shifts
 from .qlinear_inplace import is_depthwise, is_pointwise, same_width
 
 
+def _requant(node, graph):
+    """The fast requantization's parameters: its tie window (or None), ``wide`` unless
+    every sum is below 2^23 in magnitude whatever the input (passes/accumulator_bits.py:
+    the range test goes), ``fold`` when every shift is at most 38 (the zero point rides in
+    the multiply's accumulator)."""
+    shifts = requant_shifts(node, graph)
+    return {"fast": fast_requant_window(shifts), "wide": node.attrs.get("onnxcc_sum_bits", 32) > 23,
+            "fold": max(shifts) <= 38}
+
+
 def _base(node, graph):
     call = lower_qconv(node, graph)
     p = dict(call.params, x_type=c_type(graph.info(node.inputs[0]).dtype),
-             fast=fast_requant_window(requant_shifts(node, graph)))
+             **_requant(node, graph))
     return call, p
 
 
@@ -141,7 +151,7 @@ def _qgemm_base(node, graph):
     p = dict(q, matrix=True, n=1, c=q["k"], h=1, w=1, oh=1, ow=q["m"], m=q["n"], kh=1, kw=1,
              sh=1, sw=1, dh=1, dw=1, pt=0, pl=0, pb=0, pr=0, x_zp=q["a_zp"], residual=None,
              pointwise=False, x_type=c_type(graph.info(node.inputs[0]).dtype),
-             fast=fast_requant_window(requant_shifts(node, graph)))
+             **_requant(node, graph))
     return call, p
 
 

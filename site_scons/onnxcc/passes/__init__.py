@@ -3,6 +3,7 @@
 ``optimize`` runs them in the order that lets each see the previous one's result.
 """
 
+from .accumulator_bits import accumulator_bits
 from .fold_batchnorm import fold_batchnorm
 from .fold_constants import fold_constants
 from .fuse_elementwise import fuse_elementwise
@@ -26,4 +27,5 @@ def optimize(graph, where, fuse=True):
         fuse_elementwise(graph)
         fuse_residual_qadd(graph)
     graph.drop_unused_constants()
+    accumulator_bits(graph)
     return graph
