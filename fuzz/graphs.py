@@ -36,6 +36,7 @@ from .verdict import as_accurate_as_onnxruntime, closer_to_the_specification, wi
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 from onnxcc import scons_batch, verify  # noqa: E402
+from onnxcc.memory.patches import NO_STAGE  # noqa: E402
 from onnxcc.sanitize import build_folder  # noqa: E402  (the folder of a sanitized build)
 
 SCONSTRUCT = os.path.join(REPO, "fuzz", "SConstruct")
@@ -53,12 +54,14 @@ SHRINK_SECONDS = 600
 
 
 def configurations(spec, target):
-    """(name, opt, fuse, tactic) of every build of ``spec``: the cost model's choice, the
-    reference kernels, and the spec's forced tactics with its fusion setting."""
+    """(name, opt, fuse, tactic, patches) of every build of ``spec``: the cost model's
+    choice, the reference kernels, the spec's forced tactics with its fusion setting, and
+    the forced tactics run patch by patch (2 to 4 patches a side: memory/patches.py)."""
     forced = ",".join(f"{op}:{t}" for op, t in sorted(spec.get("tactic", {}).items()))
-    configs = [("speed", "speed", True, ""), ("size", "size", True, "")]
+    configs = [("speed", "speed", True, "", "auto"), ("size", "size", True, "", "auto")]
     if forced or not spec.get("fuse", True):
-        configs.append(("forced", "speed", spec.get("fuse", True), forced))
+        configs.append(("forced", "speed", spec.get("fuse", True), forced, "auto"))
+    configs.append(("patches", "speed", spec.get("fuse", True), forced, str(2 + spec["seed"] % 3)))
     if target not in ("x86_64", "x86_64-avx512"):  # emulated: the fast paths only
         configs = [c for c in configs if c[0] != "size"]
     return configs
@@ -79,12 +82,12 @@ def check(batch, target, workdir, jobs=1, sanitize=False, keep=False):
         name = spec_name(spec)
         path = os.path.join(models, f"{name}.onnx")
         onnx.save(build_model(spec), path)
-        for config, opt, fuse, tactic in configurations(spec, target):
+        for config, opt, fuse, tactic, patches in configurations(spec, target):
             build_dir = os.path.join(workdir, config)
             cases.append({"name": name, "config": config, "model": path, "build_dir": build_dir,
                           "out": os.path.join(build_dir, build_folder(target, sanitize), name),
                           "opt": opt, "fuse": fuse,
-                          "tactic": tactic, "seed": spec["seed"] % 1000})
+                          "tactic": tactic, "patches": patches, "seed": spec["seed"] % 1000})
     results, pending = {}, cases
     # a forced build is retried once per tactic it refuses (each refusal names one), and a
     # case with no report is built once more
@@ -146,7 +149,7 @@ def _build(cases, target, workdir, jobs, sanitize):
         report = os.path.join(out, "verify", "report.json")
         if timed_out and not os.path.exists(report):
             mine.append(f"the batch did not finish in {timeout} s")
-        if mine and all(INAPPLICABLE in msg for msg in mine):
+        if mine and all(INAPPLICABLE in msg or NO_STAGE in msg for msg in mine):
             status, message = "refused", mine[0]
         elif any(REFERENCE_FAILED in msg for msg in mine):
             status, message = "discarded", next(msg for msg in mine if REFERENCE_FAILED in msg)

@@ -25,6 +25,7 @@ from .codegen.lowering import lower_graph, packed_key, weight_symbols
 from .errors import OnnxccError
 from .files import write_text
 from .macs import graph_macs
+from .memory import patches as patching
 from .onnx_io import load_graph
 from .paths import TEMPLATES_DIR
 from .planner import live_at_steps
@@ -128,7 +129,7 @@ def page(plan, chosen, sizes, symbols, graph, name, target, source, profile, pro
     nodes = []
     for entry in plan["schedule"]:
         kernel, weights = by_node.get(entry["node"], (None, []))
-        t = tactic_of.get(entry["node"])
+        t = tactic_of.get(entry["node"]) or tactic_of.get(patching.origin(entry["node"]))
         nodes.append({
             "step": entry["step"], "node": entry["node"], "op": entry["op"],
             "tactic": t["tactic"] if t and entry["code"] == "kernel" else entry["code"],
@@ -173,7 +174,8 @@ def run(report_path, plan_path, tactics_path, size_path, elf_path, graph_path, p
         name, target, source):
     """Write report.html."""
     plan, chosen, sizes = _load(plan_path), _load(tactics_path), _load(size_path)
-    graph = tactics.annotate(load_graph(graph_path, with_values=False), tactics.load(tactics_path))
+    graph = patching.apply(tactics.annotate(load_graph(graph_path, with_values=False),
+                                            tactics.load(tactics_path)), plan)
     profile, note = _profile_for(profile_path, plan_path, tactics_path)
     values = page(plan, chosen, sizes, symbol_sizes(elf_path), graph, name, target, source,
                   profile, note)

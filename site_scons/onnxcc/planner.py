@@ -15,6 +15,7 @@ from .errors import OnnxccError
 from .files import write_text
 from .memory import liveness, schedule as scheduling
 from .memory.algorithms import ALGORITHMS
+from .memory import patches as patching
 from .memory.forwarding import forward
 from .memory.pools import parse_pools, place_in_pools
 from .memory.problem import align_up, live_bytes, lower_bound
@@ -49,9 +50,11 @@ def graph_lower_bound(graph):
 
 
 def choose_order(graph, schedule, io_in_arena):
-    """The graph's order, or the memory-aware one when it needs less."""
+    """The graph's order, or the memory-aware one when it needs less. A patched graph
+    keeps its order: its patches run one after the other, as they were written (the
+    search over interleavings of independent patches would be long, and no better)."""
     given = list(range(len(graph.nodes)))
-    if schedule == "graph":
+    if schedule == "graph" or any(n.op == patching.JOIN for n in graph.nodes):
         return given
     found = scheduling.memory_order(graph, io_in_arena, ALIGNMENT)
     if found != given and (order_lower_bound(graph, found, io_in_arena)
@@ -184,8 +187,13 @@ def summary(plan):
                       f"{human_bytes(p['lower_bound_bytes'])}, {p['algorithm']})"
                       for p in plan["pools"])
     io = f" + io {human_bytes(plan['io_bytes'])}" if plan["io_bytes"] else ""
+    p = plan.get("patches")
+    patched = "" if not p else (
+        f"; {p['grid'][0]}x{p['grid'][1]} patches of the first {p['layers']} nodes, joining at "
+        f"'{p['join']}' (arena {human_bytes(p['arena_bytes_without'])} without, "
+        f"{patching.overhead_percent(p)} more multiply-accumulates, {p['kernels']} patch kernels)")
     return (f"{pools}{io}; liveness lower bound of the graph "
-            f"{human_bytes(plan['graph_lower_bound_bytes'])}")
+            f"{human_bytes(plan['graph_lower_bound_bytes'])}{patched}")
 
 
 #: the largest arena of a target without a RAM size (the C API's sizes stay 32-bit)
@@ -202,21 +210,74 @@ def check_fits_ram(result, ram_bytes):
         io = f" + {human_bytes(result['io_bytes'])} of inputs and outputs" if result["io_bytes"] else ""
         where = f"the target's {human_bytes(limit)} of RAM" if ram_bytes else \
             f"the limit of {human_bytes(limit)}"
+        small = result.get("patches_smallest")
+        reach = "" if not small else (
+            f"; with patches the smallest arena is {human_bytes(small['arena_bytes'])} "
+            f"({small['grid'][0]}x{small['grid'][1]} patches joining at '{small['join']}', "
+            f"{patching.overhead_percent(small)} more multiply-accumulates)")
         raise OnnxccError(f"the activations need {human_bytes(result['arena_bytes'])} of arena{io}, "
-                          f"more than {where}",
+                          f"more than {where}{reach}",
                           hint="use a smaller model or input, or ram= for a chip with more RAM")
 
 
-def run(graph_path, plan_path, source=None, tactics_path=None, ram_bytes=0, **options):
+#: RAM kept for the program's data and stack, which are known only once it is compiled
+#: (the fit stage checks them): the arena's budget is the RAM less this and the I/O
+RESERVED_RAM = 4096
+
+
+def _arena_or_none(graph, io):
+    """The lower bound of a patched ``graph``'s arena (the placement reaches it on these
+    chains, and takes ten times longer), or None where a kernel cannot run a patch."""
+    try:
+        return order_lower_bound(graph, list(range(len(graph.nodes))), io == "arena")
+    except OnnxccError:
+        return None
+
+
+def plan_with_patches(graph, patches, ram_bytes, **options):
+    """The plan, with patch-based execution of the leading layers where ``patches`` asks
+    for it: a number of patches per side, or ``auto`` when the layer-by-layer plan does not
+    fit ``ram_bytes`` (then the candidate that fits with the fewest recomputed
+    multiply-accumulates). The plan records the patches (``plan["patches"]``, which
+    ``memory.patches.apply`` reapplies) and the arena without them."""
+    result = plan(graph, **options)
+    budget = (ram_bytes - result["io_bytes"] - RESERVED_RAM) if ram_bytes else 0
+    if patches == "off" or (patches == "auto" and (not ram_bytes or result["arena_bytes"] <= budget)):
+        return result
+    forced = patches != "auto"
+    found, smallest = patching.search(graph, lambda g: _arena_or_none(g, options.get("io", "caller")),
+                                      float("inf") if forced else budget,
+                                      grids=[(patches, patches)] if forced else None,
+                                      smallest_first=forced)
+    if found is None:
+        if smallest is None:
+            if forced:
+                raise OnnxccError(f"patches={patches}: the graph {patching.NO_STAGE} "
+                                  f"{patches} x {patches}",
+                                  hint="patch-based execution takes convolutions, pools and "
+                                       "elementwise ops fed by one NCHW image input")
+            return result
+        arena, p = smallest
+        result["patches_smallest"] = dict(p.describe(), arena_bytes=arena)
+        return result
+    p = found[0]
+    patched = plan(p.graph, **options)
+    patched["patches"] = dict(p.describe(), arena_bytes_without=result["arena_bytes"])
+    return patched
+
+
+def run(graph_path, plan_path, source=None, tactics_path=None, ram_bytes=0, patches="off",
+        **options):
     """Plan the graph at ``graph_path`` into ``plan_path``; errors name ``source`` (the
     user's model file). ``tactics_path``: the kernels the nodes run (their scratch, and
     whether they can write over an input), else the reference kernels. ``ram_bytes``: the
-    target's RAM (0: no limit), which the arena must fit."""
+    target's RAM (0: no limit), which the arena must fit; ``patches``: see
+    ``plan_with_patches``."""
     graph = load_graph(graph_path, with_values=False)
     if tactics_path:
         tactics.annotate(graph, tactics.load(tactics_path))
     try:
-        result = plan(graph, **options)
+        result = plan_with_patches(graph, patching.check_grid(patches), ram_bytes, **options)
         check_fits_ram(result, ram_bytes)
     except OnnxccError as e:
         raise OnnxccError(e.message, where=e.where or source or graph_path, hint=e.hint) from None

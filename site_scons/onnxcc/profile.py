@@ -34,6 +34,7 @@ from .codegen.sources import run_function
 from .errors import OnnxccError, one_line
 from .files import write_text
 from .macs import graph_macs
+from .memory import patches as patching
 from .onnx_io import load_graph
 from .planner import live_at_steps
 from .targets import run_captured
@@ -75,8 +76,10 @@ def _load_json(path):
 def make_program(graph_path, plan_path, tactics_path, c_path, name, target):
     """profile.c: the run function's steps, each timed, and the uninstrumented run."""
     s = settings(target)
-    graph = tactics.annotate(load_graph(graph_path, with_values=False), tactics.load(tactics_path))
-    values = run_function(graph, _load_json(plan_path), name, name)
+    plan = _load_json(plan_path)
+    graph = patching.apply(tactics.annotate(load_graph(graph_path, with_values=False),
+                                            tactics.load(tactics_path)), plan)
+    values = run_function(graph, plan, name, name)
     write_text(c_path, render("profile.c.mako", clock=s["clock"], runs=s["runs"],
                               warmup=s["warmup"], mark=bench.MARK, total=True,
                               verify_inputs=True, **values))
@@ -100,7 +103,7 @@ def measure(target, elf, graph_path, plan_path, tactics_path, name, timeout=1800
     s = settings(target)
     plan = _load_json(plan_path)
     chosen = {n["node"]: n["tactic"] for n in _load_json(tactics_path)["nodes"]}
-    graph = load_graph(graph_path, with_values=False)
+    graph = patching.apply(load_graph(graph_path, with_values=False), plan)
     schedule = plan["schedule"]
     cmd = target.run_command(elf)
     cmd = cmd[:1] + list(s["runner_args"]) + cmd[1:]
@@ -127,7 +130,8 @@ def measure(target, elf, graph_path, plan_path, tactics_path, name, timeout=1800
     nodes = []
     for k, entry in enumerate(schedule):
         nodes.append({"step": entry["step"], "node": entry["node"], "op": entry["op"],
-                      "tactic": chosen.get(entry["node"], "-") if entry["code"] == "kernel"
+                      "tactic": chosen.get(entry["node"], chosen.get(patching.origin(entry["node"]), "-"))
+                      if entry["code"] == "kernel"
                       else entry["code"],
                       "macs": macs.get(entry["node"], 0), "cost": cost[k],
                       "share": cost[k] / steps_sum if steps_sum else 0.0,

@@ -53,6 +53,7 @@ try:
     from onnxcc.ctext import c_ident
     from onnxcc.memory.pools import parse_pools
     from onnxcc.planner import check_options as check_plan_options
+    from onnxcc.memory.patches import check_grid as check_patches
     from onnxcc.codegen import sources as codegen
     from onnxcc.files import write_text
     from onnxcc import footprint
@@ -136,7 +137,8 @@ def _select(targets, sources, env):
 def _plan(targets, sources, env):
     p = planner.run(sources[0], targets[0], str(env["ONNXCC_SOURCE"]), planner=env["ONNXCC_PLANNER"],
                     schedule=env["ONNXCC_SCHEDULE"], pools=env["ONNXCC_POOLS"], io=env["ONNXCC_IO"],
-                    tactics_path=sources[1], ram_bytes=env["ONNXCC_TARGET"].ram_bytes)
+                    tactics_path=sources[1], ram_bytes=env["ONNXCC_TARGET"].ram_bytes,
+                    patches=env["ONNXCC_PATCHES"])
     return f"[plan] {env['ONNXCC_NAME']}: {planner.summary(p)}"
 
 
@@ -153,7 +155,7 @@ def _generate_kernels(targets, sources, env):
 
 
 def _generate_weights(targets, sources, env):
-    n = codegen.run_weights(sources[0], sources[2], targets[0], env["ONNXCC_NAME"],
+    n = codegen.run_weights(sources[0], sources[2], sources[3], targets[0], env["ONNXCC_NAME"],
                             str(env["ONNXCC_SOURCE"]), env["ONNXCC_WEIGHTS_SECTION"])
     return f"[generate] {env['ONNXCC_NAME']}: {os.path.basename(targets[0])} ({human_bytes(n)})"
 
@@ -342,7 +344,7 @@ BUILDERS = {
                                     emitter=_tactics_outputs),
     "OnnxccPlan": _python_builder("plan", _plan, ["ONNXCC_SOURCE", "ONNXCC_PLANNER",
                                                   "ONNXCC_SCHEDULE", "ONNXCC_POOLS", "ONNXCC_IO",
-                                                  "ONNXCC_RAM"]),
+                                                  "ONNXCC_RAM", "ONNXCC_PATCHES"]),
     "OnnxccGenerateModel": _python_builder("generate", _generate_model, ["ONNXCC_NAME", "ONNXCC_SOURCE"],
                                            templates=("model.h.mako", "model.c.mako"),
                                            emitter=_outputs("{stem}.c")),
@@ -537,14 +539,14 @@ def _claim(folder, model, name):
 def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain="target",
               weights_section="", input_shape="", fuse=True, seed=0, testdata=None,
               verbose=False, need_runner=False, flash=None, ram=None, planner="auto",
-              schedule="memory", pools="", io="caller", opt="speed", tactic="", autotune=False,
-              sanitize=False, launcher="", with_profile=False):
+              schedule="memory", pools="", io="caller", patches="auto", opt="speed", tactic="",
+              autotune=False, sanitize=False, launcher="", with_profile=False):
     """Declare every stage of the ONNX file ``model``, compiled as C prefix ``name`` (None:
     the file's stem) for ``target`` into ``<build_dir>/<target>/<name>/``; relative paths are
     relative to the calling SConscript. ``toolchain='env'`` compiles with this environment's
     compiler and flags instead of the target's; ``weights_section`` puts the weights into
-    that linker section; ``planner``, ``schedule``, ``pools`` and ``io`` steer the memory
-    plan, ``opt``, ``tactic`` and ``autotune`` the kernels (README.md); ``sanitize`` builds
+    that linker section; ``planner``, ``schedule``, ``pools``, ``io`` and ``patches`` steer
+    the memory plan, ``opt``, ``tactic`` and ``autotune`` the kernels (README.md); ``sanitize`` builds
     everything with ASan and UBSan into ``<build_dir>/<target>-sanitize/<name>/`` (host
     targets only; verify then fails on any report); ``launcher`` runs the C compiles
     through ccache or distcc; ``with_profile``: this build also profiles, so report.html
@@ -556,6 +558,7 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
                                "'env' with the calling environment's CC and flags")
     weights_section = integration.check_section_name(weights_section)
     check_plan_options(planner, schedule, io)
+    patches = check_patches(patches)
     parse_pools(pools)
     if opt not in tactics.OPT_MODES:
         raise OnnxccError(f"opt={opt} is not one of {', '.join(tactics.OPT_MODES)}")
@@ -581,6 +584,7 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
               ONNXCC_TARGET=tgt, ONNXCC_WEIGHTS_SECTION=weights_section,
               ONNXCC_SYSTEM_LIBS=list(tgt.toolchain.libs), ONNXCC_PLANNER=planner,
               ONNXCC_SCHEDULE=schedule, ONNXCC_POOLS=pools or "", ONNXCC_IO=io,
+              ONNXCC_PATCHES=str(patches),
               ONNXCC_OPT=opt, ONNXCC_TACTIC=tactic or "", ONNXCC_AUTOTUNE=bool(autotune),
               # (paths as SCons gives them to the stages: relative to the top folder, so
               # that a clone elsewhere has the same signatures and shares a build cache)
@@ -615,7 +619,7 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
     plan = e.OnnxccPlan(at("plan.json"), [optimized[0], chosen])
     header_c = e.OnnxccGenerateModel(at(f"{name}.h"), [optimized[0], plan, chosen])
     kernels = e.OnnxccGenerateKernels(at(f"{name}_kernels.c"), [optimized[0], plan, chosen])
-    weights = e.OnnxccGenerateWeights(at(f"{name}_weights.c"), optimized + chosen)
+    weights = e.OnnxccGenerateWeights(at(f"{name}_weights.c"), optimized + chosen + plan)
     fragments = e.OnnxccFragments(at(f"{name}.mk"), [plan[0], header_c[0]])
 
     # the library's objects, each with gcc's stack usage (.su) for the size report

@@ -6,6 +6,7 @@ from .. import ops, packing, tactics
 from ..cgen import c_array_body, c_type
 from ..errors import OnnxccError
 from ..files import write_texts
+from ..memory import patches as patching
 from ..onnx_io import load_graph
 from ..paths import kernel_template_files
 from .lowering import lower_graph, packed_key, weight_symbols, weight_uses
@@ -130,9 +131,9 @@ def kernel_sources(graph, plan, name, source):
 
 def used_kernel_templates(graph_path, tactics_path):
     """The template files a model's kernels may be generated from, whichever kernels the
-    memory plan picks (for SCons' scanner)."""
+    memory plan picks, patches included (for SCons' scanner)."""
     graph = tactics.annotate(load_graph(graph_path, with_values=False), tactics.load(tactics_path))
-    templates = set()
+    templates = set(patching.TEMPLATES) if patching.stage(graph)[1] else set()
     for node in graph.nodes:
         if node.op not in ops.ALIASES | {"Identity"}:
             templates |= ops.possible_templates(node, graph)
@@ -171,22 +172,24 @@ def _annotated(graph_path, tactics_path, with_values=False):
 
 
 def run_model(graph_path, plan_path, tactics_path, h_path, c_path, name, source):
-    graph = _annotated(graph_path, tactics_path)
-    files = model_sources(graph, _load_plan(plan_path), name, source)
+    plan = _load_plan(plan_path)
+    graph = patching.apply(_annotated(graph_path, tactics_path), plan)
+    files = model_sources(graph, plan, name, source)
     write_texts({h_path: files["h"], c_path: files["c"]})
 
 
 def run_kernels(graph_path, plan_path, tactics_path, c_path, h_path, name, source):
-    graph = _annotated(graph_path, tactics_path)
     plan = _load_plan(plan_path)
+    graph = patching.apply(_annotated(graph_path, tactics_path), plan)
     files = kernel_sources(graph, plan, name, source)
     write_texts({c_path: files["c"], h_path: files["h"]})
     return len(lower_graph(graph, name, source, plan)[1])
 
 
-def run_weights(graph_path, tactics_path, c_path, name, source, section=""):
-    """The weights file; returns its bytes of constants."""
-    graph = _annotated(graph_path, tactics_path, with_values=True)
+def run_weights(graph_path, tactics_path, plan_path, c_path, name, source, section=""):
+    """The weights file (packed for the kernels the plan runs); returns its bytes of
+    constants."""
+    graph = patching.apply(_annotated(graph_path, tactics_path, with_values=True), _load_plan(plan_path))
     if any(v is None for v in graph.constants.values()):
         raise OnnxccError("weights are missing", where=graph_path)
     write_texts({c_path: weights_source(graph, name, source, section)})
