@@ -236,7 +236,7 @@ def _arena_or_none(graph, io):
 
 def plan_with_patches(graph, patches, ram_bytes, **options):
     """The plan, with patch-based execution of the leading layers where ``patches`` asks
-    for it: a number of patches per side, or ``auto`` when the layer-by-layer plan does not
+    for it: a (rows, columns) grid, or ``auto`` when the layer-by-layer plan does not
     fit ``ram_bytes`` (then the candidate that fits with the fewest recomputed
     multiply-accumulates). The plan records the patches (``plan["patches"]``, which
     ``memory.patches.apply`` reapplies) and the arena without them."""
@@ -247,13 +247,13 @@ def plan_with_patches(graph, patches, ram_bytes, **options):
     forced = patches != "auto"
     found, smallest = patching.search(graph, lambda g: _arena_or_none(g, options.get("io", "caller")),
                                       float("inf") if forced else budget,
-                                      grids=[(patches, patches)] if forced else None,
+                                      grids=[patches] if forced else None,
                                       smallest_first=forced)
     if found is None:
         if smallest is None:
             if forced:
-                raise OnnxccError(f"patches={patches}: the graph {patching.NO_STAGE} "
-                                  f"{patches} x {patches}",
+                raise OnnxccError(f"patches={patches[0]}x{patches[1]}: the graph {patching.NO_STAGE} "
+                                  "of that many",
                                   hint="patch-based execution takes convolutions, pools and "
                                        "elementwise ops fed by one NCHW image input")
             return result

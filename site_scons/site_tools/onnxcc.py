@@ -584,7 +584,7 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
               ONNXCC_TARGET=tgt, ONNXCC_WEIGHTS_SECTION=weights_section,
               ONNXCC_SYSTEM_LIBS=list(tgt.toolchain.libs), ONNXCC_PLANNER=planner,
               ONNXCC_SCHEDULE=schedule, ONNXCC_POOLS=pools or "", ONNXCC_IO=io,
-              ONNXCC_PATCHES=str(patches),
+              ONNXCC_PATCHES=patches if isinstance(patches, str) else f"{patches[0]}x{patches[1]}",
               ONNXCC_OPT=opt, ONNXCC_TACTIC=tactic or "", ONNXCC_AUTOTUNE=bool(autotune),
               # (paths as SCons gives them to the stages: relative to the top folder, so
               # that a clone elsewhere has the same signatures and shares a build cache)

@@ -315,15 +315,15 @@ def origin(name):
 
 
 def check_grid(value):
-    """``patches=``: 'off', 'auto' or a number of patches per side (an N x N grid)."""
+    """``patches=``: 'off', 'auto', N (an N x N grid) or RxC (R rows of C patches); a grid
+    is returned as (rows, columns)."""
     if value in ("off", "auto"):
         return value
-    try:
-        n = int(value)
-    except ValueError:
-        n = 0
-    if not 2 <= n <= 64:
-        raise OnnxccError(f"patches={value} is not known",
-                          hint="patches= takes off, auto or a number of patches per side (2 to 64)")
-    return n
+    parts = str(value).lower().split("x")
+    if len(parts) in (1, 2) and all(p.isdigit() for p in parts):
+        rows, cols = int(parts[0]), int(parts[-1])
+        if 1 <= rows <= 64 and 1 <= cols <= 64 and rows * cols >= 2:
+            return rows, cols
+    raise OnnxccError(f"patches={value} is not known",
+                      hint="patches= takes off, auto, N (N x N patches) or RxC (e.g. 4x2)")
 
