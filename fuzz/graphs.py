@@ -56,12 +56,15 @@ SHRINK_SECONDS = 600
 def configurations(spec, target):
     """(name, opt, fuse, tactic, patches) of every build of ``spec``: the cost model's
     choice, the reference kernels, the spec's forced tactics with its fusion setting, and
-    the forced tactics run patch by patch (2x1 or 2x2 patches: memory/patches.py)."""
+    the forced tactics run patch by patch where the graph starts with a 2-D convolution of
+    one image (2x1 or 2x2 patches: memory/patches.py)."""
     forced = ",".join(f"{op}:{t}" for op, t in sorted(spec.get("tactic", {}).items()))
     configs = [("speed", "speed", True, "", "auto"), ("size", "size", True, "", "auto")]
     if forced or not spec.get("fuse", True):
         configs.append(("forced", "speed", spec.get("fuse", True), forced, "auto"))
-    configs.append(("patches", "speed", spec.get("fuse", True), forced, ("2x1", "2")[spec["seed"] % 2]))
+    x = spec["anchor"].get("x") or []
+    if spec["anchor"]["op"] == "Conv" and len(x) == 4 and x[0] == 1:  # a stage to run in patches
+        configs.append(("patches", "speed", spec.get("fuse", True), forced, ("2x1", "2")[spec["seed"] % 2]))
     if target not in ("x86_64", "x86_64-avx512"):  # emulated: the fast paths only
         configs = [c for c in configs if c[0] != "size"]
     return configs
@@ -202,11 +205,12 @@ def signature(result, spec):
 
 
 def campaign(target, graphs, seed, batch, jobs, workdir, progress=print, sanitize=False,
-             regressions=REGRESSIONS, shrink=True, stop_on_failure=False, int8=False):
+             regressions=REGRESSIONS, shrink=True, stop_on_failure=False, int8=False, images=False):
     """Draw batches until ``graphs`` graphs were checked. Each new kind of failure
     (``signature``) is shrunk by Hypothesis to a minimal graph that fails the same way and
     saved as a regression; known kinds are counted and the campaign goes on (or stops at
-    the first, with ``stop_on_failure``); ``int8``: every graph quantized. Returns (counts per status, graphs checked,
+    the first, with ``stop_on_failure``); ``int8``: every graph quantized; ``images``: every
+    graph starts with a 2-D convolution of one image (its patched builds run). Returns (counts per status, graphs checked,
     [(failing result, regression path or None)] one per kind)."""
     counts, seen, found = collections.Counter(), set(), {}
     start = time.monotonic()
@@ -214,7 +218,7 @@ def campaign(target, graphs, seed, batch, jobs, workdir, progress=print, sanitiz
     while len(seen) < graphs:
         before = len(seen)
         new = _one_round(target, graphs, round_seed, batch, jobs, workdir, progress, sanitize,
-                         shrink, counts, seen, set(found), start, int8)
+                         shrink, counts, seen, set(found), start, int8, images)
         round_seed += 1
         if new is None:
             if len(seen) == before:
@@ -231,7 +235,7 @@ def campaign(target, graphs, seed, batch, jobs, workdir, progress=print, sanitiz
 
 
 def _one_round(target, graphs, seed, batch, jobs, workdir, progress, sanitize, shrink,
-               counts, seen, known, start, int8=False):
+               counts, seen, known, start, int8=False, images=False):
     """One Hypothesis run from ``seed``: generates until ``seen`` holds ``graphs`` graphs or
     a failure of a kind not in ``known`` appears; then (``shrink``) shrinks that failure,
     raising only for the same kind. Returns (kind, minimal spec, its result) or None."""
@@ -254,7 +258,7 @@ def _one_round(target, graphs, seed, batch, jobs, workdir, progress, sanitize, s
               suppress_health_check=list(HealthCheck), print_blob=False, report_multiple_bugs=False,
               phases=[Phase.generate, Phase.shrink] if shrink else [Phase.generate])
     @hypothesis_seed(seed)
-    @given(st.lists(specs(int8=int8), min_size=batch, max_size=batch))
+    @given(st.lists(specs(int8=int8, images=images), min_size=batch, max_size=batch))
     def prop(batch_specs):
         if len(seen) >= graphs and not pinned:
             return  # done: the rest of this round's examples pass at once
@@ -321,6 +325,9 @@ def main(argv=None):
     parser.add_argument("--summary", help="append the campaign's result to this file")
     parser.add_argument("--int8", action="store_true",
                         help="every graph quantized (else a quarter): the integer kernels' campaign")
+    parser.add_argument("--images", action="store_true",
+                        help="every graph starts with a 2-D convolution of one image: the campaign "
+                             "of patch-based execution"),
     args = parser.parse_args(argv)
     workdir = os.path.join(os.path.abspath(args.workdir), args.target)
     if os.path.isdir(workdir):
@@ -330,9 +337,10 @@ def main(argv=None):
     counts, checked, failures = campaign(args.target, args.graphs, args.seed, args.batch,
                                          args.jobs, workdir, sanitize=args.sanitize,
                                          shrink=not args.no_shrink,
-                                         stop_on_failure=args.stop_on_failure, int8=args.int8)
+                                         stop_on_failure=args.stop_on_failure, int8=args.int8,
+                                         images=args.images)
     minutes = (time.monotonic() - started) / 60
-    line = (f"{args.target}{' int8' if args.int8 else ''}, seed {args.seed}: {checked} graphs, {sum(counts.values())} builds: "
+    line = (f"{args.target}{' int8' if args.int8 else ''}{' images' if args.images else ''}, seed {args.seed}: {checked} graphs, {sum(counts.values())} builds: "
             f"{counts['pass']} passed, {counts['fail']} failed, {counts['refused']} refused "
             f"(a forced tactic no node can run), {counts['discarded']} discarded "
             f"(onnxruntime not finite or cannot run it), {counts['ill-conditioned']} ill-conditioned "

@@ -566,7 +566,7 @@ def stages(model, out, target):
          lambda: codegen.run_kernels(optimized, plan, chosen, at("m_kernels.c"), at("m_kernels.h"),
                                      "m", "model.onnx")),
         ("generate", [at("m_weights.c")],
-         lambda: codegen.run_weights(optimized, chosen, at("m_weights.c"), "m", "model.onnx")),
+         lambda: codegen.run_weights(optimized, chosen, plan, at("m_weights.c"), "m", "model.onnx")),
     ]
 
 

@@ -80,10 +80,11 @@ TACTICS = {op: [t.name for t in tactics] for op, tactics in sorted(onnxcc_ops.TA
            if len(tactics) > 1}
 
 @st.composite
-def conv_anchor(draw, x=None):
-    """A convolution; on ``x`` (a later stage's input, rank 3 or 4) its kernel shrinks to fit."""
-    spatial = len(x) - 2 if x else draw(st.sampled_from([2, 2, 2, 1]))
-    n = x[0] if x else draw(st.integers(1, 2))
+def conv_anchor(draw, x=None, image=False):
+    """A convolution; on ``x`` (a later stage's input, rank 3 or 4) its kernel shrinks to fit;
+    ``image``: 2-D on one image of 4 to 16 pixels a side."""
+    spatial = len(x) - 2 if x else 2 if image else draw(st.sampled_from([2, 2, 2, 1]))
+    n = x[0] if x else 1 if image else draw(st.integers(1, 2))
     kinds = ["dense", "dense", "depthwise", "grouped", "pointwise"]
     if x and not any(x[1] % g == 0 for g in (2, 3)):
         kinds.remove("grouped")
@@ -98,7 +99,8 @@ def conv_anchor(draw, x=None):
         m = group * draw(st.integers(1, 4))
     else:
         c, m = (x[1] if x else draw(st.integers(1, 9))), draw(st.integers(1, 19))
-    sizes = list(x[2:]) if x else [draw(st.integers(1, 13)) for _ in range(spatial)]
+    sizes = list(x[2:]) if x else [draw(st.integers(4, 16) if image else st.integers(1, 13))
+                                   for _ in range(spatial)]
     if kind == "pointwise":
         kernel, dilations, pads = [1] * spatial, [1] * spatial, [0] * 2 * spatial
         strides = [draw(st.sampled_from([1, 1, 2])) for _ in range(spatial)]
@@ -278,11 +280,11 @@ def stage_anchor(x=None):
 
 
 @st.composite
-def specs(draw, tactics=True, stages=3, int8=False):
+def specs(draw, tactics=True, stages=3, int8=False, images=False):
     """A graph of up to ``stages`` stages, each an anchor and its elementwise chain; every
     later stage ("then") reads the stage before it. A quarter are quantized (``int8``:
-    all of them)."""
-    anchor = draw(stage_anchor())
+    all of them). ``images``: the first anchor a 2-D convolution of one image."""
+    anchor = draw(conv_anchor(image=True) if images else stage_anchor())
     if anchor["op"] is None:
         anchor["x"] = draw(st.lists(st.integers(1, 21), min_size=1, max_size=4))
     shape, channel_axis = anchor_output(anchor)

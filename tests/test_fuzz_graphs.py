@@ -65,6 +65,17 @@ def test_seeded_sample_matches_onnxruntime(target, count, seed, tmp_path):
     assert counts["pass"] >= count  # every graph built and verified at least once
 
 
+@pytest.mark.parametrize("target,count,seed", [("x86_64", 8, 12), ("armv7", 4, 13)])
+def test_seeded_image_sample_runs_in_patches(target, count, seed, tmp_path):
+    """Graphs that start with a convolution of one image: their builds with 2x1 or 2x2
+    patches forced (memory/patches.py) verify like the others, and most of them run."""
+    counts, checked, failures = graphs.campaign(
+        target, count, seed, batch=count, jobs=1, workdir=str(tmp_path), progress=lambda line: None,
+        regressions=None, shrink=False, stop_on_failure=True, images=True)
+    assert not failures, [f"{r['name']} [{r['config']}]: {r['message']}" for r, _ in failures]
+    assert checked >= count and counts["patched"] >= count // 2
+
+
 def test_specs_are_valid_models_with_finite_reference():
     """The generator's contract (as NNSmith's): every spec is a valid ONNX model that
     onnxruntime runs, and its guarded ops never produce NaN or Inf."""

@@ -205,8 +205,9 @@ def test_int8_examples_are_the_quantized_forms_of_the_float_ones():
     the tests above run on exactly these."""
     sys.path.insert(0, MODELS)
     import quantize_models
-    assert INT8_MODELS == sorted(f"{m}_{form}.onnx" for m in quantize_models.MODELS
-                                 for form in ("qdq", "qop"))
+    assert INT8_MODELS == sorted([f"{m}_{form}.onnx" for m in quantize_models.MODELS
+                                  for form in ("qdq", "qop")]
+                                 + [f"{m}_qop_int8_input.onnx" for m in quantize_models.INT8_INPUT])
     for name in INT8_MODELS:
         ops = {n.op_type for n in onnx.load(os.path.join(MODELS, "int8", name)).graph.node}
         if name.endswith("_qdq.onnx"):

@@ -138,3 +138,25 @@ def test_bad_patches_setting_is_one_line(scons):
     r = scons("model=models/tiny_cnn.onnx", "patches=many")
     assert r.returncode == 2
     assert_one_clear_line(r, "patches=many is not known", "patches= takes")
+
+
+def test_a_constant_that_varies_over_pixels_keeps_its_node_out_of_the_stage(tmp_path):
+    """A Mul by a [1, C, H, W] constant, fused into the convolution's epilogue: a patch
+    would need a slice of it, so the stage stops before (found by the fuzzer: the kernel
+    generator failed on the patch's operand)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 9, 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 9, 8])
+    inits = [numpy_helper.from_array(RNG.standard_normal((3, 2, 3, 3)).astype(np.float32), "w"),
+             numpy_helper.from_array(RNG.standard_normal((1, 3, 9, 8)).astype(np.float32), "k")]
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1], kernel_shape=[3, 3]),
+             helper.make_node("Mul", ["c", "k"], ["y"])]
+    model = helper.make_model(helper.make_graph(nodes, "g", [x], [y], inits),
+                              opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    path = tmp_path / "k.onnx"
+    onnx.save(model, str(path))
+    graph = optimize(import_model(str(path)), "test")
+    assert [n.op for n in graph.nodes] == ["Conv"] and graph.nodes[0].attrs.get("onnxcc_epilogue")
+    assert patches.stage(graph) == ([], [])
+    r = run_scons(f"model={path}", "patches=2", f"build_dir={tmp_path / 'b'}")
+    assert_one_clear_line(r, "patches=2x2", patches.NO_STAGE)

@@ -286,12 +286,14 @@ def _html_report(targets, sources, env):
 
 def _scan_kernel_templates(node, env, path):
     """The kernel templates a model may use: found by lowering its (built) optimized graph
-    with its (built) tactics.json, the scanned node."""
-    graph = os.path.join(os.path.dirname(str(node)), "optimized.onnx")
+    with its (built) tactics.json, the scanned node, run in patches as its (built)
+    plan.json says."""
+    folder = os.path.dirname(str(node))
     if not str(node).endswith("tactics.json") or not os.path.exists(str(node)):
         return []
     try:
-        return env.File(codegen.used_kernel_templates(graph, str(node)))
+        return env.File(codegen.used_kernel_templates(os.path.join(folder, "optimized.onnx"), str(node),
+                                                      os.path.join(folder, "plan.json")))
     except OnnxccError:
         return []  # the generate stage itself reports it
 

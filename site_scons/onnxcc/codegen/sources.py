@@ -1,6 +1,7 @@
 """The generated C files, each from its own inputs (see the package docstring)."""
 
 import json
+import os
 
 from .. import ops, packing, tactics
 from ..cgen import c_array_body, c_type
@@ -129,11 +130,14 @@ def kernel_sources(graph, plan, name, source):
             "h": render("model_kernels.h.mako", **values)}
 
 
-def used_kernel_templates(graph_path, tactics_path):
+def used_kernel_templates(graph_path, tactics_path, plan_path=None):
     """The template files a model's kernels may be generated from, whichever kernels the
-    memory plan picks, patches included (for SCons' scanner)."""
+    memory plan picks (for SCons' scanner); with the plan at ``plan_path`` when it exists,
+    its patches too."""
     graph = tactics.annotate(load_graph(graph_path, with_values=False), tactics.load(tactics_path))
-    templates = set(patching.TEMPLATES) if patching.stage(graph)[1] else set()
+    if plan_path and os.path.exists(plan_path):
+        graph = patching.apply(graph, _load_plan(plan_path))
+    templates = set()
     for node in graph.nodes:
         if node.op not in ops.ALIASES | {"Identity"}:
             templates |= ops.possible_templates(node, graph)

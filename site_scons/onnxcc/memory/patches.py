@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from ..macs import graph_macs
 from ..errors import OnnxccError
 from ..ir import Graph, Node
+from ..ops.epilogue import operands_of
 from ..ops.spatial import window_2d
 
 #: ops computed over a window of their first input (2-D, NCHW)
@@ -46,8 +47,6 @@ NO_STAGE = "has no leading layers to run in patches"
 #: no more columns than rows (row bands need fewer distinct patch shapes, so fewer kernels)
 GRIDS = sorted(((r, c) for r in range(1, 9) for c in range(1, r + 1) if 2 <= r * c <= 36),
                key=lambda g: (g[0] * g[1], g[1]))
-#: the kernel templates a patched graph adds (the joins, the input's slices)
-TEMPLATES = ("patch_join", "strided_copy")
 
 
 @dataclass(frozen=True)
@@ -118,9 +117,12 @@ def _local(node, graph, ready):
     else:
         return False
     out_shape = graph.info(node.outputs[0]).shape
+    # a constant operand (of an elementwise op, or of an op fused into a window op's
+    # epilogue; not a window op's own weights and tables) must not vary over pixels
+    operands = set(operands_of(node)) if node.op in WINDOWED else set(others)
     for t in others:
         if not t or graph.is_constant(t):
-            if t and node.op not in WINDOWED and (node.op == "Concat" or _spatial_constant(graph, t)):
+            if t in operands and (node.op == "Concat" or _spatial_constant(graph, t)):
                 return False
             continue
         shape = graph.info(t).shape
