@@ -37,11 +37,14 @@ class Forwarding:
     overwrites: dict = field(default_factory=dict)  # node index -> input written over
 
     def __post_init__(self):
-        # root -> the tensors placed in its memory, kept with ``place`` (which only
-        # ``move`` changes), so that asking is not a walk over every tensor
-        self._members = {}
-        for t, (r, _) in self.place.items():
+        # root -> the tensors placed in its memory, and root -> its extent, kept with
+        # ``place`` (which only ``move`` changes), so that asking is not a walk over every
+        # tensor, nor over a root's members (a chain of in-place kernels puts a whole
+        # residual stream in one root)
+        self._members, self._extents = {}, {}
+        for t, (r, offset) in self.place.items():
             self._members.setdefault(r, []).append(t)
+            self._extents[r] = max(self._extents.get(r, 0), offset + self.sizes[t])
 
     def root(self, tensor):
         return self.place[tensor][0]
@@ -51,7 +54,7 @@ class Forwarding:
 
     def extent(self, root):
         """Bytes from the root's start to the end of its last member."""
-        return max(self.place[t][1] + self.sizes[t] for t in self.members(root))
+        return self._extents[root]
 
     def move(self, root, new_root, offset):
         """Place ``root`` and everything in it at ``offset`` in ``new_root``'s memory."""
@@ -59,6 +62,9 @@ class Forwarding:
         for t in moved:
             self.place[t] = (new_root, self.place[t][1] + offset)
         self._members.setdefault(new_root, []).extend(moved)
+        if moved:
+            end = self._extents.pop(root) + offset
+            self._extents[new_root] = max(self._extents.get(new_root, end), end)
 
     def owns_memory(self, tensor):
         """The tensor is all of an arena buffer that may still move."""
@@ -135,6 +141,12 @@ def _kernels(graph, order, nodes, f, in_place):
         for t in node.inputs:
             if t:
                 last_read[t] = step
+    # root -> the last step that reads a tensor in its memory (past the last step when
+    # one must outlive the run), kept up to date as outputs move over inputs
+    busy = {}
+    for t, (root, _) in f.place.items():
+        until = len(nodes) if t in f.persistent else last_read.get(t, -1)
+        busy[root] = max(busy.get(root, -1), until)
     for step, (k, node) in enumerate(zip(order, nodes)):
         if k in f.code:
             continue
@@ -151,15 +163,14 @@ def _kernels(graph, order, nodes, f, in_place):
         inputs = [t for t in dict.fromkeys(node.inputs) if t]
         for x in inputs:
             root, offset = f.place[x]
-            group = f.members(root)
-            if (root in f.fixed or set(group) & f.persistent
-                    or max(last_read.get(t, -1) for t in group) > step
+            if (root in f.fixed or busy[root] > step
                     or any(f.root(t) == root for t in inputs if t != x)
                     or offset % y_width):  # y's elements unaligned (over an int8 concat slice)
                 continue
             call = ops.can_overwrite(node, graph, x)
             if call is not None:
                 f.move(y, root, offset)
+                busy[root] = max(busy[root], busy.pop(y, -1))
                 f.overwrites[k] = x
                 f.calls[k] = call
                 break
