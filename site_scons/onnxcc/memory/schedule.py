@@ -12,7 +12,6 @@ costs the beam times the graph's width, not its length, so a long graph with sho
 branches (a transformer's Q, K and V) is searched in linear time.
 """
 
-from .. import ops
 from .forwarding import forward
 from .problem import align_up
 
@@ -24,9 +23,9 @@ class _Costs:
     """What each node reads, writes and frees, over the roots that views and concats
     leave (they do not depend on the order)."""
 
-    def __init__(self, graph, io_in_arena, alignment):
+    def __init__(self, graph, io_in_arena, alignment, lowered=None):
         n = len(graph.nodes)
-        f = forward(graph, list(range(n)), io_in_arena, in_place=False)
+        f = forward(graph, list(range(n)), io_in_arena, in_place=False, lowered=lowered)
         self.graph, self.f = graph, f
         producer = {t: k for k, node in enumerate(graph.nodes) for t in node.outputs if t}
         self.preds = [{producer[t] for t in node.inputs if t in producer}
@@ -60,7 +59,7 @@ class _Costs:
             others = {f.root(t) for t in inputs if t != x}
             if f.root(x) in f.fixed or f.root(x) in others or f.root(x) in self.persistent:
                 continue
-            call = ops.can_overwrite(node, self.graph, x)
+            call = f.lowered.overwriting(k, x)
             if call is not None:
                 options.append((f.root(x), align_up(call.scratch_bytes, alignment)))
         return options
@@ -90,9 +89,10 @@ class _Costs:
             self.written.add(r)
 
 
-def memory_order(graph, io_in_arena, alignment):
-    """Node indices in the order the search found least memory-hungry."""
-    costs = _Costs(graph, io_in_arena, alignment)
+def memory_order(graph, io_in_arena, alignment, lowered=None):
+    """Node indices in the order the search found least memory-hungry (``lowered``: the
+    graph's ``forwarding.Lowered``, to share)."""
+    costs = _Costs(graph, io_in_arena, alignment, lowered)
     n = len(graph.nodes)
     users = [[] for _ in range(n)]
     for k, preds in enumerate(costs.preds):
