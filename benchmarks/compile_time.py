@@ -167,10 +167,11 @@ GRAPHS = {"chain": lambda n: chain_model(n, False), "residual": lambda n: chain_
           "transformer": transformer_model, "qdq": qdq_model}
 
 
-def stage_times(model_path, folder, cpu):
-    """Seconds of each stage, run as the build runs them (files in, files out)."""
+def stages(model_path, folder, cpu):
+    """[(name, function)] of the stages, in order, run as the build runs them (files in,
+    files out, in ``folder``)."""
     at = lambda name: os.path.join(folder, name)  # noqa: E731
-    stages = [
+    return [
         ("import", lambda: importer.run(model_path, at("imported.onnx"), at("imported.bin"))),
         ("optimize", lambda: optimizer.run(at("imported.onnx"), at("optimized.onnx"),
                                            at("optimized.bin"))),
@@ -183,8 +184,12 @@ def stage_times(model_path, folder, cpu):
             codegen.run_kernels(at("optimized.onnx"), at("plan.json"), at("tactics.json"),
                                 at("k.c"), at("k.h"), "m", "m.onnx"))),
     ]
+
+
+def stage_times(model_path, folder, cpu):
+    """Seconds of each stage."""
     times = {}
-    for name, run in stages:
+    for name, run in stages(model_path, folder, cpu):
         start = time.perf_counter()
         run()
         times[name] = time.perf_counter() - start
