@@ -73,13 +73,6 @@ class Graph:
         self.constants[name] = value
         self.tensors[name] = TensorInfo(name, value.dtype.name, tuple(value.shape))
 
-    def unique_name(self, base):
-        taken = set(self.tensors) | {n.name for n in self.nodes}
-        name, k = base, 1
-        while name in taken:
-            name, k = f"{base}_{k}", k + 1
-        return name
-
     def replace_uses(self, old, new):
         """Point every reader of tensor ``old`` at ``new`` (graph outputs included)."""
         for node in self.nodes:
@@ -96,3 +89,28 @@ class Graph:
         lines = [f"graph {self.name}({', '.join(self.inputs)}) -> {', '.join(self.outputs)}"]
         lines += [f"  {n}" for n in self.nodes]
         return "\n".join(lines)
+
+
+class Names:
+    """Fresh names for one pass over ``graph``: ``unique(base)`` is the first of base,
+    base_1, base_2, ... that is neither a tensor nor a node name of the graph when this
+    was made, nor a name ``unique`` gave or ``taken`` received since.
+
+    Passes change ``Graph.nodes`` and ``Graph.tensors`` directly, so the graph cannot keep
+    such a set itself; a pass makes one before it names anything (one walk over the
+    graph) and asks it for every name, each in constant time: names only get taken in
+    between, so the suffix a base reached is where its next search starts."""
+
+    def __init__(self, graph):
+        self.taken = set(graph.tensors) | {n.name for n in graph.nodes}
+        self._next = {}  # base -> the suffix its next search starts at (0: base itself)
+
+    def unique(self, base):
+        k = self._next.get(base, 0)
+        name = f"{base}_{k}" if k else base
+        while name in self.taken:
+            k += 1
+            name = f"{base}_{k}"
+        self._next[base] = k + 1
+        self.taken.add(name)
+        return name

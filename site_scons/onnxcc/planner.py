@@ -10,13 +10,13 @@ caller's buffers unless ``io=arena``.
 
 import json
 
-from . import ops, tactics
+from . import tactics
 from .errors import OnnxccError
 from .files import write_text
 from .memory import liveness, schedule as scheduling
 from .memory.algorithms import ALGORITHMS
 from .memory import patches as patching
-from .memory.forwarding import forward
+from .memory.forwarding import Lowered, forward
 from .memory.pools import parse_pools, place_in_pools
 from .memory.problem import align_up, live_bytes, lower_bound
 from .onnx_io import load_graph
@@ -41,24 +41,24 @@ def order_lower_bound(graph, order, io_in_arena, **forwarding):
     return lower_bound([p.buffer for p in liveness.buffers(graph, order, f, ALIGNMENT)])
 
 
-def graph_lower_bound(graph):
+def graph_lower_bound(graph, lowered=None):
     """The liveness lower bound of the graph itself: every tensor but views in memory of
     its own, inputs and outputs included, in the graph's order. Forwarding is measured
     against it."""
     return order_lower_bound(graph, list(range(len(graph.nodes))), True, in_place=False,
-                             concat=False)
+                             concat=False, lowered=lowered)
 
 
-def choose_order(graph, schedule, io_in_arena):
+def choose_order(graph, schedule, io_in_arena, lowered=None):
     """The graph's order, or the memory-aware one when it needs less. A patched graph
     keeps its order: its patches run one after the other, as they were written (the
     search over interleavings of independent patches would be long, and no better)."""
     given = list(range(len(graph.nodes)))
     if schedule == "graph" or any(n.op == patching.JOIN for n in graph.nodes):
         return given
-    found = scheduling.memory_order(graph, io_in_arena, ALIGNMENT)
-    if found != given and (order_lower_bound(graph, found, io_in_arena)
-                           < order_lower_bound(graph, given, io_in_arena)):
+    found = scheduling.memory_order(graph, io_in_arena, ALIGNMENT, lowered)
+    if found != given and (order_lower_bound(graph, found, io_in_arena, lowered=lowered)
+                           < order_lower_bound(graph, given, io_in_arena, lowered=lowered)):
         return found
     return given
 
@@ -76,20 +76,20 @@ def in_place_that_counts(graph, order, f, planned):
             continue
         node = graph.nodes[k]
         x, y = f.sizes[f.overwrites[k]], f.sizes[node.outputs[0]]
-        scratch = f.calls[k].scratch_bytes - ops.lower(node, graph).scratch_bytes
+        scratch = f.calls[k].scratch_bytes - f.lowered.call(k).scratch_bytes
         if live[step] + align_up(min(x, y), ALIGNMENT) - scratch > bound:
             needed.add(k)
     return needed
 
 
-def _forward_and_place(graph, order, io_in_arena, pools, algorithm):
+def _forward_and_place(graph, order, io_in_arena, pools, algorithm, lowered=None):
     """(forwarding, buffers, pool plans): writing over inputs wherever kernels can, or only
     where that keeps the peak down, whichever needs fewer bytes (the latter on a tie:
     in-place kernels that need scratch are the slower ones)."""
     best = None
     in_place = True
     while True:
-        f = forward(graph, order, io_in_arena, in_place=in_place)
+        f = forward(graph, order, io_in_arena, in_place=in_place, lowered=lowered)
         planned = liveness.buffers(graph, order, f, ALIGNMENT)
         plans = place_in_pools([p.buffer for p in planned], pools, algorithm)
         size = sum(p.placement.bytes for p in plans)
@@ -110,9 +110,10 @@ def plan(graph, planner="auto", schedule="memory", pools="", io="caller"):
             if t in graph.constants:
                 raise OnnxccError(f"output '{t}' is a constant, which io=arena cannot hold",
                                   hint="use io=caller")
-    order = choose_order(graph, schedule, io_in_arena)
+    lowered = Lowered(graph)  # each node lowered once, whichever forwardings are tried
+    order = choose_order(graph, schedule, io_in_arena, lowered)
     f, planned, pool_plans = _forward_and_place(graph, order, io_in_arena, parse_pools(pools),
-                                                ALGORITHMS[planner])
+                                                ALGORITHMS[planner], lowered)
 
     where = {}  # buffer index -> (pool name, offset)
     pools_json = []
@@ -137,7 +138,7 @@ def plan(graph, planner="auto", schedule="memory", pools="", io="caller"):
         "lower_bound_bytes": lower_bound([p.buffer for p in planned]),
         "io_bytes": 0 if io_in_arena else sum(graph.info(t).nbytes for t in
                                                 dict.fromkeys(graph.inputs + graph.outputs)),
-        "graph_lower_bound_bytes": graph_lower_bound(graph),
+        "graph_lower_bound_bytes": graph_lower_bound(graph, lowered),
         "pools": pools_json,
         "schedule": _schedule_json(graph, order, f, planned, where),
         "tensors": _tensors_json(graph, f, planned, where),

@@ -26,6 +26,27 @@ from .. import ops
 VIEW_OPS = ops.ALIASES | {"Identity"}
 
 
+class Lowered:
+    """The kernel calls of a graph's nodes, each lowered once: the planner tries several
+    forwardings of one graph (which does not change meanwhile), and lowering a node
+    costs a tile search or requantization tables."""
+
+    def __init__(self, graph):
+        self.graph, self._calls = graph, {}
+
+    def call(self, k):
+        """``ops.lower`` of node k."""
+        if k not in self._calls:
+            self._calls[k] = ops.lower(self.graph.nodes[k], self.graph)
+        return self._calls[k]
+
+    def overwriting(self, k, tensor):
+        """``ops.can_overwrite`` of node k and its input ``tensor``."""
+        if (k, tensor) not in self._calls:
+            self._calls[k, tensor] = ops.can_overwrite(self.graph.nodes[k], self.graph, tensor)
+        return self._calls[k, tensor]
+
+
 @dataclass
 class Forwarding:
     place: dict  # tensor -> (root tensor, byte offset in the root's memory)
@@ -35,13 +56,17 @@ class Forwarding:
     code: dict = field(default_factory=dict)  # node index -> "kernel", "none" or "copy"
     calls: dict = field(default_factory=dict)  # node index -> its KernelCall
     overwrites: dict = field(default_factory=dict)  # node index -> input written over
+    lowered: Lowered = None  # the kernel calls it chose from
 
     def __post_init__(self):
-        # root -> the tensors placed in its memory, kept with ``place`` (which only
-        # ``move`` changes), so that asking is not a walk over every tensor
-        self._members = {}
-        for t, (r, _) in self.place.items():
+        # root -> the tensors placed in its memory, and root -> its extent, kept with
+        # ``place`` (which only ``move`` changes), so that asking is not a walk over every
+        # tensor, nor over a root's members (a chain of in-place kernels puts a whole
+        # residual stream in one root)
+        self._members, self._extents = {}, {}
+        for t, (r, offset) in self.place.items():
             self._members.setdefault(r, []).append(t)
+            self._extents[r] = max(self._extents.get(r, 0), offset + self.sizes[t])
 
     def root(self, tensor):
         return self.place[tensor][0]
@@ -51,7 +76,7 @@ class Forwarding:
 
     def extent(self, root):
         """Bytes from the root's start to the end of its last member."""
-        return max(self.place[t][1] + self.sizes[t] for t in self.members(root))
+        return self._extents[root]
 
     def move(self, root, new_root, offset):
         """Place ``root`` and everything in it at ``offset`` in ``new_root``'s memory."""
@@ -59,6 +84,9 @@ class Forwarding:
         for t in moved:
             self.place[t] = (new_root, self.place[t][1] + offset)
         self._members.setdefault(new_root, []).extend(moved)
+        if moved:
+            end = self._extents.pop(root) + offset
+            self._extents[new_root] = max(self._extents.get(new_root, end), end)
 
     def owns_memory(self, tensor):
         """The tensor is all of an arena buffer that may still move."""
@@ -67,17 +95,18 @@ class Forwarding:
                 and self.extent(root) == self.sizes[tensor])
 
 
-def forward(graph, order, io_in_arena, in_place=True, concat=True):
+def forward(graph, order, io_in_arena, in_place=True, concat=True, lowered=None):
     """The ``Forwarding`` of ``graph`` run in ``order`` (node indices). ``in_place``: True
     (wherever a kernel can), False, or the node indices where it may; ``in_place`` and
-    ``concat`` False leave only views (what a plain liveness planner does)."""
+    ``concat`` False leave only views (what a plain liveness planner does). ``lowered``:
+    the graph's ``Lowered``, to share between forwardings."""
     fixed = set(graph.constants)
     if not io_in_arena:
         fixed |= set(graph.inputs) | set(graph.outputs)
     used = dict.fromkeys(graph.inputs + graph.outputs
                          + [t for node in graph.nodes for t in node.inputs + node.outputs if t])
     f = Forwarding({t: (t, 0) for t in used}, fixed, {t: graph.info(t).nbytes for t in used},
-                   persistent=set(graph.outputs))
+                   persistent=set(graph.outputs), lowered=lowered or Lowered(graph))
     nodes = [graph.nodes[k] for k in order]
     _views(graph, order, nodes, f)
     if concat:
@@ -135,6 +164,12 @@ def _kernels(graph, order, nodes, f, in_place):
         for t in node.inputs:
             if t:
                 last_read[t] = step
+    # root -> the last step that reads a tensor in its memory (past the last step when
+    # one must outlive the run), kept up to date as outputs move over inputs
+    busy = {}
+    for t, (root, _) in f.place.items():
+        until = len(nodes) if t in f.persistent else last_read.get(t, -1)
+        busy[root] = max(busy.get(root, -1), until)
     for step, (k, node) in enumerate(zip(order, nodes)):
         if k in f.code:
             continue
@@ -142,7 +177,7 @@ def _kernels(graph, order, nodes, f, in_place):
             f.code[k] = "none"
             continue
         f.code[k] = "kernel"
-        f.calls[k] = ops.lower(node, graph)
+        f.calls[k] = f.lowered.call(k)
         allowed = in_place is True or (in_place and k in in_place)
         if not allowed or len(node.outputs) != 1 or not f.owns_memory(node.outputs[0]):
             continue
@@ -151,15 +186,14 @@ def _kernels(graph, order, nodes, f, in_place):
         inputs = [t for t in dict.fromkeys(node.inputs) if t]
         for x in inputs:
             root, offset = f.place[x]
-            group = f.members(root)
-            if (root in f.fixed or set(group) & f.persistent
-                    or max(last_read.get(t, -1) for t in group) > step
+            if (root in f.fixed or busy[root] > step
                     or any(f.root(t) == root for t in inputs if t != x)
                     or offset % y_width):  # y's elements unaligned (over an int8 concat slice)
                 continue
-            call = ops.can_overwrite(node, graph, x)
+            call = f.lowered.overwriting(k, x)
             if call is not None:
                 f.move(y, root, offset)
+                busy[root] = max(busy[root], busy.pop(y, -1))
                 f.overwrites[k] = x
                 f.calls[k] = call
                 break

@@ -51,12 +51,10 @@ def forbidden_offsets(placed, other):
     ``other.offset - placed.offset`` (empty when the two are never live together)."""
     if placed.last < other.first or other.last < placed.first:
         return []
-    spans = set()
-    for step, (plo, phi) in placed.at.items():
-        if step in other.at:
-            olo, ohi = other.at[step]
-            spans.add((plo - ohi, phi - olo))
-    spans = sorted(spans)
+    p, o = placed.at, other.at
+    # the steps of the shorter one: a long buffer meets many short ones
+    both = [s for s in min(p, o, key=len) if s in p and s in o]
+    spans = sorted({(p[s][0] - o[s][1], p[s][1] - o[s][0]) for s in both})
     merged = []
     for start, end in spans:
         if merged and start < merged[-1][1]:

@@ -7,6 +7,7 @@ On a SIMD CPU they count cycles of a core issuing two vector multiply-adds and t
 per cycle; on a scalar one they count instructions (what bench reports there).
 """
 
+import functools
 import math
 
 MAX_ROWS = 8
@@ -77,8 +78,11 @@ def gemm_cost(m, n, k, rows, vecs, cpu, overhang=True, scatter=False):
     return full_rows * column_tiles(rows) + column_tiles(rest_rows)
 
 
+@functools.cache
 def best_tile(m, n, k, cpu, overhang=True, scatter=False):
-    """The (rows, vecs) of fewest estimated cycles for this GEMM, and that estimate."""
+    """The (rows, vecs) of fewest estimated cycles for this GEMM, and that estimate.
+    Remembered per shape: a plan lowers each node several times, and a transformer's
+    layers repeat the same few shapes."""
     best = None
     for rows, vecs in tile_shapes(cpu):
         if rows > m:

@@ -7,7 +7,7 @@ s = scale / sqrt(var + eps); a Conv's filter m (or a Gemm's output column m) is 
 
 import numpy as np
 
-from ..ir import Node, TensorInfo
+from ..ir import Names, Node, TensorInfo
 
 
 def _affine(graph, bn):
@@ -16,18 +16,18 @@ def _affine(graph, bn):
     return s, bias - mean * s
 
 
-def _fold_into_conv(graph, conv, s, t):
+def _fold_into_conv(graph, names, conv, s, t):
     w = graph.constants[conv.inputs[1]].astype(np.float64)
     b = (graph.constants[conv.inputs[2]].astype(np.float64)
          if len(conv.inputs) > 2 and conv.inputs[2] else np.zeros(w.shape[0]))
-    w_name = graph.unique_name(conv.inputs[1] + "_bn")
-    b_name = graph.unique_name(conv.name + "_bias_bn")
+    w_name = names.unique(conv.inputs[1] + "_bn")
+    b_name = names.unique(conv.name + "_bias_bn")
     graph.add_constant(w_name, (w * s.reshape((-1,) + (1,) * (w.ndim - 1))).astype(np.float32))
     graph.add_constant(b_name, (b * s + t).astype(np.float32))
     conv.inputs = [conv.inputs[0], w_name, b_name]
 
 
-def _fold_into_gemm(graph, gemm, s, t):
+def _fold_into_gemm(graph, names, gemm, s, t):
     a = gemm.attrs
     w = graph.constants[gemm.inputs[1]].astype(np.float64)
     n = w.shape[0] if a.get("transB", 0) else w.shape[1]
@@ -37,8 +37,8 @@ def _fold_into_gemm(graph, gemm, s, t):
     else:
         c = np.zeros(n)
     w = w * (s[:, None] if a.get("transB", 0) else s[None, :])
-    w_name = graph.unique_name(gemm.inputs[1] + "_bn")
-    c_name = graph.unique_name(gemm.name + "_bias_bn")
+    w_name = names.unique(gemm.inputs[1] + "_bn")
+    c_name = names.unique(gemm.name + "_bias_bn")
     graph.add_constant(w_name, w.astype(np.float32))
     graph.add_constant(c_name, (c * s + t).astype(np.float32))
     gemm.inputs = [gemm.inputs[0], w_name, c_name]
@@ -63,13 +63,14 @@ def _foldable_producer(graph, bn, consumers, producers):
 def fold_batchnorm(graph):
     consumers, producers = graph.consumers(), graph.producers()
     replaced = {}  # id of a BatchNormalization -> the nodes that take its place
+    names = Names(graph)
     for bn in [n for n in graph.nodes if n.op == "BatchNormalization"]:
         if not all(graph.is_constant(i) for i in bn.inputs[1:5]):
             continue
         s, t = _affine(graph, bn)
         p = _foldable_producer(graph, bn, consumers, producers)
         if p is not None:
-            (_fold_into_conv if p.op == "Conv" else _fold_into_gemm)(graph, p, s, t)
+            (_fold_into_conv if p.op == "Conv" else _fold_into_gemm)(graph, names, p, s, t)
             x = p.outputs[0]
             p.outputs = [bn.outputs[0]]
             producers[bn.outputs[0]] = p  # (x had one reader, bn: it is gone)
@@ -80,11 +81,11 @@ def fold_batchnorm(graph):
         # on its own: x * s + t, with s and t shaped to broadcast over channel axis 1
         rank = len(graph.info(bn.inputs[0]).shape)
         shape = (-1,) + (1,) * (rank - 2)
-        s_name = graph.unique_name(bn.name + "_scale")
+        s_name = names.unique(bn.name + "_scale")
         graph.add_constant(s_name, s.reshape(shape).astype(np.float32))
-        t_name = graph.unique_name(bn.name + "_shift")
+        t_name = names.unique(bn.name + "_shift")
         graph.add_constant(t_name, t.reshape(shape).astype(np.float32))
-        mid = graph.unique_name(bn.name + "_scaled")
+        mid = names.unique(bn.name + "_scaled")
         graph.tensors[mid] = TensorInfo(mid, "float32", graph.info(bn.outputs[0]).shape)
         mul = Node(bn.name + "_mul", "Mul", [bn.inputs[0], s_name], [mid])
         add = Node(bn.name + "_add", "Add", [mid, t_name], [bn.outputs[0]])

@@ -4,7 +4,7 @@ re-shaped here so that every later stage sees numpy broadcasting only."""
 
 import numpy as np
 
-from ..ir import Node, TensorInfo
+from ..ir import Names, Node, TensorInfo
 
 BINARY = {"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal", "Greater", "Less"}
 
@@ -23,22 +23,26 @@ def _aligned_shape(node, graph):
 def legacy_broadcast(graph):
     if graph.opset >= 7:
         return graph
-    for node in list(graph.nodes):
+    names, nodes = Names(graph), []
+    for node in graph.nodes:
         shape = _aligned_shape(node, graph) if len(node.inputs) > 1 else None
         if shape is None:
+            nodes.append(node)
             continue
         if node.op in BINARY:  # broadcast=1 without axis: suffix matching, as numpy
             del node.attrs["axis"]
         b = node.inputs[1]
-        aligned = graph.unique_name(f"{b}_aligned")
+        aligned = names.unique(f"{b}_aligned")
         if graph.is_constant(b):
             graph.add_constant(aligned, graph.constants[b].reshape(shape))
         else:  # a free view of the runtime tensor
-            target = graph.unique_name(f"{b}_aligned_shape")
+            target = names.unique(f"{b}_aligned_shape")
             graph.add_constant(target, np.array(shape, np.int64))
             graph.tensors[aligned] = TensorInfo(aligned, graph.info(b).dtype, shape)
-            graph.nodes.insert(graph.nodes.index(node),
-                               Node(f"{node.name}_align", "Reshape", [b, target], [aligned]))
+            nodes.append(Node(f"{node.name}_align", "Reshape", [b, target], [aligned]))
+            names.taken.add(nodes[-1].name)
         node.inputs[1] = aligned
+        nodes.append(node)
+    graph.nodes = nodes
     graph.drop_unused_constants()
     return graph

@@ -21,7 +21,7 @@ import dataclasses
 
 import numpy as np
 
-from ..ir import Node
+from ..ir import Names, Node
 from ..quant import fixed_point, int_range, make_quant, output_scale
 from .remove_noops import prune_unused
 
@@ -35,6 +35,7 @@ class _Matcher:
     def __init__(self, graph):
         self.g = graph
         self.producers, self.consumers = graph.producers(), graph.consumers()
+        self.names = Names(graph)  # for the constants the pass adds (no node is renamed)
 
     def params(self, node):
         """The quant dict of a Q/DQ node with constant parameters, else None."""
@@ -110,11 +111,11 @@ def _set_quant(graph, name, quant):
     graph.tensors[name] = dataclasses.replace(graph.tensors[name], quant=quant)
 
 
-def _weights_nk(graph, node, w, trans):
+def _weights_nk(graph, names, w, trans):
     """The constant weight ``w`` as [N, K] (a transposed copy when it is [K, N])."""
     if not trans:
         return w
-    name = graph.unique_name(f"{w}_nk")
+    name = names.unique(f"{w}_nk")
     graph.add_constant(name, np.ascontiguousarray(graph.constants[w].T))
     quant = dict(graph.info(w).quant)
     if quant["axis"] is not None:
@@ -172,7 +173,7 @@ def _fuse(m, node):
               and (node.op == "Gemm" or len(g.info(node.inputs[0]).shape) >= 2))
         if ok:
             _set_quant(g, w[0], w[1])
-            w = (_weights_nk(g, node, w[0], not trans_b), None)
+            w = (_weights_nk(g, m.names, w[0], not trans_b), None)
             op, inputs = "QGemm", [a, w] + ([b] if b else [])
             attrs = {k: v for k, v in attrs.items() if k in ("alpha", "onnxcc_clamp")}
     elif node.op == "Add":
@@ -199,26 +200,27 @@ def _fuse(m, node):
     _set_quant(g, y, y_quant)
     names = [name for name, _ in inputs]
     if op in ("QLinearConv", "QGemm") and len(g.info(names[1]).quant["scale"]) > 1:
-        names = names[:3] + [""] * (3 - len(names)) + _requant_tables(g, node, names, y, attrs)
+        names = names[:3] + [""] * (3 - len(names)) + _requant_tables(m, node, names, y, attrs)
     return q, acts, Node(node.name, op, names, [y], attrs)
 
 
-def _requant_tables(graph, node, names, y, attrs):
+def _requant_tables(m, node, names, y, attrs):
     """Per-output-channel requantization multipliers and shifts, as constant tensors (in
     flash with the weights), so that layers of equal shape share one kernel."""
+    graph = m.g
     x_scale = graph.info(names[0]).quant["scale"][0]
     y_scale = graph.info(y).quant["scale"][0]
     alpha = attrs.get("alpha") if node.op != "Conv" else None
     pairs = [fixed_point(output_scale(x_scale, s, y_scale, alpha), node.name)
              for s in graph.info(names[1]).quant["scale"]]
-    mult = graph.unique_name(f"{node.name}_requant_mult")
+    mult = m.names.unique(f"{node.name}_requant_mult")
     graph.add_constant(mult, np.array([m for m, _ in pairs], np.int32))
-    shift = graph.unique_name(f"{node.name}_requant_shift")
+    shift = m.names.unique(f"{node.name}_requant_shift")
     graph.add_constant(shift, np.array([s for _, s in pairs], np.int8))
     return [mult, shift]
 
 
-def _integer_op(graph, node):
+def _integer_op(graph, names, node):
     """ConvInteger / MatMulInteger with constant weights and zero points: the zero points
     become the tensors' quantization (scale 1), MatMulInteger's weights [N, K]."""
     x, w = node.inputs[:2]
@@ -233,7 +235,7 @@ def _integer_op(graph, node):
     _set_quant(graph, x, make_quant(1.0, x_zp))
     _set_quant(graph, w, make_quant(np.ones(np.asarray(w_zp).size, np.float32), w_zp, w_axis))
     if node.op == "MatMulInteger":
-        w = _weights_nk(graph, node, w, True)
+        w = _weights_nk(graph, names, w, True)
     node.inputs = [x, w]
     return True
 
@@ -256,7 +258,7 @@ def qdq_to_qlinear(graph):
     replaced, dropped = {}, set()
     for node in graph.nodes:
         if node.op in ("ConvInteger", "MatMulInteger"):
-            _integer_op(graph, node)
+            _integer_op(graph, m.names, node)
         if node.op in QUANT_OPS or node.op in ("ConvInteger", "MatMulInteger"):
             continue
         fused = _fuse(m, node)
