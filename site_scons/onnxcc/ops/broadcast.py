@@ -4,10 +4,15 @@ every operand walks contiguously, so the common cases (equal shapes, a scalar, a
 per-channel vector) become one or two loops. Shared by every kernel that broadcasts
 (elementwise, fused epilogues, batched MatMul, reductions, layout copies, int8 Add)."""
 
+from ..errors import OnnxccError
+
 
 def broadcast_strides(shape, out_shape):
-    """Element strides of a row-major tensor of ``shape`` read over ``out_shape``."""
+    """Element strides of a row-major tensor of ``shape`` read over ``out_shape``; a shape
+    that does not broadcast to it is refused (a kernel would read past it)."""
     shape = (1,) * (len(out_shape) - len(shape)) + tuple(shape)
+    if len(shape) != len(out_shape) or any(d not in (1, o) for d, o in zip(shape, out_shape)):
+        raise OnnxccError(f"a tensor of shape {list(shape)} does not broadcast to {list(out_shape)}")
     strides, step = [], 1
     for d in reversed(shape):
         strides.append(0 if d == 1 else step)
