@@ -48,6 +48,15 @@ rect.scratch { fill-opacity: 0.35; stroke-dasharray: 2 2; }
 flash ${kb(flash["total"])}, RAM ${kb(ram["total"])}, arena ${kb(plan["arena_bytes"])}
 (lower bound ${kb(plan["lower_bound_bytes"])}; every tensor in memory of its own, in the
 graph's order: ${kb(plan["graph_lower_bound_bytes"])}).</p>
+% if plan.get("patches"):
+<% p = plan["patches"] %>\
+<p>Patch-based execution: the first ${p["layers"]} nodes run as ${p["grid"][0]} x ${p["grid"][1]}
+patches of <code>${p["join"]}</code> (the steps named <code>...__p<i>k</i></code>, each
+patch's piece copied into place by a PatchJoin step): arena ${kb(plan["arena_bytes"])} instead of
+${kb(p["arena_bytes_without"])}, for ${"{:,}".format(p["extra_macs"])} more multiply-accumulates
+(${"{:.1f}".format(100.0 * p["extra_macs"] / max(1, p["macs"] - p["extra_macs"]))}%) and
+${p["kernels"]} patch kernels.</p>
+% endif
 
 <section id="memory">
 <h2>Memory plan</h2>

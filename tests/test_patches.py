@@ -106,6 +106,9 @@ def test_the_ram_budget_chooses_patches_on_armv7(scons):
         plan = json.load(f)
     assert plan["arena_bytes"] <= 0.55 * plan["patches"]["arena_bytes_without"]
     assert plan["patches"]["extra_macs"] < 0.05 * plan["patches"]["macs"]
+    with open(os.path.join(scons.build_dir, "armv7", "mobilenet_v1_025", "report.html")) as f:
+        page = f.read()
+    assert "Patch-based execution: the first 4 nodes" in page and "conv1__p0" in page
 
 
 def test_the_int8_camera_model_fits_64k_on_armv7(scons):
@@ -160,3 +163,28 @@ def test_a_constant_that_varies_over_pixels_keeps_its_node_out_of_the_stage(tmp_
     assert patches.stage(graph) == ([], [])
     r = run_scons(f"model={path}", "patches=2", f"build_dir={tmp_path / 'b'}")
     assert_one_clear_line(r, "patches=2x2", patches.NO_STAGE)
+
+
+def test_a_grid_whose_patch_reads_only_padding_is_skipped(tmp_path):
+    """Pads of 2 with stride 3 and a 1x1 window: the first output row reads only padding,
+    so a patch of it alone would have an empty input (found by the fuzzer: a tensor of
+    -1 rows). Such a grid is no candidate (every row split here); a column split is."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 5, 5])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 6, 3, 2])
+    w = numpy_helper.from_array(RNG.standard_normal((6, 2, 1, 1)).astype(np.float32), "w")
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], group=2, kernel_shape=[1, 1], pads=[2, 0, 2, 0],
+                              strides=[3, 3]),
+             helper.make_node("Sin", ["c"], ["y"])]
+    model = helper.make_model(helper.make_graph(nodes, "g", [x], [y], [w]),
+                              opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    path = tmp_path / "pad.onnx"
+    onnx.save(model, str(path))
+    graph = optimize(import_model(str(path)), "test")
+    nodes_, _ = patches.stage(graph)
+    with pytest.raises(OnnxccError, match="reads no pixel"):
+        patches.rewrite(graph, nodes_[:1], (3, 1))
+    r = run_scons(f"model={path}", "patches=3x1", f"build_dir={tmp_path / 'b'}")
+    assert_one_clear_line(r, "patches=3x1", patches.NO_STAGE)
+    r = run_scons(f"model={path}", "patches=1x2", f"build_dir={tmp_path / 'c'}", "verify")
+    assert r.returncode == 0, r.stdout + r.stderr

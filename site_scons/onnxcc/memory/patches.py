@@ -184,6 +184,8 @@ def _needs(graph, nodes, region):
         else:
             wants += [(t, out) for t in node.inputs if t and not graph.is_constant(t)]
         for t, r in wants:
+            if r.r1 <= r.r0 or r.c1 <= r.c0:  # the patch's windows read padding only
+                raise OnnxccError(f"a patch of '{node.outputs[0]}' reads no pixel of '{t}'")
             need[t] = need[t].hull(r) if t in need else r
     return need, pads
 
@@ -280,7 +282,10 @@ def search(graph, arena_of, budget, grids=None, smallest_first=False):
         for grid in grids or GRIDS:
             if grid[0] > h or grid[1] > w:
                 continue
-            p = patched(graph, nodes[:length], grid, base)
+            try:
+                p = patched(graph, nodes[:length], grid, base)
+            except OnnxccError:  # a patch whose windows lie in the padding: not this grid
+                continue
             if best is not None and not smallest_first and p.extra_macs > best[0].extra_macs:
                 continue
             arena = arena_of(p.graph)
