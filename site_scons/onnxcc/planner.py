@@ -246,10 +246,12 @@ def plan_with_patches(graph, patches, ram_bytes, **options):
     if patches == "off" or (patches == "auto" and (not ram_bytes or result["arena_bytes"] <= budget)):
         return result
     forced = patches != "auto"
-    found, smallest = patching.search(graph, lambda g: _arena_or_none(g, options.get("io", "caller")),
+    io = options.get("io", "caller")
+    order = choose_order(graph, options.get("schedule", "memory"), io == "arena")
+    found, smallest = patching.search(graph, lambda g: _arena_or_none(g, io),
                                       float("inf") if forced else budget,
                                       grids=[patches] if forced else None,
-                                      smallest_first=forced)
+                                      smallest_first=forced, order=order)
     if found is None:
         if smallest is None:
             if forced:

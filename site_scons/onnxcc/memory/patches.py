@@ -76,9 +76,10 @@ class Patched:
     macs: int  # multiply-accumulates of one inference, patched
     extra_macs: int  # against the layer-by-layer graph
     kernels: int  # distinct patch node shapes: each is a kernel of its own
+    nodes: list  # the stage's node names, in the order each patch runs them
 
     def describe(self):
-        return {"join": self.join, "grid": list(self.grid), "layers": self.layers,
+        return {"join": self.join, "grid": list(self.grid), "layers": self.layers, "nodes": self.nodes,
                 "macs": self.macs, "extra_macs": self.extra_macs, "kernels": self.kernels}
 
 
@@ -131,14 +132,16 @@ def _local(node, graph, ready):
     return True
 
 
-def stage(graph):
-    """The leading local nodes (indices, in graph order) fed by one image input, and the
-    join candidates: prefix lengths after which only the last node's output leaves it."""
+def stage(graph, order=None):
+    """The leading local nodes (indices, in ``order``: a topological order, the graph's by
+    default) fed by one image input, and the join candidates: prefix lengths after which
+    only the last node's output leaves it. Each patch runs its nodes in that order."""
     images = [t for t in graph.inputs if _is_image(graph, t)]
     if len(images) != 1:
         return [], []
     ready, nodes = {images[0]}, []
-    for k, node in enumerate(graph.nodes):
+    for k in order or range(len(graph.nodes)):
+        node = graph.nodes[k]
         if not _local(node, graph, ready):
             break
         nodes.append(k)
@@ -259,10 +262,10 @@ def patched(graph, nodes, grid, base_macs):
     shapes = {(n.op, origin(n.name), tuple(g.info(n.inputs[0]).shape), tuple(n.attrs.get("pads", ())))
               for n in g.nodes if "__p" in n.name}
     return Patched(g, graph.nodes[nodes[-1]].outputs[0], grid, len(nodes), m, m - base_macs,
-                   len(shapes))
+                   len(shapes), [graph.nodes[k].name for k in nodes])
 
 
-def search(graph, arena_of, budget, grids=None, smallest_first=False):
+def search(graph, arena_of, budget, grids=None, smallest_first=False, order=None):
     """(best, smallest): (the cheapest Patched whose arena fits ``budget`` bytes, its arena)
     or None, and (the smallest arena reached, its Patched) or None without candidates.
     ``arena_of``: graph -> arena bytes, or None where the graph cannot be planned (a
@@ -270,10 +273,11 @@ def search(graph, arena_of, budget, grids=None, smallest_first=False):
     multiply-accumulates, then the fewest kernels. Each join's grids are tried from the
     fewest patches up until one fits (more patches recompute more), skipping those that
     already recompute more than the best found; with ``smallest_first`` the smallest
-    arena wins instead."""
+    arena wins instead. ``order``: the order the layer-by-layer plan runs the nodes in
+    (the memory-aware schedule's), which each patch follows."""
     base = sum(graph_macs(graph).values())
     best, smallest = None, None
-    nodes, joins = stage(graph)
+    nodes, joins = stage(graph, order)
 
     def key(p, arena):
         return (arena, p.extra_macs) if smallest_first else (p.extra_macs, p.kernels, arena)
@@ -312,8 +316,8 @@ def apply(graph, plan):
     p = plan.get("patches")
     if not p:
         return graph
-    nodes, _ = stage(graph)
-    return rewrite(graph, nodes[:p["layers"]], tuple(p["grid"]))
+    index = {n.name: k for k, n in enumerate(graph.nodes)}
+    return rewrite(graph, [index[name] for name in p["nodes"]], tuple(p["grid"]))
 
 
 def origin(name):
