@@ -233,3 +233,38 @@ def test_concatenated_branches_need_less_from_the_schedule_then_from_patches(tmp
     r = run_scons(f"model={path}", f"ram={ram}", f"build_dir={tmp_path / 'b'}", "verify")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "patches of the first" in r.stdout
+
+
+def test_an_int8_conv_with_a_constant_residual_stays_out_of_the_stage(tmp_path):
+    """A QLinearAdd of a constant [1, C, H, W] tensor fused into the QLinearConv before it
+    (passes/fuse_residual_qadd.py): a patch would read the whole residual at its own
+    offsets. Found by the armv7 image campaign as a mismatch; the stage now ends before."""
+    def init(name, value):
+        return numpy_helper.from_array(np.asarray(value), name)
+    ms = "com.microsoft"
+    inits = [init("x_s", np.float32(0.02)), init("x_z", np.int8(0)), init("c_s", np.float32(0.05)),
+             init("c_z", np.int8(3)), init("k_s", np.float32(0.04)), init("k_z", np.int8(-2)),
+             init("a_s", np.float32(0.06)), init("a_z", np.int8(1)),
+             init("w", RNG.integers(-60, 60, (4, 2, 3, 3)).astype(np.int8)),
+             init("w_s", np.float32(0.01)), init("w_z", np.int8(0)),
+             init("k", RNG.integers(-100, 100, (1, 4, 8, 8)).astype(np.int8))]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "x_s", "x_z"], ["xq"]),
+             helper.make_node("QLinearConv", ["xq", "x_s", "x_z", "w", "w_s", "w_z", "c_s", "c_z"], ["c"],
+                              pads=[1, 1, 1, 1]),
+             helper.make_node("QLinearAdd", ["c", "c_s", "c_z", "k", "k_s", "k_z", "a_s", "a_z"], ["a"],
+                              domain=ms),
+             helper.make_node("DequantizeLinear", ["a", "a_s", "a_z"], ["y"])]
+    graph = helper.make_graph(nodes, "qres", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 8, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ms, 1)])
+    model.ir_version = 8
+    path = tmp_path / "qres.onnx"
+    onnx.save(model, str(path))
+    g = optimize(import_model(str(path)), "test")
+    conv = next(n for n in g.nodes if n.op == "QLinearConv")
+    assert "onnxcc_residual" in conv.attrs  # the Add is fused, its constant the residual
+    nodes_, _ = patches.stage(g)
+    assert [g.nodes[k].op for k in nodes_] == ["QuantizeLinear"]
+    r = run_scons(f"model={path}", "patches=2", f"build_dir={tmp_path / 'b'}", "verify")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "compared exactly" in r.stdout

@@ -85,6 +85,9 @@ ${tl.types(lanes if transposed or full or any(l > 1 for _, _, l in tails) else 1
             const float *xg = x + (size_t)nb * ${c * hw}u + (size_t)gi * ${cg * hw}u;
             const float *wg = w + (size_t)gi * ${group_floats}u;
             const int oc0 = gi * ${mg};
+% if block:
+            (void)oc0; /* one group (ops/conv.py): the block's rows are y's channels */
+% endif
 % if transposed:
 % if full_panels:
             for (int j0 = 0; j0 < ${full_panels * width}; j0 += ${width}) {

@@ -26,6 +26,7 @@ from ..macs import graph_macs
 from ..errors import OnnxccError
 from ..ir import Graph, Node
 from ..ops.epilogue import operands_of
+from ..ops.qlinear import RESIDUAL_INPUT
 from ..ops.spatial import window_2d
 
 #: ops computed over a window of their first input (2-D, NCHW)
@@ -118,9 +119,11 @@ def _local(node, graph, ready):
     else:
         return False
     out_shape = graph.info(node.outputs[0]).shape
-    # a constant operand (of an elementwise op, or of an op fused into a window op's
-    # epilogue; not a window op's own weights and tables) must not vary over pixels
-    operands = set(operands_of(node)) if node.op in WINDOWED else set(others)
+    # a constant operand (of an elementwise op, or of an op fused into a window op: an
+    # epilogue's, a fused QLinearAdd's residual; not its own weights and tables) must not
+    # vary over pixels
+    operands = set(others) if node.op not in WINDOWED else \
+        set(operands_of(node)) | set(node.inputs[RESIDUAL_INPUT:] if node.op == "QLinearConv" else [])
     for t in others:
         if not t or graph.is_constant(t):
             if t in operands and (node.op == "Concat" or _spatial_constant(graph, t)):
