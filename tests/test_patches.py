@@ -20,6 +20,17 @@ from test_errors import assert_one_clear_line
 RNG = np.random.default_rng(16)
 
 
+def _save(path, nodes, x_shape, y_shape, inits, domains=()):
+    """An opset-17 model of one float input x and output y, saved at ``path``."""
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, y_shape)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]
+                              + [helper.make_opsetid(d, 1) for d in domains])
+    model.ir_version = 8
+    onnx.save(model, str(path))
+    return str(path)
+
+
 def _model(path):
     """Every kind of node a stage takes: a strided, padded conv with a fused Relu; a
     depthwise conv; a MaxPool with ceil_mode and padding; a channel Concat of a 1x1 and a
@@ -43,12 +54,7 @@ def _model(path):
     ]
     inits = [w("w1", 6, 3, 3, 3), w("b1", 6), w("w2", 6, 1, 3, 3), w("w3", 4, 6, 1, 1),
              w("w4", 5, 6, 3, 3), w("scale", 9, 1, 1)]
-    graph = helper.make_graph(nodes, "patchy", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 23, 21])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 9, 1, 1])], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    onnx.save(model, str(path))
-    return str(path)
+    return _save(path, nodes, [1, 3, 23, 21], [1, 9, 1, 1], inits)
 
 
 def test_the_stage_and_each_patch_s_pads(tmp_path):
@@ -147,18 +153,12 @@ def test_a_constant_that_varies_over_pixels_keeps_its_node_out_of_the_stage(tmp_
     """A Mul by a [1, C, H, W] constant, fused into the convolution's epilogue: a patch
     would need a slice of it, so the stage stops before (found by the fuzzer: the kernel
     generator failed on the patch's operand)."""
-    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 9, 8])
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 9, 8])
     inits = [numpy_helper.from_array(RNG.standard_normal((3, 2, 3, 3)).astype(np.float32), "w"),
              numpy_helper.from_array(RNG.standard_normal((1, 3, 9, 8)).astype(np.float32), "k")]
     nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1], kernel_shape=[3, 3]),
              helper.make_node("Mul", ["c", "k"], ["y"])]
-    model = helper.make_model(helper.make_graph(nodes, "g", [x], [y], inits),
-                              opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    path = tmp_path / "k.onnx"
-    onnx.save(model, str(path))
-    graph = optimize(import_model(str(path)), "test")
+    path = _save(tmp_path / "k.onnx", nodes, [1, 2, 9, 8], [1, 3, 9, 8], inits)
+    graph = optimize(import_model(path), "test")
     assert [n.op for n in graph.nodes] == ["Conv"] and graph.nodes[0].attrs.get("onnxcc_epilogue")
     assert patches.stage(graph) == ([], [])
     r = run_scons(f"model={path}", "patches=2", f"build_dir={tmp_path / 'b'}")
@@ -169,18 +169,12 @@ def test_a_grid_whose_patch_reads_only_padding_is_skipped(tmp_path):
     """Pads of 2 with stride 3 and a 1x1 window: the first output row reads only padding,
     so a patch of it alone would have an empty input (found by the fuzzer: a tensor of
     -1 rows). Such a grid is no candidate (every row split here); a column split is."""
-    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 5, 5])
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 6, 3, 2])
     w = numpy_helper.from_array(RNG.standard_normal((6, 2, 1, 1)).astype(np.float32), "w")
     nodes = [helper.make_node("Conv", ["x", "w"], ["c"], group=2, kernel_shape=[1, 1], pads=[2, 0, 2, 0],
                               strides=[3, 3]),
              helper.make_node("Sin", ["c"], ["y"])]
-    model = helper.make_model(helper.make_graph(nodes, "g", [x], [y], [w]),
-                              opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    path = tmp_path / "pad.onnx"
-    onnx.save(model, str(path))
-    graph = optimize(import_model(str(path)), "test")
+    path = _save(tmp_path / "pad.onnx", nodes, [1, 4, 5, 5], [1, 6, 3, 2], [w])
+    graph = optimize(import_model(path), "test")
     nodes_, _ = patches.stage(graph)
     with pytest.raises(OnnxccError, match="reads no pixel"):
         patches.rewrite(graph, nodes_[:1], (3, 1))
@@ -209,12 +203,7 @@ def _branchy(path):
              conv("GlobalAveragePool", ["c3"], ["y"])]
     inits = [w("w0", 8, 3, 3, 3), w("wa1", 32, 8, 1, 1), w("wb1", 32, 8, 1, 1), w("wa2", 8, 32, 3, 3),
              w("wb2", 8, 32, 3, 3), w("w3", 4, 16, 1, 1)]
-    graph = helper.make_graph(nodes, "branchy", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 24, 24])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 1, 1])], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    onnx.save(model, str(path))
-    return str(path)
+    return _save(path, nodes, [1, 3, 24, 24], [1, 4, 1, 1], inits)
 
 
 def test_concatenated_branches_need_less_from_the_schedule_then_from_patches(tmp_path):
@@ -254,13 +243,8 @@ def test_an_int8_conv_with_a_constant_residual_stays_out_of_the_stage(tmp_path):
              helper.make_node("QLinearAdd", ["c", "c_s", "c_z", "k", "k_s", "k_z", "a_s", "a_z"], ["a"],
                               domain=ms),
              helper.make_node("DequantizeLinear", ["a", "a_s", "a_z"], ["y"])]
-    graph = helper.make_graph(nodes, "qres", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 8, 8])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ms, 1)])
-    model.ir_version = 8
-    path = tmp_path / "qres.onnx"
-    onnx.save(model, str(path))
-    g = optimize(import_model(str(path)), "test")
+    path = _save(tmp_path / "qres.onnx", nodes, [1, 2, 8, 8], [1, 4, 8, 8], inits, domains=[ms])
+    g = optimize(import_model(path), "test")
     conv = next(n for n in g.nodes if n.op == "QLinearConv")
     assert "onnxcc_residual" in conv.attrs  # the Add is fused, its constant the residual
     nodes_, _ = patches.stage(g)
