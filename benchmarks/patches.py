@@ -33,7 +33,6 @@ sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 from memory import plain_liveness_problem  # noqa: E402
 from onnxcc import planner  # noqa: E402
 from onnxcc.importer import import_model  # noqa: E402
-from onnxcc.macs import graph_macs  # noqa: E402
 from onnxcc.memory import patches  # noqa: E402
 from onnxcc.memory.algorithms import greedy_by_size  # noqa: E402
 from onnxcc.passes import optimize  # noqa: E402
@@ -43,16 +42,8 @@ CHEAP = 0.05
 
 def candidates(graph):
     """(arena lower bound, Patched) of every join and grid."""
-    base = sum(graph_macs(graph).values())
-    nodes, joins = patches.stage(graph)
-    out = []
-    for length in joins:
-        _, _, h, w = graph.info(graph.nodes[nodes[length - 1]].outputs[0]).shape
-        for grid in patches.GRIDS:
-            if grid[0] <= h and grid[1] <= w:
-                p = patches.patched(graph, nodes[:length], grid, base)
-                out.append((planner.order_lower_bound(p.graph, list(range(len(p.graph.nodes))), False), p))
-    return out
+    return [(planner.order_lower_bound(p.graph, list(range(len(p.graph.nodes))), False), p)
+            for at_join in patches.candidates(graph) for p in at_join]
 
 
 def cell(choice, layered):

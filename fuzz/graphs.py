@@ -327,7 +327,7 @@ def main(argv=None):
                         help="every graph quantized (else a quarter): the integer kernels' campaign")
     parser.add_argument("--images", action="store_true",
                         help="every graph starts with a 2-D convolution of one image: the campaign "
-                             "of patch-based execution"),
+                             "of patch-based execution")
     args = parser.parse_args(argv)
     workdir = os.path.join(os.path.abspath(args.workdir), args.target)
     if os.path.isdir(workdir):

@@ -247,7 +247,7 @@ def plan_with_patches(graph, patches, ram_bytes, **options):
         return result
     forced = patches != "auto"
     io = options.get("io", "caller")
-    order = choose_order(graph, options.get("schedule", "memory"), io == "arena")
+    order = [step["index"] for step in result["schedule"]]  # the layer-by-layer plan's
     found, smallest = patching.search(graph, lambda g: _arena_or_none(g, io),
                                       float("inf") if forced else budget,
                                       grids=[patches] if forced else None,

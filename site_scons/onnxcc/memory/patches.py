@@ -62,10 +62,6 @@ class Region:
         return Region(min(self.r0, other.r0), max(self.r1, other.r1),
                       min(self.c0, other.c0), max(self.c1, other.c1))
 
-    @property
-    def size(self):
-        return (self.r1 - self.r0) * (self.c1 - self.c0)
-
 
 @dataclass
 class Patched:
@@ -173,9 +169,10 @@ def _input_range(a, b, k, s, d, p, n):
 
 def _needs(graph, nodes, region):
     """For one patch of the join (the last node's output): the region each tensor of the
-    stage must hold (the hull of what its readers need), and each windowed node's pads."""
+    stage must hold (the hull of what its readers need), and for each windowed node the
+    region of its input its windows read and its pads."""
     need = {graph.nodes[nodes[-1]].outputs[0]: region}
-    pads = {}
+    windows = {}
     for k in reversed(nodes):
         node = graph.nodes[k]
         out = need[node.outputs[0]]
@@ -184,8 +181,8 @@ def _needs(graph, nodes, region):
             g = _window(node, graph)
             r0, r1, pt, pb = _input_range(out.r0, out.r1, g["kh"], g["sh"], g["dh"], g["pt"], g["h"])
             c0, c1, pl, pr = _input_range(out.c0, out.c1, g["kw"], g["sw"], g["dw"], g["pl"], g["w"])
-            pads[k] = [pt, pl, pb, pr]
-            wants.append((node.inputs[0], Region(r0, r1, c0, c1)))
+            windows[k] = (Region(r0, r1, c0, c1), [pt, pl, pb, pr])
+            wants.append((node.inputs[0], windows[k][0]))
             wants += [(t, out) for t in node.inputs[1:] if t and not graph.is_constant(t)]
         else:
             wants += [(t, out) for t in node.inputs if t and not graph.is_constant(t)]
@@ -193,7 +190,7 @@ def _needs(graph, nodes, region):
             if r.r1 <= r.r0 or r.c1 <= r.c0:  # the patch's windows read padding only
                 raise OnnxccError(f"a patch of '{node.outputs[0]}' reads no pixel of '{t}'")
             need[t] = need[t].hull(r) if t in need else r
-    return need, pads
+    return need, windows
 
 
 def rewrite(graph, nodes, grid):
@@ -207,7 +204,7 @@ def rewrite(graph, nodes, grid):
     full = None
     patches = [Region(r0, r1, c0, c1) for r0, r1 in _split(jh, grid[0]) for c0, c1 in _split(jw, grid[1])]
     for p, region in enumerate(patches):
-        need, pads = _needs(graph, nodes, region)
+        need, windows = _needs(graph, nodes, region)
         names = {}  # stage tensor -> this patch's tensor (its region of it)
 
         def local(t, wanted):
@@ -229,14 +226,10 @@ def rewrite(graph, nodes, grid):
             out = node.outputs[0]
             region_out = need[out]
             if node.op in WINDOWED:
-                g = _window(node, graph)
-                r0, r1, _, _ = _input_range(region_out.r0, region_out.r1, g["kh"], g["sh"], g["dh"],
-                                            g["pt"], g["h"])
-                c0, c1, _, _ = _input_range(region_out.c0, region_out.c1, g["kw"], g["sw"], g["dw"],
-                                            g["pl"], g["w"])
-                inputs = [local(node.inputs[0], Region(r0, r1, c0, c1))]
+                read, pads = windows[k]
+                inputs = [local(node.inputs[0], read)]
                 rest = node.inputs[1:]
-                attrs = dict(node.attrs, pads=pads[k])
+                attrs = dict(node.attrs, pads=pads)
                 attrs.pop("auto_pad", None)
                 attrs.pop("ceil_mode", None)
             else:
@@ -254,7 +247,8 @@ def rewrite(graph, nodes, grid):
         new_nodes.append(Node(f"{join}__join{p}", JOIN, ([full] if full else []) + [names[join]],
                               [joined], {"at": [region.r0, region.c0]}))
         full = joined
-    rest = [n for k, n in enumerate(graph.nodes) if k not in set(nodes)]
+    inside = set(nodes)
+    rest = [n for k, n in enumerate(graph.nodes) if k not in inside]
     return Graph(graph.name, list(graph.inputs), list(graph.outputs), new_nodes + rest, tensors,
                  graph.constants, graph.opset)
 
@@ -278,21 +272,12 @@ def search(graph, arena_of, budget, grids=None, smallest_first=False, order=None
     already recompute more than the best found; with ``smallest_first`` the smallest
     arena wins instead. ``order``: the order the layer-by-layer plan runs the nodes in
     (the memory-aware schedule's), which each patch follows."""
-    base = sum(graph_macs(graph).values())
     best, smallest = None, None
-    nodes, joins = stage(graph, order)
 
     def key(p, arena):
         return (arena, p.extra_macs) if smallest_first else (p.extra_macs, p.kernels, arena)
-    for length in joins:
-        _, _, h, w = graph.info(graph.nodes[nodes[length - 1]].outputs[0]).shape
-        for grid in grids or GRIDS:
-            if grid[0] > h or grid[1] > w:
-                continue
-            try:
-                p = patched(graph, nodes[:length], grid, base)
-            except OnnxccError:  # a patch whose windows lie in the padding: not this grid
-                continue
+    for at_join in candidates(graph, grids, order):
+        for p in at_join:
             if best is not None and not smallest_first and p.extra_macs > best[0].extra_macs:
                 continue
             arena = arena_of(p.graph)
@@ -306,6 +291,25 @@ def search(graph, arena_of, budget, grids=None, smallest_first=False, order=None
                 if not smallest_first:
                     break
     return best, smallest
+
+
+def candidates(graph, grids=None, order=None):
+    """The patched graphs worth costing, join by join from the shallowest: for each join
+    an iterator of Patched, built as it is read, over ``grids`` (default GRIDS, fewest
+    patches first) that fit the join and whose patches all read some pixel."""
+    base = sum(graph_macs(graph).values())
+    nodes, joins = stage(graph, order)
+
+    def at_join(length):
+        _, _, h, w = graph.info(graph.nodes[nodes[length - 1]].outputs[0]).shape
+        for grid in grids or GRIDS:
+            if grid[0] > h or grid[1] > w:
+                continue
+            try:
+                yield patched(graph, nodes[:length], grid, base)
+            except OnnxccError:  # a patch whose windows lie in the padding: not this grid
+                continue
+    return [at_join(length) for length in joins]
 
 
 def overhead_percent(described):

@@ -22,7 +22,7 @@ def accumulator_bits(graph):
         b = node.inputs[2] if len(node.inputs) > 2 else ""
         weights = graph.constants.get(w)
         bias = graph.constants.get(b) if b else 0
-        quant = graph.info(x).quant if graph.info(x) else None
+        quant = graph.info(x).quant
         if weights is None or bias is None or not quant or len(quant["zero_point"]) != 1 \
                 or graph.info(x).dtype not in ("int8", "uint8"):
             continue
