@@ -212,6 +212,28 @@ def test_common_target_spellings_build_the_target(scons, alias, target):
     assert not (scons.build_dir / alias).exists()
 
 
+def test_native_is_the_widest_host_target_this_cpu_has(scons):
+    """target=native resolves to a target file from the CPU's flags (so the build folder and
+    every output are that target's), and refuses what it cannot run natively."""
+    sys.path.insert(0, os.path.join(REPO, "site_scons"))
+    from onnxcc.errors import OnnxccError
+    from onnxcc.targets import host_cpu_flags, native_target
+    avx512 = {"sse2", "avx2", "fma", "avx512f", "avx512vl", "avx512dq", "avx512bw"}
+    assert native_target(avx512, "x86_64") == "x86_64-avx512"
+    assert native_target({"avx2", "fma", "avx512f"}, "x86_64") == "x86_64"
+    for flags, machine in (({"sse2", "avx"}, "x86_64"), (avx512, "aarch64")):
+        with pytest.raises(OnnxccError):
+            native_target(flags, machine)
+    if not {"avx2", "fma"} <= host_cpu_flags():
+        pytest.skip("this CPU runs no host target")
+    proc = scons("target=native", f"model={os.path.join(MODELS, 'tiny_cnn.onnx')}")
+    assert proc.returncode == 0, proc.stderr
+    chosen = native_target()
+    assert f"[target] native: {chosen} (" in proc.stdout
+    assert (scons.build_dir / chosen / "tiny_cnn" / "libtiny_cnn.a").is_file()
+    assert not (scons.build_dir / "native").exists()
+
+
 @needs_qemu_i386
 @pytest.mark.parametrize("body, status, printed", [
     ("printf(\"%s %d %lu %x\\n\", \"up\", -7, 4000000000ul, 255u); return 5;", 5, "up -7 4000000000 ff"),

@@ -5,6 +5,7 @@ which compiler builds for it. Adding a target is adding one small file.
 """
 
 import os
+import platform
 import shutil
 import subprocess
 import tempfile
@@ -170,20 +171,48 @@ def target_aliases():
     return aliases
 
 
+#: the target name that means "the best target this machine runs natively"
+NATIVE = "native"
+
+
+def native_target(flags=None, machine=None):
+    """``target=native``: of the targets that run on this machine without an emulator, the
+    one of the widest vectors whose ``[cpu]`` features ``flags`` (default: this machine's
+    /proc/cpuinfo) all has. It names a target file, so the build is the same as one with
+    that name: the build folder is that target's, and a build elsewhere reproduces it by
+    naming it."""
+    machine = (machine or platform.machine()).lower()
+    if machine not in ("x86_64", "amd64"):
+        raise OnnxccError(f"target=native knows x86-64 hosts; this machine is {machine}",
+                          hint=f"name the target: {', '.join(known_targets())}")
+    flags = host_cpu_flags() if flags is None else set(flags)
+    hosts = [load_target(n) for n in known_targets()]
+    fitting = [t for t in hosts if not t.runner and t.toolchain.name == "gcc"
+               and set(t.cpu.features) <= flags]
+    if not fitting:
+        raise OnnxccError("target=native: this CPU has none of the host targets' features "
+                          "(x86_64 needs AVX2 and FMA)", hint="build for a Cortex-M, RISC-V or "
+                          "x86-baremetal target, which run in qemu")
+    return max(fitting, key=lambda t: (t.cpu.simd_bytes, t.cpu.registers)).name
+
+
 def canonical_target(name):
     """The target file's name for ``name`` or one of its aliases (case-insensitive);
     ``name`` itself when it is neither (load_target then says what is known)."""
     if name in known_targets():
         return name
+    if str(name).lower() == NATIVE:
+        return native_target()
     return target_aliases().get(str(name).lower(), name)
 
 
 def describe_targets():
     """'armv7 (cortex-m4, m4), ...': every target with its aliases, for help texts."""
     aliases = target_aliases()
-    return ", ".join(name + (f" ({', '.join(a for a, t in aliases.items() if t == name)})"
-                             if name in aliases.values() else "")
-                     for name in known_targets())
+    return ", ".join([name + (f" ({', '.join(a for a, t in aliases.items() if t == name)})"
+                              if name in aliases.values() else "")
+                      for name in known_targets()]
+                     + [f"{NATIVE} (the host target of the widest vectors this machine has)"])
 
 
 def load_target(name):

@@ -60,7 +60,7 @@ try:
     from onnxcc import html_report, profile as profiler
     from onnxcc.footprint import fit, size_gate
     from onnxcc.report import format_gate, format_table, human_bytes
-    from onnxcc.targets import load_target, with_memory
+    from onnxcc.targets import NATIVE, load_target, with_memory
 except ImportError as e:  # a missing Python package: exists() says no, generate() which
     _IMPORT_ERROR = e
 else:
@@ -566,6 +566,9 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
         raise OnnxccError(f"opt={opt} is not one of {', '.join(tactics.OPT_MODES)}")
     tactics.parse_forced(tactic)  # a malformed tactic= fails now, in one line
     tgt = with_memory(load_target(target), flash, ram)
+    if str(target).lower() == NATIVE:
+        print(f"[target] native: {tgt.name} ({', '.join(tgt.cpu.features)} on this machine; "
+              f"target={tgt.name} builds the same anywhere)")
     tgt.check_tools(need_runner or autotune, compiler=toolchain == "target")
     if sanitize:
         sanitizer.check(tgt)
