@@ -66,6 +66,11 @@ ${tl.tile(rest_rows, -(-store // lanes), lanes, cg, taps, t_a_at, t_b_at, zero, 
                     }
 % endif
 </%def>\
+<%def name="band_rows(store)">\
+                for (int oy = oy0; oy < (oy0 + ${band} < ${oh} ? oy0 + ${band} : ${oh}); ++oy) {
+${pixel_blocks(store)}\
+                }
+</%def>\
 ${tl.contracted(signature)}
 {
 ${tl.types(lanes, chain, 1 if transposed else 2)}\
@@ -82,22 +87,22 @@ ${planes.fill_band(p, 'xc', 'pc', 'oy0', 12)}\
             const float *pg = pl + (size_t)gi * ${cg * cs}u;
             const float *wg = w + (size_t)gi * ${group_floats}u;
             const int oc0 = gi * ${mg};
-            for (int oy = oy0; oy < (oy0 + ${band} < ${oh} ? oy0 + ${band} : ${oh}); ++oy) {
 % if transposed:
 % if full_panels:
-                for (int j0 = 0; j0 < ${full_panels * width}; j0 += ${width}) {
-                    const float *wp = wg + (size_t)(j0 / ${width}) * ${panel}u;
-${pixel_blocks(width)}\
-                }
+            for (int j0 = 0; j0 < ${full_panels * width}; j0 += ${width}) {
+                const float *wp = wg + (size_t)(j0 / ${width}) * ${panel}u;
+${band_rows(width)}\
+            }
 % endif
 % if rest_channels:
-                {
-                    const int j0 = ${full_panels * width};
-                    const float *wp = wg + ${full_panels * panel}u;
-${pixel_blocks(rest_channels)}\
-                }
+            {
+                const int j0 = ${full_panels * width};
+                const float *wp = wg + ${full_panels * panel}u;
+${band_rows(rest_channels)}\
+            }
 % endif
 % else:
+            for (int oy = oy0; oy < (oy0 + ${band} < ${oh} ? oy0 + ${band} : ${oh}); ++oy) {
 % if full:
                 for (int ox0 = 0; ox0 < ${full * width}; ox0 += ${width}) {
                     const float *pb = pg + (size_t)(oy - oy0) * ${cols}u + ox0;
@@ -111,8 +116,8 @@ ${tl.row_blocks(mg, rows, vecs, lanes, cg, taps, 'wg', panel, a_at, b_at, init, 
 ${tl.row_blocks(mg, rows, -(-rest // lanes), lanes, cg, taps, 'wg', panel, a_at, b_at, init, out, rest, p['epilogue'], coords, 2, 20)}\
                 }
 % endif
-% endif
             }
+% endif
         }
       }
     }

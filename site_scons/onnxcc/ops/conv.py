@@ -21,8 +21,8 @@ from .. import packing
 from . import KernelCall, Tactic, in_place
 from .epilogue import epilogue_tag, kernel_epilogue, own_inputs, residual_roles
 from .spatial import window_2d, window_tag
-from .tiling import (best_tile, column_tails, copy_cost, epilogue_cost, scalar_mac_cost,
-                     tile_cost)
+from .tiling import (best_tile, column_tails, copy_cost, epilogue_cost, reread_cost,
+                     scalar_mac_cost, tile_cost)
 
 
 def conv_spans(node, graph):
@@ -150,7 +150,9 @@ def _plan_im2col(g, cpu):
     mg, k, n = _gemm_shape(g)
     (rows, vecs), cycles = best_tile(mg, n, k, cpu, overhang=True)
     gather = copy_cost(k * n, cpu, contiguous=False)
-    return rows, vecs, g["n"] * g["group"] * (cycles + gather)
+    chunks = -(-n // _im2col_columns(g, cpu, k, vecs * cpu.lanes()))
+    weights = reread_cost(4 * mg * k, chunks, cpu)  # every chunk reads all the weights
+    return rows, vecs, g["n"] * g["group"] * (cycles + gather + weights)
 
 
 def lower_im2col(node, graph, cpu):
@@ -215,11 +217,16 @@ def _plan_implicit(g, cpu):
     mg, k, _ = _gemm_shape(g)
     transposed, rows, vecs, cycles = _orient(mg, g["ow"], k, cpu, overhang=True,
                                              repeat=g["n"] * g["group"] * g["oh"])
-    band = _band(g, cpu)
+    band = g["oh"] if transposed else _band(g, cpu)
     planes = phase_planes(g, 0 if transposed else vecs * cpu.lanes(), band)
     bands = -(-g["oh"] // band)
     copy = copy_cost(bands * g["c"] * planes["channel_stride"], cpu, contiguous=g["sw"] == 1)
-    return transposed, rows, vecs, planes, cycles + g["n"] * copy
+    if transposed:  # each panel of channels reads the band's planes
+        panels = -(-mg // (vecs * cpu.lanes()))
+        reread = bands * reread_cost(4 * g["c"] * planes["channel_stride"], panels, cpu)
+    else:  # each output row reads all the weights
+        reread = reread_cost(4 * g["m"] * k, g["oh"], cpu)
+    return transposed, rows, vecs, planes, cycles + g["n"] * (copy + reread)
 
 
 def lower_implicit(node, graph, cpu):

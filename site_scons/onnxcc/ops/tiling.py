@@ -100,6 +100,17 @@ def copy_cost(elements, cpu, contiguous=True):
     return 2.0 * elements + 4
 
 
+def reread_cost(size, passes, cpu):
+    """Cycles to read an operand of ``size`` bytes again ``passes`` times, beyond what the
+    tiles count (they read from the level-1 or level-2 cache): a kernel whose loops
+    re-read all its weights for every row of output stalls on the caches outside the
+    core. Those are guessed from the level-1: a level-2 of 16 times its size streams 32
+    bytes a cycle, what outgrows that 8."""
+    if not cpu.l1d_bytes or size <= cpu.l1d_bytes // 2:
+        return 0.0
+    return passes * size / (32 if size <= 16 * cpu.l1d_bytes else 8)
+
+
 def epilogue_cost(elements, chain):
     """The pass over a kernel's results that applies its epilogue (nothing when empty)."""
     if not chain:
