@@ -113,7 +113,7 @@ def test_a_stale_tactic_that_packs_a_weight_input_is_one_clear_error(tmp_path):
 
 
 @pytest.mark.parametrize("options", [["opt=speed"], ["opt=speed", "tactic=Conv:implicit"],
-                                     ["opt=size"]])
+                                     ["opt=speed", "tactic=Conv:winograd"], ["opt=size"]])
 def test_weights_as_graph_inputs_match_onnxruntime(scons, tmp_path, options):
     verify(scons, weights_as_inputs(tmp_path / "winputs.onnx"), *options)
 

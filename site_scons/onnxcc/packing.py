@@ -11,6 +11,9 @@ declare the packed array from the graph's structure alone.
            The matrix is the constant viewed as [rows][depth] (``layout`` "rows") or as
            [depth][rows] ("cols"); with ``groups`` the rows are that many independent
            blocks, each cut on its own.
+  winograd 3x3 kernels [rows][depth][3][3] transformed for Winograd F(m x m, 3 x 3)
+           (ops/winograd.py): (m+2)^2 matrices [rows][depth], each cut into panels
+           of ``width`` rows as above.
 """
 
 import numpy as np
@@ -21,6 +24,10 @@ from .errors import OnnxccError
 def panels_spec(rows, depth, width, layout="rows", groups=1):
     return {"kind": "panels", "rows": rows, "depth": depth, "width": width, "layout": layout,
             "groups": groups}
+
+
+def winograd_spec(rows, depth, width, m):
+    return {"kind": "winograd", "rows": rows, "depth": depth, "width": width, "m": m}
 
 
 def pairs_spec(rows, depth):
@@ -40,6 +47,9 @@ def packed_size(spec):
     """Elements of the packed array."""
     if spec["kind"] == "pairs":
         return (spec["rows"] + spec["rows"] % 2) * pairs_depth(spec["depth"])
+    if spec["kind"] == "winograd":
+        panels = _panel_count(spec["rows"], spec["width"])
+        return (spec["m"] + 2) ** 2 * panels * spec["width"] * spec["depth"]
     if spec["kind"] == "panels":
         per_group = spec["rows"] // spec["groups"]
         return spec["groups"] * _panel_count(per_group, spec["width"]) * spec["width"] * spec["depth"]
@@ -50,6 +60,8 @@ def pack(values, spec):
     """``values`` (a constant) laid out as ``spec`` says: a flat C-order array."""
     if spec["kind"] == "pairs":
         return _pack_pairs(np.asarray(values), spec)
+    if spec["kind"] == "winograd":
+        return _pack_winograd(np.asarray(values), spec)
     if spec["kind"] != "panels":
         raise OnnxccError(f"unknown packing '{spec['kind']}'")
     rows, depth, width, groups = spec["rows"], spec["depth"], spec["width"], spec["groups"]
@@ -64,6 +76,15 @@ def pack(values, spec):
         block[:per_group] = matrix[g * per_group:(g + 1) * per_group]
         out.append(block.reshape(count, width, depth).transpose(0, 2, 1).reshape(-1))
     packed = np.concatenate(out)
+    assert packed.size == packed_size(spec)
+    return packed
+
+
+def _pack_winograd(values, spec):
+    from .ops.winograd import transform_weights  # here: ops imports this module
+    u = transform_weights(values.reshape(spec["rows"], spec["depth"], 3, 3), spec["m"])
+    panels = panels_spec(spec["rows"], spec["depth"], spec["width"])
+    packed = np.concatenate([pack(matrix, panels) for matrix in u])
     assert packed.size == packed_size(spec)
     return packed
 
@@ -85,4 +106,6 @@ def tag(spec):
     """A short readable name of the layout, for the packed array's C symbol."""
     if spec["kind"] == "pairs":
         return "q15"
+    if spec["kind"] == "winograd":
+        return f"wino{spec['m']}p{spec['width']}"
     return f"p{spec['width']}{'t' if spec['layout'] == 'cols' else ''}"

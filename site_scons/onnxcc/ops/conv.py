@@ -6,6 +6,7 @@
   implicit   a GEMM that reads the windows in place from a zero-padded copy of the input,
              split into stride phases so that every step reads contiguous vectors
   depthwise  one channel at a time (group == channels), the taps summed over vectors
+  winograd   3x3 stride 1: Winograd F(4x4, 3x3), 4x fewer multiplies (ops/winograd.py)
 
 The GEMM tactics read the weights packed at compile time into panels (packing.py) and
 keep a tile of output channels x pixels in registers (tiling.py), its vectors along the
@@ -18,11 +19,11 @@ import math
 from dataclasses import replace
 
 from .. import packing
-from . import KernelCall, Tactic, in_place
+from . import KernelCall, Tactic, in_place, winograd
 from .epilogue import epilogue_tag, kernel_epilogue, own_inputs, residual_roles
 from .spatial import window_2d, window_tag
-from .tiling import (best_tile, column_tails, copy_cost, epilogue_cost, reread_cost,
-                     scalar_mac_cost, tile_cost)
+from .tiling import (best_tile, column_tails, copy_cost, epilogue_cost, gemm_cost,
+                     reread_cost, scalar_mac_cost, tile_cost)
 
 
 def conv_spans(node, graph):
@@ -288,6 +289,46 @@ def cost_depthwise(node, graph, cpu):
     return _plan_depthwise(g, cpu)[3] + epilogue_cost(outputs, g["epilogue"])
 
 
+# --- winograd ---------------------------------------------------------------------------
+
+def _winograd_applies(node, graph, cpu):
+    g, _, _ = _geometry(node, graph)
+    return winograd.applies(g, cpu)
+
+
+def _winograd_budget(cpu):
+    """Bytes of transformed tiles per chunk: about the level-2 cache (tiling.reread_cost)."""
+    return 16 * (cpu.l1d_bytes or 16384)
+
+
+def lower_winograd(node, graph, cpu):
+    g, inputs, outputs = _geometry(node, graph)
+    rows, vecs, cols = winograd.plan(g, cpu, best_tile, _winograd_budget(cpu))
+    p = winograd.params(g, cpu, rows, vecs, cols)
+    tag = _tag(g, f"wino{winograd.M}_{rows}x{vecs * cpu.lanes()}_")
+    return KernelCall("conv2d_winograd", tag, p, inputs, outputs,
+                      scratch_bytes=4 * winograd.scratch_floats(p),
+                      packed={"w": packing.winograd_spec(g["m"], g["c"], rows, winograd.M)})
+
+
+def cost_winograd(node, graph, cpu):
+    g, _, _ = _geometry(node, graph)
+    rows, vecs, cols = winograd.plan(g, cpu, best_tile, _winograd_budget(cpu))
+    points, lanes = (winograd.M + 2) ** 2, cpu.lanes()
+    tiles = -(-g["oh"] // winograd.M) * -(-g["ow"] // winograd.M)
+    chunks = -(-tiles // cols)
+    gemms = points * chunks * gemm_cost(g["m"], cols, g["c"], rows, vecs, cpu)
+    # a patch is gathered float by float (a load and a store each), its transforms run on
+    # vectors of tiles (about 6 operations a point); the outputs are stored float by float
+    pad = copy_cost(g["c"] * (g["h"] + 2) * (g["w"] + 2), cpu)
+    inputs = g["c"] * (points + 6 * points / lanes)
+    outputs = g["m"] * (2 * winograd.M ** 2 + 6 * points / lanes)
+    weights = reread_cost(4 * points * g["m"] * g["c"], chunks, cpu)
+    pixels = g["m"] * g["oh"] * g["ow"]
+    return (g["n"] * (gemms + pad + chunks * cols * (inputs + outputs) + weights)
+            + epilogue_cost(g["n"] * pixels, g["epilogue"]))
+
+
 def _over_residual(lower):
     """The tactic's kernel writing y over a fused residual: each tile reads the residual's
     elements right before it stores the same elements of y."""
@@ -331,5 +372,7 @@ TACTICS = {"Conv": [
     Tactic("implicit", lower_implicit, cost=cost_implicit,
            in_place=_over_residual(lower_implicit)),
     Tactic("depthwise", lower_depthwise, _is_depthwise, cost_depthwise, _depthwise_in_place),
+    Tactic("winograd", lower_winograd, _winograd_applies, cost_winograd,
+           _over_residual(lower_winograd)),
 ]}
 EPILOGUE_SPANS = {"Conv": conv_spans}

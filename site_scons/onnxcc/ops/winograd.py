@@ -1,0 +1,122 @@
+"""Winograd F(m x m, 3 x 3) convolution (Lavin & Gray, 2016): the Conv tactic ``winograd``.
+
+A 3x3, stride 1, undilated, ungrouped convolution computes each m x m block of output
+(a tile) from the (m+2) x (m+2) input patch around it with (m+2)^2 multiplies per input
+and output channel instead of 9 m^2: the patch is transformed (B^T d B), multiplied
+element by element with the transformed weights (G g G^T, packed at build time) summed
+over the input channels -- (m+2)^2 GEMMs of [out channels x in channels] times
+[in channels x tiles], the register tiles of tiling.py -- and transformed back (A^T M A).
+F(4x4, 3x3) cuts the multiplies 4x; its transforms round a little more than a direct
+sum (a few float32 ulps times the coefficients' 10), well inside verify's bounds.
+
+The tiles are processed in chunks whose transformed inputs and products fit the cache;
+the kernel runs on SIMD CPUs only (on a scalar microcontroller the scratch of the
+transformed tiles costs more RAM than the multiplies it saves are worth).
+"""
+
+from fractions import Fraction as Q
+
+import numpy as np
+
+#: the output tile edge
+M = 4
+
+
+def matrices(m=M):
+    """(B^T, G, A^T) of F(m, 3) from the interpolation points 0, +-1, +-2, ... and infinity,
+    as exact fractions."""
+    points = [Q(0)] + [s * Q(k) for k in range(1, m) for s in (1, -1)][:m]
+    a = m + 2
+    at = [[p ** i for p in points] + [Q(1 if i == m - 1 else 0)] for i in range(m)]
+    g = []
+    for p in points:
+        d = Q(1)
+        for q in points:
+            if q != p:
+                d *= p - q
+        g.append([p ** j / d for j in range(3)])
+    g.append([Q(0), Q(0), Q(1)])
+    # B^T: rows are the coefficients of prod_{q != p} (x - q) (and of the full product for
+    # infinity), each row of the polynomial's coefficients in increasing powers
+    bt = []
+    for p in points:
+        coeffs = [Q(1)]
+        for q in points:
+            if q != p:
+                coeffs = _times_linear(coeffs, -q)
+        bt.append(coeffs + [Q(0)] * (a - len(coeffs)))
+    full = [Q(1)]
+    for q in points:
+        full = _times_linear(full, -q)
+    bt.append(full + [Q(0)] * (a - len(full)))
+    return bt, g, at
+
+
+def _times_linear(coeffs, c):
+    """(sum coeffs[i] x^i) * (x + c)."""
+    out = [Q(0)] * (len(coeffs) + 1)
+    for i, v in enumerate(coeffs):
+        out[i] += v * c
+        out[i + 1] += v
+    return out
+
+
+def transform_weights(weights, m=M):
+    """G g G^T of every [out][in] 3x3 kernel: float32 [(m+2)^2][out][in]."""
+    _, g, _ = matrices(m)
+    gm = np.array([[float(v) for v in row] for row in g])
+    w = np.asarray(weights, np.float64)
+    u = np.einsum("ax,oixy,by->aboi", gm, w.reshape(w.shape[0], w.shape[1], 3, 3), gm)
+    return u.reshape((m + 2) ** 2, w.shape[0], w.shape[1]).astype(np.float32)
+
+
+def linear_form(row, names):
+    """C expression of sum row[i] * names[i] (exact small coefficients, zeros skipped)."""
+    terms = []
+    for coeff, name in zip(row, names):
+        if coeff == 0:
+            continue
+        c = float(coeff)
+        sign = "-" if c < 0 else "+"
+        mag = abs(c)
+        terms.append((sign, name if mag == 1 else f"{_literal(mag)} * {name}"))
+    if not terms:
+        return "0.0f"
+    first = ("-" if terms[0][0] == "-" else "") + terms[0][1]
+    return " ".join([first] + [f"{s} {t}" for s, t in terms[1:]])
+
+
+def _literal(v):
+    text = repr(float(v))
+    return f"{text}f"
+
+
+def applies(g, cpu):
+    """A 2-D 3x3 convolution of stride 1, undilated, one group, on a SIMD CPU."""
+    return (cpu.lanes() > 1 and g["group"] == 1
+            and (g["kh"], g["kw"], g["sh"], g["sw"], g["dh"], g["dw"]) == (3, 3, 1, 1, 1, 1))
+
+
+def plan(g, cpu, best_tile, chunk_budget):
+    """(rows, vecs, tiles per chunk) of the kernel: the GEMMs' register tile, and how
+    many tiles are transformed at a time (a multiple of the tile's width)."""
+    tiles = -(-g["oh"] // M) * -(-g["ow"] // M)
+    (rows, vecs), _ = best_tile(g["m"], tiles, g["c"], cpu, overhang=True)
+    width = vecs * cpu.lanes()
+    per_tile = 4 * (M + 2) ** 2 * (g["c"] + g["m"])  # its transformed input and products
+    cols = max(width, chunk_budget // per_tile // width * width)
+    return rows, vecs, min(cols, -(-tiles // width) * width)
+
+
+def params(g, cpu, rows, vecs, cols):
+    bt, _, at = matrices(M)
+    return dict(g, rows=rows, vecs=vecs, lanes=cpu.lanes(), cols=cols, tile=M,
+                tiles_h=-(-g["oh"] // M), tiles_w=-(-g["ow"] // M),
+                bt=[[float(v) for v in r] for r in bt], at=[[float(v) for v in r] for r in at])
+
+
+def scratch_floats(p):
+    """The zero-padded input (every tile's whole patch inside it), and the transformed
+    inputs and the products of one chunk of tiles."""
+    padded = p["c"] * (p["tiles_h"] * M + 2) * (p["tiles_w"] * M + 2)
+    return padded + (M + 2) ** 2 * (p["c"] + p["m"]) * p["cols"]

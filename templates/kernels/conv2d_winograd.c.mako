@@ -1,0 +1,151 @@
+<%namespace name="tl" file="/kernels/tile.mako"/>\
+<%doc>
+  Winograd F(t x t, 3 x 3) convolution (ops/winograd.py). Per chunk of `cols` output
+  tiles (t x t pixels each): every input channel's (t+2)^2 patches are transformed,
+  B^T d B, `lanes` tiles at a time into V[point][ic][tile]; then for each of the (t+2)^2
+  points a GEMM M[point][oc][tile] = U[point][oc][ic] V[point][ic][tile] in register
+  tiles (U: the weights transformed and packed in panels of `rows` at build time); then
+  each output channel's tiles are transformed back, A^T M A, and the bias and epilogue
+  applied to every pixel inside the image on its way out.
+</%doc>\
+<%
+    n, c, h, w, m = p['n'], p['c'], p['h'], p['w'], p['m']
+    oh, ow, pt, pl = p['oh'], p['ow'], p['pt'], p['pl']
+    rows, vecs, lanes, cols = p['rows'], p['vecs'], p['lanes'], p['cols']
+    t, th, tw = p['tile'], p['tiles_h'], p['tiles_w']
+    a = t + 2
+    ph, pw = th * t + 2, tw * t + 2  # the zero-padded input plane of every tile's patch
+    points = a * a
+    tiles = th * tw
+    width = vecs * lanes
+    panel = c * rows
+    point_floats = -(-m // rows) * panel
+    bt, at = p['bt'], p['at']
+    chain = p['epilogue']
+
+    def form(row, names):
+        terms = []
+        for coeff, name in zip(row, names):
+            if coeff == 0:
+                continue
+            mag = abs(coeff)
+            term = name if mag == 1 else f"{repr(float(mag))}f * {name}"
+            terms.append(("-" if coeff < 0 else "+", term))
+        if not terms:
+            return "(vf){0}"
+        text = ("-" if terms[0][0] == "-" else "") + terms[0][1]
+        return " ".join([text] + [f"{s} {x}" for s, x in terms[1:]])
+    def a_at(i, k):
+        return f"wp[kc * {rows} + {i}]"
+    def b_at(k):
+        return f"vp + (size_t)kc * {cols}u + j0"
+    def zero(i):
+        return "0.0f"
+    def out(i):
+        return f"mp + (size_t)(r0 + {i}) * {cols}u + j0"
+    def coords(i, jj):
+        return ["nb", f"r0 + {i}", "0"]
+%>\
+${tl.contracted(signature)}
+{
+${tl.types(lanes)}\
+    float *const pad = (float *)scratch;
+    float *const v = pad + ${c * ph * pw}u;
+    float *const mm = v + ${points * c * cols}u;
+    for (int nb = 0; nb < ${n}; ++nb) {
+        for (int ic = 0; ic < ${c}; ++ic) {
+            const float *xc = x + ((size_t)nb * ${c} + ic) * ${h * w}u;
+            float *pc = pad + (size_t)ic * ${ph * pw}u;
+            for (int r = 0; r < ${ph}; ++r) {
+                float *pr = pc + r * ${pw};
+                const int iy = r - ${pt};
+                if (iy < 0 || iy >= ${h}) {
+                    memset(pr, 0, ${pw}u * sizeof(float));
+                    continue;
+                }
+% if pl:
+                memset(pr, 0, ${pl}u * sizeof(float));
+% endif
+                memcpy(pr + ${pl}, xc + iy * ${w}, ${w}u * sizeof(float));
+% if pw - pl - w > 0:
+                memset(pr + ${pl + w}, 0, ${pw - pl - w}u * sizeof(float));
+% endif
+            }
+        }
+        for (int t0 = 0; t0 < ${tiles}; t0 += ${cols}) {
+            const int count = t0 + ${cols} <= ${tiles} ? ${cols} : ${tiles} - t0;
+            for (int ic = 0; ic < ${c}; ++ic) {
+                const float *pc = pad + (size_t)ic * ${ph * pw}u;
+                for (int j0 = 0; j0 < ${cols}; j0 += ${lanes}) {
+                    float d[${points}][${lanes}];
+                    for (int l = 0; l < ${lanes}; ++l) {
+                        const int tile = t0 + j0 + l < ${tiles} ? t0 + j0 + l : ${tiles - 1};
+                        const int ty = tile / ${tw}, tx = tile - ty * ${tw};
+                        const float *pa = pc + ty * ${t * pw} + tx * ${t};
+% for r in range(a):
+                        ${' '.join(f'd[{r * a + q}][l] = pa[{r * pw + q}];' for q in range(a))}
+% endfor
+                    }
+                    {
+% for r in range(a):
+                        const vf ${', '.join(f'd{r}_{s} = *(const vfu *)d[{r * a + s}]' for s in range(a))};
+% endfor
+## rows: e[r][q] = sum_s bt[q][s] d[r][s]; then columns: V[p][q] = sum_r bt[p][r] e[r][q]
+% for r in range(a):
+                        const vf ${', '.join(f'e{r}_{q} = {form(bt[q], [f"d{r}_{s}" for s in range(a)])}' for q in range(a))};
+% endfor
+% for pp in range(a):
+% for q in range(a):
+                        *(vfu *)(v + ((size_t)${pp * a + q} * ${c} + ic) * ${cols}u + j0) = ${form(bt[pp], [f"e{r}_{q}" for r in range(a)])};
+% endfor
+% endfor
+                    }
+                }
+            }
+            for (int pt_ = 0; pt_ < ${points}; ++pt_) {
+                const float *vp = v + (size_t)pt_ * ${c * cols}u;
+                float *mp = mm + (size_t)pt_ * ${m * cols}u;
+                const float *wpt = w + (size_t)pt_ * ${point_floats}u;
+% if cols // width:
+                for (int j0 = 0; j0 < ${cols // width * width}; j0 += ${width}) {
+${tl.row_blocks(m, rows, vecs, lanes, c, 1, 'wpt', panel, a_at, b_at, zero, out, width, [], coords, 2, 20)}\
+                }
+% endif
+            }
+            for (int oc = 0; oc < ${m}; ++oc) {
+                float *yc = y + ((size_t)nb * ${m} + oc) * ${oh * ow}u;
+                for (int j0 = 0; j0 < count; j0 += ${lanes}) {
+                    float o[${t * t}][${lanes}];
+                    {
+% for r in range(a):
+                        const vf ${', '.join(f'm{r}_{s} = *(const vfu *)(mm + ((size_t){r * a + s} * {m} + oc) * {cols}u + j0)' for s in range(a))};
+% endfor
+% for r in range(a):
+                        const vf ${', '.join(f'f{r}_{q} = {form(at[q], [f"m{r}_{s}" for s in range(a)])}' for q in range(t))};
+% endfor
+% for pp in range(t):
+% for q in range(t):
+                        *(vfu *)o[${pp * t + q}] = ${form(at[pp], [f"f{r}_{q}" for r in range(a)])};
+% endfor
+% endfor
+                    }
+                    for (int l = 0; l < ${lanes} && j0 + l < count; ++l) {
+                        const int tile = t0 + j0 + l;
+                        const int ty = tile / ${tw}, tx = tile - ty * ${tw};
+                        for (int r = 0; r < ${t} && ty * ${t} + r < ${oh}; ++r) {
+                            const int oy = ty * ${t} + r;
+                            for (int s = 0; s < ${t} && tx * ${t} + s < ${ow}; ++s) {
+                                const int ox = tx * ${t} + s;
+                                float val = o[r * ${t} + s][l]${' + b[oc]' if p['bias'] else ''};
+% if chain:
+                                ${epilogue('val', chain, ['nb', 'oc', f'oy * {ow} + ox'])}
+% endif
+                                yc[oy * ${ow} + ox] = val;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
