@@ -55,14 +55,14 @@
 % if full_rows:
                     for (int ox0 = 0; ox0 < ${full_rows * rows}; ox0 += ${rows}) {
                         const float *pb = pg + (size_t)(oy - oy0) * ${cols}u + ox0;
-${tl.tile(rows, -(-store // lanes), lanes, cg, taps, t_a_at, t_b_at, zero, t_out, store, chain, t_coords, 1, 24, oh * ow)}\
+${tl.tile(rows, -(-store // lanes), lanes, cg, taps, t_a_at, t_b_at, zero, t_out, store, chain, t_coords, 1, 24, oh * ow, fence=True)}\
                     }
 % endif
 % if rest_rows:
                     {
                         const int ox0 = ${full_rows * rows};
                         const float *pb = pg + (size_t)(oy - oy0) * ${cols}u + ox0;
-${tl.tile(rest_rows, -(-store // lanes), lanes, cg, taps, t_a_at, t_b_at, zero, t_out, store, chain, t_coords, 1, 24, oh * ow)}\
+${tl.tile(rest_rows, -(-store // lanes), lanes, cg, taps, t_a_at, t_b_at, zero, t_out, store, chain, t_coords, 1, 24, oh * ow, fence=True)}\
                     }
 % endif
 </%def>\

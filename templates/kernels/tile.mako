@@ -83,9 +83,12 @@ ${ind}}
   with `accumulate`, the partial sums already at out(i) (a sum cut in chunks; contiguous
   rows only). Row i's first `width` results go to pointer out(i), contiguous, or `stride`
   floats apart, through `store` with the epilogue `chain`; coords(i, col) are the kernel
-  coordinates of its element col (lanes walk coordinate lane_axis).
+  coordinates of its element col (lanes walk coordinate lane_axis). `fence`: the taps
+  read overlapping A values (a convolution's neighbouring pixels, broadcast): an empty
+  asm between taps keeps GCC from holding them in registers for the next taps, which
+  on 16 registers spilled an accumulator into the sum's loop (a third of the speed).
 </%doc>
-<%def name="tile(rows, vecs, lanes, count, taps, a_at, b_at, init, out, width, chain, coords, lane_axis, indent, stride=None, accumulate=False)">\
+<%def name="tile(rows, vecs, lanes, count, taps, a_at, b_at, init, out, width, chain, coords, lane_axis, indent, stride=None, accumulate=False, fence=False)">\
 <%
     assert not (accumulate and stride), "partial sums are resumed from contiguous rows only"
     ind = ' ' * indent
@@ -113,6 +116,9 @@ ${ind}    memcpy(&acc${i}_${v}, ${out(i)} + ${v * lanes}, ${max(0, min(lanes, wi
 % endfor
 ${ind}    for (int kc = 0; kc < ${count}; ++kc) {
 % for t in range(taps):
+% if fence and t:
+${ind}        __asm__("" ::: "memory");
+% endif
 ${ind}        {
 ${ind}            const ${acc_type} ${', '.join(f'bv{v} = {ld(f"{b_at(t)} + {v * lanes}")}' for v in range(vecs))};
 % for i in range(rows):
