@@ -109,6 +109,8 @@ def conv_anchor(draw, x=None, image=False):
         strides = [draw(st.integers(1, 3)) for _ in range(spatial)]
         dilations = [draw(st.sampled_from([1, 1, 1, 2])) for _ in range(spatial)]
         pads = [draw(st.integers(0, 2)) for _ in range(2 * spatial)]
+        if spatial == 2 and draw(st.sampled_from([False, False, True])):  # the common 3x3
+            kernel, strides, dilations = [3, 3], [1, 1], [1, 1]
     for d in range(spatial):  # every window must fit the padded input
         room = sizes[d] + pads[d] + pads[d + spatial]
         if x and dilations[d] * (kernel[d] - 1) + 1 > room:
@@ -333,6 +335,9 @@ def tactics_for(anchors, op):
             return group > 1 and group == conv["x"][1] == conv["w"][0]
         if tactic == "gemm_q15":
             return group == 1
+        if tactic == "winograd":
+            return group == 1 and kernel == [3, 3] and conv["attrs"]["strides"] == [1, 1] \
+                and conv["attrs"]["dilations"] == [1, 1]
         return tactic != "gemm1x1" or all(k == 1 for k in kernel)
     return [t for t in TACTICS[op] if any(allowed(t, conv) for conv in convs)]
 
