@@ -246,7 +246,7 @@ def test_forced_tactics_by_op_and_node(tmp_path):
 
 
 @pytest.mark.parametrize("forced, message", [
-    ({"Conv": "winograd"}, "op Conv has no tactic 'winograd'"),
+    ({"Conv": "fft"}, "op Conv has no tactic 'fft'"),
     ({"Softmax": "blocked"}, "op Softmax has no tactic 'blocked'"),
     ({"Gemm": "blocked"}, "chose nothing"),
 ])

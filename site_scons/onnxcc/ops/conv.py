@@ -6,7 +6,8 @@
   implicit   a GEMM that reads the windows in place from a zero-padded copy of the input,
              split into stride phases so that every step reads contiguous vectors
   depthwise  one channel at a time (group == channels), the taps summed over vectors
-  winograd   3x3 stride 1: Winograd F(4x4, 3x3), 4x fewer multiplies (ops/winograd.py)
+  winograd   3x3 stride 1: Winograd F(4x4, 3x3) or F(2x2, 3x3), fewer multiplies
+             (ops/winograd.py)
 
 The GEMM tactics read the weights packed at compile time into panels (packing.py) and
 keep a tile of output channels x pixels in registers (tiling.py), its vectors along the
@@ -301,32 +302,42 @@ def _winograd_budget(cpu):
     return 16 * (cpu.l1d_bytes or 16384)
 
 
-def lower_winograd(node, graph, cpu):
-    g, inputs, outputs = _geometry(node, graph)
-    rows, vecs, cols = winograd.plan(g, cpu, best_tile, _winograd_budget(cpu))
-    p = winograd.params(g, cpu, rows, vecs, cols)
-    tag = _tag(g, f"wino{winograd.M}_{rows}x{vecs * cpu.lanes()}_")
-    return KernelCall("conv2d_winograd", tag, p, inputs, outputs,
-                      scratch_bytes=4 * winograd.scratch_floats(p),
-                      packed={"w": packing.winograd_spec(g["m"], g["c"], rows, winograd.M)})
+def _winograd_plan(g, cpu):
+    """(estimated cycles, tile edge, rows, vecs, tiles per chunk) of the cheaper tile size."""
+    return min(_winograd_cost(g, cpu, m) for m in winograd.SIZES)
 
 
-def cost_winograd(node, graph, cpu):
-    g, _, _ = _geometry(node, graph)
-    rows, vecs, cols = winograd.plan(g, cpu, best_tile, _winograd_budget(cpu))
-    points, lanes = (winograd.M + 2) ** 2, cpu.lanes()
-    tiles = -(-g["oh"] // winograd.M) * -(-g["ow"] // winograd.M)
-    chunks = -(-tiles // cols)
+def _winograd_cost(g, cpu, m):
+    rows, vecs, cols = winograd.plan(g, cpu, best_tile, _winograd_budget(cpu), m)
+    points, lanes = (m + 2) ** 2, cpu.lanes()
+    chunks = -(-winograd.tile_count(g, m) // cols)
     gemms = points * chunks * gemm_cost(g["m"], cols, g["c"], rows, vecs, cpu)
     # a patch is gathered float by float (a load and a store each), its transforms run on
     # vectors of tiles (about 6 operations a point); the outputs are stored float by float
     pad = copy_cost(g["c"] * (g["h"] + 2) * (g["w"] + 2), cpu)
     inputs = g["c"] * (points + 6 * points / lanes)
-    outputs = g["m"] * (2 * winograd.M ** 2 + 6 * points / lanes)
+    outputs = g["m"] * (2 * m * m + 6 * points / lanes)
+    # the transformed weights, (m+2)^2 / 9 times the weights, read once per chunk: in a
+    # whole network from memory (a layer's benchmark alone keeps them in the L3)
     weights = reread_cost(4 * points * g["m"] * g["c"], chunks, cpu)
+    cycles = g["n"] * (gemms + pad + chunks * cols * (inputs + outputs) + weights)
+    return cycles, m, rows, vecs, cols
+
+
+def lower_winograd(node, graph, cpu):
+    g, inputs, outputs = _geometry(node, graph)
+    _, m, rows, vecs, cols = _winograd_plan(g, cpu)
+    p = winograd.params(g, cpu, rows, vecs, cols, m)
+    tag = _tag(g, f"wino{m}_{rows}x{vecs * cpu.lanes()}_")
+    return KernelCall("conv2d_winograd", tag, p, inputs, outputs,
+                      scratch_bytes=4 * winograd.scratch_floats(p),
+                      packed={"w": packing.winograd_spec(g["m"], g["c"], rows, m)})
+
+
+def cost_winograd(node, graph, cpu):
+    g, _, _ = _geometry(node, graph)
     pixels = g["m"] * g["oh"] * g["ow"]
-    return (g["n"] * (gemms + pad + chunks * cols * (inputs + outputs) + weights)
-            + epilogue_cost(g["n"] * pixels, g["epilogue"]))
+    return _winograd_plan(g, cpu)[0] + epilogue_cost(g["n"] * pixels, g["epilogue"])
 
 
 def _over_residual(lower):

@@ -18,7 +18,10 @@ from fractions import Fraction as Q
 
 import numpy as np
 
-#: the output tile edge
+#: the output tile edges the cost model chooses from: F(4x4, 3x3) cuts the multiplies 4x
+#: but makes the weights 4x larger; F(2x2, 3x3) 2.25x and 1.8x (for layers whose weights
+#: outweigh their pixels)
+SIZES = (4, 2)
 M = 4
 
 
@@ -97,26 +100,31 @@ def applies(g, cpu):
             and (g["kh"], g["kw"], g["sh"], g["sw"], g["dh"], g["dw"]) == (3, 3, 1, 1, 1, 1))
 
 
-def plan(g, cpu, best_tile, chunk_budget):
-    """(rows, vecs, tiles per chunk) of the kernel: the GEMMs' register tile, and how
-    many tiles are transformed at a time (a multiple of the tile's width)."""
-    tiles = -(-g["oh"] // M) * -(-g["ow"] // M)
+def tile_count(g, m):
+    return -(-g["oh"] // m) * -(-g["ow"] // m)
+
+
+def plan(g, cpu, best_tile, chunk_budget, m=M):
+    """(rows, vecs, tiles per chunk) of the kernel of m x m tiles: the GEMMs' register
+    tile, and how many tiles are transformed at a time (a multiple of the tile's width)."""
+    tiles = tile_count(g, m)
     (rows, vecs), _ = best_tile(g["m"], tiles, g["c"], cpu, overhang=True)
     width = vecs * cpu.lanes()
-    per_tile = 4 * (M + 2) ** 2 * (g["c"] + g["m"])  # its transformed input and products
+    per_tile = 4 * (m + 2) ** 2 * (g["c"] + g["m"])  # its transformed input and products
     cols = max(width, chunk_budget // per_tile // width * width)
     return rows, vecs, min(cols, -(-tiles // width) * width)
 
 
-def params(g, cpu, rows, vecs, cols):
-    bt, _, at = matrices(M)
-    return dict(g, rows=rows, vecs=vecs, lanes=cpu.lanes(), cols=cols, tile=M,
-                tiles_h=-(-g["oh"] // M), tiles_w=-(-g["ow"] // M),
+def params(g, cpu, rows, vecs, cols, m=M):
+    bt, _, at = matrices(m)
+    return dict(g, rows=rows, vecs=vecs, lanes=cpu.lanes(), cols=cols, tile=m,
+                tiles_h=-(-g["oh"] // m), tiles_w=-(-g["ow"] // m),
                 bt=[[float(v) for v in r] for r in bt], at=[[float(v) for v in r] for r in at])
 
 
 def scratch_floats(p):
     """The zero-padded input (every tile's whole patch inside it), and the transformed
     inputs and the products of one chunk of tiles."""
-    padded = p["c"] * (p["tiles_h"] * M + 2) * (p["tiles_w"] * M + 2)
-    return padded + (M + 2) ** 2 * (p["c"] + p["m"]) * p["cols"]
+    t = p["tile"]
+    padded = p["c"] * (p["tiles_h"] * t + 2) * (p["tiles_w"] * t + 2)
+    return padded + (t + 2) ** 2 * (p["c"] + p["m"]) * p["cols"]
