@@ -73,27 +73,6 @@ def transform_weights(weights, m=M):
     return u.reshape((m + 2) ** 2, w.shape[0], w.shape[1]).astype(np.float32)
 
 
-def linear_form(row, names):
-    """C expression of sum row[i] * names[i] (exact small coefficients, zeros skipped)."""
-    terms = []
-    for coeff, name in zip(row, names):
-        if coeff == 0:
-            continue
-        c = float(coeff)
-        sign = "-" if c < 0 else "+"
-        mag = abs(c)
-        terms.append((sign, name if mag == 1 else f"{_literal(mag)} * {name}"))
-    if not terms:
-        return "0.0f"
-    first = ("-" if terms[0][0] == "-" else "") + terms[0][1]
-    return " ".join([first] + [f"{s} {t}" for s, t in terms[1:]])
-
-
-def _literal(v):
-    text = repr(float(v))
-    return f"{text}f"
-
-
 def applies(g, cpu):
     """A 2-D 3x3 convolution of stride 1, undilated, one group, on a SIMD CPU."""
     return (cpu.lanes() > 1 and g["group"] == 1
