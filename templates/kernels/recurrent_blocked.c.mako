@@ -44,15 +44,17 @@
     vector_ops = [s['op'] for s in [a for per in p['activations'] for a in per] + [clip_step]
                   if s is not None and in_vectors(s)]
     def apply(var, step):
-        """C statements applying one activation (or the clip) to `var` in place."""
+        """C statements applying one activation (or the clip) to `var` in place: on the
+        vector when the op has vector code (epilogue.py), else lane by lane (Affine and
+        ScaledTanh, which are no ONNX ops, spelled here)."""
         if step is None:
             return ''
-        if lanes == 1:
-            code = f"{{ float v = {var}; v = {step['scalar']}; {var} = v; }}"
-        elif in_vectors(step):
+        if in_vectors(step):
             code = vector_epilogue(var, [step['op']], (), 0, lanes, lanes)
         else:
-            code = f"for (int l = 0; l < {lanes}; ++l) {{ float v = {var}[l]; v = {step['scalar']}; {var}[l] = v; }}"
+            scalar = f"v = {step['scalar']};" if step['op'] is None else epilogue('v', [step['op']], ())
+            code = (f"{{ float v = {var}; {scalar} {var} = v; }}" if lanes == 1 else
+                    f"for (int l = 0; l < {lanes}; ++l) {{ float v = {var}[l]; {scalar} {var}[l] = v; }}")
         return code + (' ' if step is clip_step else '')
     def x_at(s, d):
         t = f"(len - 1u - ({s}))" if p['reverse'][d] else f"({s})"
