@@ -1,4 +1,5 @@
 <%namespace name="tl" file="/kernels/tile.mako"/>\
+<%namespace name="simd" file="/kernels/simd.mako"/>\
 <%doc>
   ${p['cell']} over ${p['seq']} time steps, ${p['directions']} direction(s), batch ${p['batch']}, hidden ${p['hidden']}
   (${'[batch][seq]' if p['layout'] else '[seq][batch]'} layout), the blocked tactic (ops/recurrent.py). Per direction
@@ -9,6 +10,9 @@
   units are padded to whole blocks (zero weights); only the real ones are stored.
   Gate order (ONNX): ${ {'RNN': 'i', 'GRU': 'z r h', 'LSTM': 'i o f c'}[p['cell']] }.
 </%doc>\
+<%!
+    import re
+%>\
 <%
     cell, G, H, I = p['cell'], p['gates'], p['hidden'], p['input']
     S, B, D, layout = p['seq'], p['batch'], p['directions'], p['layout']
@@ -43,6 +47,8 @@
         return lanes > 1 and step['op'] is not None and vectorizable([step['op']], 0)
     vector_ops = [s['op'] for s in [a for per in p['activations'] for a in per] + [clip_step]
                   if s is not None and in_vectors(s)]
+    # lane masks (vi) only when some vector code selects with them
+    masks = any(re.search(r'\bvi\b', vector_epilogue('x', [op], (), 0, lanes, lanes)) for op in vector_ops)
     def apply(var, step):
         """C statements applying one activation (or the clip) to `var` in place: on the
         vector when the op has vector code (epilogue.py), else lane by lane (Affine and
@@ -110,7 +116,9 @@ ${tl.tile(1, len(group) * U, lanes, H, 1, lambda i, t: f"{source}[kc]", lambda t
 </%def>\
 ${tl.contracted(signature)}
 {
-${tl.types(lanes, vector_ops, 0)}\
+% if lanes > 1:
+${simd.types(lanes, masks)}\
+% endif
     float *const proj = (float *)scratch;
     float *const pre = proj + ${o_pre}u;
 % if lstm:
