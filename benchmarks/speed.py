@@ -51,12 +51,13 @@ def scons(*args):
     return r.stdout
 
 
-def build(model, opt, build_dir, target="x86_64"):
-    """The bench harness ELF and size.json of ``model`` built with ``opt``."""
+def build(model, opt, build_dir, target="x86_64", options=()):
+    """The bench harness ELF and size.json of ``model`` built with ``opt`` (and more SCons
+    ``options``, e.g. tactic=...)."""
     name = os.path.splitext(os.path.basename(model))[0]
     out = os.path.join(build_dir, opt, target, name)
     elf = os.path.join(out, "bench", f"{name}_bench")
-    scons(f"model={model}", f"target={target}", f"opt={opt}",
+    scons(f"model={model}", f"target={target}", f"opt={opt}", *options,
           f"build_dir={os.path.join(build_dir, opt)}", elf, os.path.join(out, "size.json"))
     with open(os.path.join(out, "size.json")) as f:
         return elf, json.load(f)
