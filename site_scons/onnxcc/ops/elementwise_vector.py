@@ -4,12 +4,12 @@ the fused epilogue on vectors. A unary chain qualifies when every op in it has a
 form (no libm call: the transcendental ones call templates/kernels/vmath.mako); a binary
 op when both operands walk its innermost dimension contiguously or not at all (a
 broadcast). On a scalar CPU the same kernel runs on one-lane vectors when its chain has
-a vmath function (instead of the reference kernel's libm call).
+a vmath function that beats libm on floats (``epilogue.SCALAR_MATH``).
 """
 
 from . import LOWERINGS, Tactic, in_place
 from .binary import binary_in_place, lower_binary
-from .epilogue import BINARY as ARITHMETIC, MATH_FUNCTIONS, VECTOR_STATEMENTS, vectorizable
+from .epilogue import BINARY as ARITHMETIC, SCALAR_MATH, VECTOR_STATEMENTS, vectorizable
 from .tiling import epilogue_cost
 from .unary import EXPRESSIONS, lower_unary, unary_chain
 
@@ -26,9 +26,9 @@ def _float32(node, graph):
 
 
 def _worth_it(cpu, chain):
-    """A SIMD CPU; or a scalar one when a vmath function replaces a libm call (the kernel
-    then runs on one-lane vectors)."""
-    return cpu.lanes() > 1 or any(op in MATH_FUNCTIONS for op, _ in chain)
+    """A SIMD CPU; or a scalar one when a vmath function beats the libm call it replaces
+    (the kernel then runs on one-lane vectors)."""
+    return cpu.lanes() > 1 or any(op in SCALAR_MATH for op, _ in chain)
 
 
 def _unary_vectorizes(node, graph, cpu):

@@ -127,6 +127,12 @@ MATH_FUNCTIONS = {
 }
 
 
+#: the ops whose vmath function beats libm on floats too (measured on the Cortex-M4 against
+#: newlib, benchmarks/activations.py --cortex-m: its expf and erff are cheaper than our
+#: branch-free forms there, its tanhf and the log1pf + expf of Softplus and Mish are not)
+SCALAR_MATH = {"Tanh", "Softplus", "Mish"}
+
+
 def math_call(var, op, attrs, lanes):
     """The C call of the vmath function of ``op`` on ``var``: a vector of ``lanes`` floats,
     or (lanes None) a float. Any kernel may call one: the kernels file then defines it
@@ -137,7 +143,12 @@ def math_call(var, op, attrs, lanes):
 
 
 def _vector_math(op):
-    return lambda v, a, lanes: f"{v} = {math_call(v, op, a, lanes)};"
+    """The vmath call; on one-lane vectors (a scalar CPU) libm's where that is cheaper."""
+    def statement(v, a, lanes):
+        if lanes == 1 and op not in SCALAR_MATH:
+            return f"{v}[0] = {expression_code(f'{v}[0]', [op, a])};"
+        return f"{v} = {math_call(v, op, a, lanes)};"
+    return statement
 
 
 #: unary ops as lane-wise vector code (no libm): op -> (var, attrs, lanes) -> C statements
@@ -193,9 +204,9 @@ def vector_epilogue_code(var, chain, coords, lane_axis, lanes, valid):
 def epilogue_code(var, chain, coords=(), dtype="float32", fast=False):
     """C statements applying ``chain`` to ``var`` in place; ``coords``: the C expressions
     of the kernel's coordinates, which index the binary ops' operands; ``dtype``: the
-    element type of ``var`` (a typed unary chain). ``fast``: a float32 op with a vmath
-    function calls it (the speed tactics' kernels), else libm (the reference kernels:
-    opt=size stays as small as it was)."""
+    element type of ``var`` (a typed unary chain). ``fast``: a float32 op of
+    ``SCALAR_MATH`` calls its vmath function (the speed tactics' kernels), else libm (the
+    reference kernels: opt=size stays as small as it was)."""
     statements = []
     for op, attrs in chain:
         if op in BINARY:
@@ -203,7 +214,7 @@ def epilogue_code(var, chain, coords=(), dtype="float32", fast=False):
             other = f"{attrs['operand']}[{index or '0'}]"
             left, right = (var, other) if attrs["value_first"] else (other, var)
             statements.append(f"{var} = {left} {BINARY[op]} {right};")
-        elif fast and dtype == "float32" and op in MATH_FUNCTIONS:
+        elif fast and dtype == "float32" and op in SCALAR_MATH:
             statements.append(f"{var} = {math_call(var, op, attrs, None)};")
         else:
             statements.append(f"{var} = {expression_code(var, [op, attrs], dtype)};")
