@@ -65,20 +65,18 @@ def test_patterns_become_one_node(tmp_path, pattern):
     assert [(n.op, n.inputs, n.outputs, n.attrs) for n in g.nodes] == [(op, ["x"], ["y"], attrs)]
 
 
-def test_shared_or_output_intermediates_stay():
-    """A pattern whose sigmoid is also read elsewhere, or is a graph output, is kept."""
-    import tempfile
-    from pathlib import Path
-    with tempfile.TemporaryDirectory() as tmp:
-        shared = [node("Sigmoid", ["x"], "s"), node("Mul", ["x", "s"], "y"), node("Add", ["s", "x"], "z")]
-        g = fuse_activations(import_model(str(save(Path(tmp), shared, outputs=("y", "z"), name="a"))))
-        assert [n.op for n in g.nodes] == ["Sigmoid", "Mul", "Add"]
-        out = [node("Sigmoid", ["x"], "s"), node("Mul", ["x", "s"], "y")]
-        g = fuse_activations(import_model(str(save(Path(tmp), out, outputs=("y", "s"), name="b"))))
-        assert [n.op for n in g.nodes] == ["Sigmoid", "Mul"]
-        wrong = [node("HardSigmoid", ["x"], "s"), node("Mul", ["x", "s"], "y")]  # alpha 0.2
-        g = fuse_activations(import_model(str(save(Path(tmp), wrong, name="c"))))
-        assert [n.op for n in g.nodes] == ["HardSigmoid", "Mul"]
+def test_shared_or_output_intermediates_stay(tmp_path):
+    """A pattern whose sigmoid is also read elsewhere, or is a graph output, is kept; so is
+    a HardSigmoid of other constants."""
+    shared = [node("Sigmoid", ["x"], "s"), node("Mul", ["x", "s"], "y"), node("Add", ["s", "x"], "z")]
+    g = fuse_activations(import_model(str(save(tmp_path, shared, outputs=("y", "z"), name="a"))))
+    assert [n.op for n in g.nodes] == ["Sigmoid", "Mul", "Add"]
+    out = [node("Sigmoid", ["x"], "s"), node("Mul", ["x", "s"], "y")]
+    g = fuse_activations(import_model(str(save(tmp_path, out, outputs=("y", "s"), name="b"))))
+    assert [n.op for n in g.nodes] == ["Sigmoid", "Mul"]
+    wrong = [node("HardSigmoid", ["x"], "s"), node("Mul", ["x", "s"], "y")]  # alpha 0.2
+    g = fuse_activations(import_model(str(save(tmp_path, wrong, name="c"))))
+    assert [n.op for n in g.nodes] == ["HardSigmoid", "Mul"]
 
 
 def conv_activations(tmp_path):
