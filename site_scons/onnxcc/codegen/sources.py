@@ -11,6 +11,7 @@ from ..memory import patches as patching
 from ..onnx_io import load_graph
 from ..paths import kernel_template_files
 from .lowering import lower_graph, packed_key, weight_symbols, weight_uses
+from . import vmath
 from .render import render
 
 
@@ -125,7 +126,8 @@ def kernel_sources(graph, plan, name, source):
         bodies.append({"name": k.name, "template": k.call.template, "code": code,
                        "signature": k.signature(graph)})
     values = dict(name=name, source=source, kernels=bodies,
-                  exact_float=any(_exact_float(k.call) for k in kernels))
+                  exact_float=any(_exact_float(k.call) for k in kernels),
+                  math_functions=vmath.functions("".join(b["code"] for b in bodies)))
     return {"c": render("model_kernels.c.mako", **values),
             "h": render("model_kernels.h.mako", **values)}
 

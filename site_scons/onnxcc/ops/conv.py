@@ -19,7 +19,7 @@ from dataclasses import replace
 
 from .. import packing
 from . import KernelCall, Tactic, in_place
-from .epilogue import epilogue_tag, kernel_epilogue, own_inputs, residual_roles
+from .epilogue import epilogue_tag, kernel_epilogue, own_inputs, residual_roles, tile_lanes
 from .spatial import window_2d, window_tag
 from .tiling import (best_tile, column_tails, copy_cost, epilogue_cost, scalar_mac_cost,
                      tile_cost)
@@ -135,7 +135,7 @@ def lower_gemm1x1(node, graph, cpu):
 def cost_gemm1x1(node, graph, cpu):
     g, _, _ = _geometry(node, graph)
     outputs = g["n"] * g["m"] * g["oh"] * g["ow"]
-    return _plan_1x1(g, cpu)[3] + epilogue_cost(outputs, g["epilogue"])
+    return _plan_1x1(g, cpu)[3] + epilogue_cost(outputs, g["epilogue"], tile_lanes(g["epilogue"], cpu))
 
 
 def _im2col_columns(g, cpu, k, width):
@@ -166,7 +166,7 @@ def lower_im2col(node, graph, cpu):
 def cost_im2col(node, graph, cpu):
     g, _, _ = _geometry(node, graph)
     outputs = g["n"] * g["m"] * g["oh"] * g["ow"]
-    return _plan_im2col(g, cpu)[2] + epilogue_cost(outputs, g["epilogue"])
+    return _plan_im2col(g, cpu)[2] + epilogue_cost(outputs, g["epilogue"], tile_lanes(g["epilogue"], cpu))
 
 
 def phase_planes(g, slack, band=None):
@@ -235,7 +235,7 @@ def lower_implicit(node, graph, cpu):
 def cost_implicit(node, graph, cpu):
     g, _, _ = _geometry(node, graph)
     outputs = g["n"] * g["m"] * g["oh"] * g["ow"]
-    return _plan_implicit(g, cpu)[4] + epilogue_cost(outputs, g["epilogue"])
+    return _plan_implicit(g, cpu)[4] + epilogue_cost(outputs, g["epilogue"], tile_lanes(g["epilogue"], cpu))
 
 
 # --- depthwise --------------------------------------------------------------------------
@@ -278,7 +278,7 @@ def lower_depthwise(node, graph, cpu):
 def cost_depthwise(node, graph, cpu):
     g, _, _ = _geometry(node, graph)
     outputs = g["n"] * g["m"] * g["oh"] * g["ow"]
-    return _plan_depthwise(g, cpu)[3] + epilogue_cost(outputs, g["epilogue"])
+    return _plan_depthwise(g, cpu)[3] + epilogue_cost(outputs, g["epilogue"], tile_lanes(g["epilogue"], cpu))
 
 
 def _over_residual(lower):

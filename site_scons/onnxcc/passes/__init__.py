@@ -6,6 +6,7 @@
 from .accumulator_bits import accumulator_bits
 from .fold_batchnorm import fold_batchnorm
 from .fold_constants import fold_constants
+from .fuse_activations import fuse_activations
 from .fuse_elementwise import fuse_elementwise
 from .fuse_matmul_add import fuse_matmul_add
 from .fuse_residual_qadd import fuse_residual_qadd
@@ -24,6 +25,7 @@ def optimize(graph, where, fuse=True):
     fuse_matmul_add(graph)
     fold_batchnorm(graph)
     if fuse:
+        fuse_activations(graph)
         fuse_elementwise(graph)
         fuse_residual_qadd(graph)
     graph.drop_unused_constants()
