@@ -112,14 +112,16 @@ def lower_recurrent(node, graph, cpu=None):
     return KernelCall("recurrent", f"{node.op.lower()}_{tag}", p, inputs, outputs)
 
 
-def _activation_cost(node, p):
-    """Per step and hidden unit of one direction: the cost of its activations."""
+def _activation_cost(node, p, lanes=None):
+    """Per step and hidden unit of one direction: the cost of its activations (``lanes``:
+    as ``tiling.epilogue_cost``; the blocked kernel's run on vectors, libm-free, on a SIMD
+    CPU, and call libm on a scalar one)."""
     names = [a["op"][0] if a["op"] else "Tanh"
              for a in _activation_steps(node, len(CELLS[node.op][1]), p["directions"])[0]]
     per = {"RNN": [0], "GRU": [0, 0, 1], "LSTM": [0, 0, 0, 1, 2]}[node.op]
     if node.op == "LSTM" and p["input_forget"]:
         per = per[1:]
-    return epilogue_cost(1, [[names[k], {}] for k in per])
+    return epilogue_cost(1, [[names[k], {}] for k in per], lanes)
 
 
 def cost_reference(node, graph, cpu):
@@ -220,7 +222,9 @@ def cost_blocked(node, graph, cpu):
     columns = p["gates"] * p["padded"]
     (_, _), projection = best_tile(p["chunk"], columns, p["input"], cpu)
     chunks = math.ceil(p["seq"] / p["chunk"])
-    per_step = _step_cost(p, p["units"], cpu) + p["padded"] * (_activation_cost(node, p) + 2 * p["gates"])
+    lanes = p["lanes"] if p["lanes"] > 1 else None
+    per_step = (_step_cost(p, p["units"], cpu)
+                + p["padded"] * (_activation_cost(node, p, lanes) + 2 * p["gates"]))
     return p["directions"] * p["batch"] * (chunks * projection + p["seq"] * per_step)
 
 
