@@ -66,7 +66,7 @@ ${inline(L)} vm_f${L} vm_exp_v${L}(vm_f${L} x)
     c = vm_sel_v${L}(c > -104.0f, c, (vm_f${L}){0} - 104.0f);
     vm_i${L} n;
     const vm_f${L} q = vm_expq_v${L}(c, &n);
-    return vm_sel_v${L}(x == x, vm_scaled_v${L}(1.0f + q, n, x), x);
+    return vm_sel_v${L}(x == x, vm_scaled_v${L}(1.0f + q, n), x);
 }
 % if L == 1:
 ${scalar('exp')}\
@@ -74,14 +74,14 @@ ${scalar('exp')}\
 </%def>
 
 <%def name="scaled(L)">\
-/* p 2^n = exp(x), p in [0.7, 1.42]: 2^n in p's exponent bits (an integer addition, which
-   no float reassociation can touch) where the result is a normal float, else inf above
-   FLT_MAX, or p 2^(n + 100) 2^-100 (normal products in either order) in the denormals */
-${inline(L)} vm_f${L} vm_scaled_v${L}(vm_f${L} p, vm_i${L} n, vm_f${L} x)
+/* p 2^n = exp(x), p in [0.7, 1.42], n in [-150, 128]: 2^(n/2) in p's exponent bits (an
+   integer addition, which no float reassociation can touch; p 2^(n/2) is a normal float),
+   then one product by 2^(n - n/2): one rounding, so results in the denormals are exact,
+   and above FLT_MAX the product is inf by itself -- no compare, no select */
+${inline(L)} vm_f${L} vm_scaled_v${L}(vm_f${L} p, vm_i${L} n)
 {
-    const vm_f${L} y = vm_sel_v${L}(x > 88.7228317f, (vm_f${L}){0} + __builtin_inff(),
-                                    (vm_f${L})((vm_i${L})p + (n << 23)));
-    return vm_sel_v${L}(n < -125, p * vm_pow2_v${L}(n + 100) * 7.88860905e-31f, y);
+    const vm_i${L} half = n >> 1;
+    return (vm_f${L})((vm_i${L})p + (half << 23)) * vm_pow2_v${L}(n - half);
 }
 </%def>
 
@@ -96,7 +96,7 @@ ${inline(L)} vm_f${L} vm_expm1_v${L}(vm_f${L} x)
     const vm_f${L} q = vm_expq_v${L}(c, &n);
     const vm_i${L} top = n > 127;
     const vm_f${L} t = vm_pow2_v${L}(n + top);  /* (n = 128: 2^127) */
-    vm_f${L} y = vm_sel_v${L}(top, vm_scaled_v${L}(1.0f + q, n, c), (t - 1.0f) + t * q);
+    vm_f${L} y = vm_sel_v${L}(top, vm_scaled_v${L}(1.0f + q, n), (t - 1.0f) + t * q);
     y = vm_sel_v${L}(n == 0, q, y);
     return vm_sel_v${L}(x == x, y, x);
 }
