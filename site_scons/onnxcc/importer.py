@@ -191,20 +191,14 @@ def _infer_shapes(model, path):
     return _put_weights_back(inferred, aside)
 
 
-def _check(path):
-    """The ONNX checker on the model file itself (read in C++: the model in memory would be
-    serialized for it, 45 MB for ResNet-18); read_model has vetted its external data."""
-    try:
-        onnx.checker.check_model(path)
-    except onnx.checker.ValidationError as e:
-        first = str(e).strip().splitlines()[0]
-        raise OnnxccError(f"invalid ONNX model: {first}", where=path) from None
-
-
 def import_model(path, input_shapes=None):
     """The validated, shape-inferred ``Graph`` of the model file at ``path``."""
     model = read_model(path)
-    _check(path)
+    try:
+        onnx.checker.check_model(model)
+    except onnx.checker.ValidationError as e:
+        first = str(e).strip().splitlines()[0]
+        raise OnnxccError(f"invalid ONNX model: {first}", where=path) from None
     _fix_input_shapes(model, input_shapes or {}, path)
     _lift_constant_nodes(model, path)
     qoperator_to_qdq(model, path)
