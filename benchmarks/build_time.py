@@ -108,7 +108,7 @@ def scons(folder, model, target, weights, jobs, explain=False):
     """Seconds of one ``scons`` run in the repository building into ``folder``, and the
     build folder's files SCons rebuilt (with ``explain``)."""
     cmd = [sys.executable, "-m", "SCons", "-Q", f"-j{jobs}", f"model={model}",
-           f"target={target}", f"weights={weights}", f"build_dir={folder}"]
+           f"target={target}", f"weights_format={weights}", f"build_dir={folder}"]
     if explain:
         cmd.append("--debug=explain")
     start = time.perf_counter()
@@ -134,6 +134,9 @@ def measure(model, target, weights, repeat, jobs, work):
         stray = sorted(b for b in built if not WEIGHTS_ONLY.fullmatch(b))
         if stray:
             sys.exit(f"a weights-only edit of {model} rebuilt {', '.join(stray)}")
+        stem = os.path.splitext(os.path.basename(model))[0]
+        if f"{stem}_weights.o" not in built:
+            sys.exit(f"a weights-only edit of {model} did not rebuild the weights")
         shutil.rmtree(folder)
     return statistics.median(scratch), statistics.median(edit)
 
@@ -147,7 +150,8 @@ def main():
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="onnxcc-build-time-") as work:
-        print(f"target {args.target}, scons -j{args.jobs}, median of {args.repeat} runs (s)")
+        print(f"target {args.target}, scons -j{args.jobs}, median of {args.repeat} runs (s); "
+              f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the start")
         print(f"{'model':<10} {'weights':<8} {'MB':>6} {'scratch':>8} {'weights edit':>13}")
         for name in args.models.split(","):
             model = os.path.join(work, f"{name}.onnx")
