@@ -329,14 +329,13 @@ def test_weights_are_packed_for_their_kernel(scons):
     r = scons("model=models/fc_autoencoder.onnx", "tactic=Gemm:blocked")
     assert r.returncode == 0, r.stdout + r.stderr
     out = scons.build_dir / "x86_64" / "fc_autoencoder"
-    weights = (out / "fc_autoencoder_weights.c").read_text()
+    weights = (out / "fc_autoencoder_weights.S").read_text()
     run = (out / "fc_autoencoder.c").read_text()
-    packed = [l.split("[")[0].split()[-1] for l in weights.splitlines()
-              if l.startswith("const float") and "_p" in l]
+    packed = [l.split()[-1] for l in weights.splitlines() if l.startswith("\t.globl") and "_p" in l]
     assert packed and all(symbol in run for symbol in packed)
     # a weight read only packed is not in flash twice
     assert weights.count("packed panels") == len(packed) == 10
-    assert "fc_autoencoder_w_fc1_weight_bn[" not in weights
+    assert "fc_autoencoder_w_fc1_weight_bn:" not in weights
 
 
 def test_autotune_measures_records_and_later_builds_reuse(scons, tmp_path):
