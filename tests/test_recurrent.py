@@ -14,7 +14,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from conftest import REPO
+from conftest import REPO, verify_clean
 from onnxcc import ops, packing, tactics
 from onnxcc.importer import import_model
 from onnxcc.passes import optimize
@@ -136,19 +136,11 @@ def mixed_model(path):
     return str(path)
 
 
-def verify(scons, model, *options):
-    r = scons(f"model={model}", *options, "verify")
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert "[verify]" in r.stdout and "MISMATCH" not in r.stdout
-    assert "warning" not in r.stdout + r.stderr
-    return r
-
-
 @pytest.mark.parametrize("target", ["x86_64", "armv7"])
 @pytest.mark.parametrize("tactic", ["blocked", "reference"])
 def test_mixed_recurrent_model_matches_onnxruntime(scons, tmp_path, target, tactic):
     model = mixed_model(tmp_path / "mixed.onnx")
-    r = verify(scons, model, f"target={target}", f"tactic=RNN:{tactic},GRU:{tactic},LSTM:{tactic}")
+    r = verify_clean(scons, model, f"target={target}", f"tactic=RNN:{tactic},GRU:{tactic},LSTM:{tactic}")
     if tactic == "blocked":
         assert "LSTM:blocked" in r.stdout and "GRU:blocked" in r.stdout
 
