@@ -66,9 +66,14 @@ def build(model, opt, build_dir, target="x86_64"):
         return elf, json.load(f)
 
 
-def ort_session(model_or_bytes):
+def ort_session(model_or_bytes, profile_prefix=None):
+    """onnxruntime on one thread; with ``profile_prefix``, recording each node's time
+    (onnxruntime's profiler writes ``<prefix>_<date>.json``)."""
     import onnxruntime as ort
     options = ort.SessionOptions()
+    if profile_prefix:
+        options.enable_profiling = True
+        options.profile_file_prefix = profile_prefix
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL

@@ -21,6 +21,7 @@ import json
 import os
 import re
 import shutil
+import statistics
 import sys
 import time
 
@@ -94,6 +95,37 @@ def profile_by_op(path, target, build_dir):
     return prof, sorted(groups.items(), key=lambda kv: -kv[1][2])
 
 
+def ort_profile_by_op(path, build_dir, runs=20):
+    """onnxruntime's own profile of its last ``runs`` of ``2 * runs`` runs: each node's
+    median time, summed per op type (its fused ops, e.g. FusedConv, as it runs them), in
+    ns, largest first."""
+    model = onnx.load(path)
+    model.ir_version = min(model.ir_version, 10)
+    (_, feeds), _ = speed.ort_engines(path)
+    prefix = os.path.join(build_dir, "ort_profile", os.path.splitext(os.path.basename(path))[0])
+    os.makedirs(os.path.dirname(prefix), exist_ok=True)
+    session = speed.ort_session(model.SerializeToString(), profile_prefix=prefix)
+    speed.time_session(session, feeds, 2 * runs)
+    with open(session.end_profiling()) as f:
+        events = json.load(f)
+    starts = sorted(e["ts"] for e in events if e.get("name") == "model_run")
+    nodes = collections.defaultdict(list)  # (op, node): its durations
+    for e in events:
+        if e.get("cat") == "Node" and e["name"].endswith("_kernel_time") and e["ts"] >= starts[-runs]:
+            nodes[(e["args"]["op_name"], e["name"])].append(e["dur"] * 1000)
+    by_op = collections.Counter()
+    for (op, _), durations in nodes.items():
+        by_op[op] += statistics.median(durations)
+    return by_op.most_common()
+
+
+def print_ort_profile(model, by_op):
+    total = sum(cost for _, cost in by_op) or 1
+    shown = [f"{op} {cost / 1000:.1f} us ({100 * cost / total:.0f}%)" for op, cost in by_op
+             if cost / total >= PROFILE_FLOOR]
+    print(f"\n{model} on onnxruntime: nodes sum {total / 1000:.1f} us: {', '.join(shown)}")
+
+
 def print_profile(model, target, prof, groups):
     total = prof["steps_sum"] or 1
     print(f"\n{model} on {target}: steps sum {prof['steps_sum'] / 1000:.1f} us, whole run "
@@ -148,9 +180,10 @@ def main():
         results = compare(paths, targets, args)
         if args.profile:
             for path in paths:
+                name = os.path.splitext(os.path.basename(path))[0]
                 for target in targets:
-                    name = os.path.splitext(os.path.basename(path))[0]
                     print_profile(name, target, *profile_by_op(path, target, args.build_dir))
+                print_ort_profile(name, ort_profile_by_op(path, args.build_dir))
     except speed.BuildFailed as e:
         sys.exit(f"zoo.py: {e}")
     return results
