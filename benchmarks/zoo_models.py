@@ -425,7 +425,8 @@ def write(out_dir=DEFAULT_OUT, names=None):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("names", nargs="*", metavar="NAME", help="models (default: all): " + ", ".join(MODELS))
+    parser.add_argument("names", nargs="*", metavar="NAME",
+                        help="models (default: all): " + ", ".join(MODELS))
     parser.add_argument("-o", "--out-dir", default=DEFAULT_OUT)
     args = parser.parse_args()
     unknown = [n for n in args.names if n not in MODELS]
