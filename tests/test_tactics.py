@@ -306,6 +306,19 @@ def test_bench_on_the_host_prints_the_median(scons):
     assert report["unit"] == "ns" and 0 < report["min"] <= report["median"] <= report["max"]
 
 
+def test_host_bench_harness_takes_runs_and_warmup(scons):
+    """Benchmark scripts run the harness in short chunks with few warm-up runs."""
+    import subprocess
+    from onnxcc import bench
+    from onnxcc.targets import load_target
+    assert scons("model=models/tiny_cnn.onnx", "bench").returncode == 0
+    elf = str(scons.build_dir / "x86_64" / "tiny_cnn" / "bench" / "tiny_cnn_bench")
+    cmd = bench.command(load_target("x86_64"), elf, 7, 0)
+    assert cmd[-2:] == ["7", "0"]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    assert len(bench.parse(out)) == 7
+
+
 def test_bench_on_cortex_m_counts_instructions_exactly(scons):
     counts = {}
     for opt in ("size", "speed"):
