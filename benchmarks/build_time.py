@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Build time of a big model: ``scons model=M`` from scratch, and after a weights-only edit.
 
-For ResNet-18 (11.7 M float32 parameters, 45 MB, written here with onnx.helper: the
-torchvision layout with BatchNormalization nodes, random weights) and for kws
+For ResNet-18 (11.7 M float32 parameters, 45 MB: the zoo's, benchmarks/zoo_models.py,
+saved here in one file) and for kws
 (models/kws.onnx), with ``weights=bin`` (the default: the weights as one binary file,
 included by an assembler file) and ``weights=c`` (C array literals), it prints the median
 seconds of
@@ -30,7 +30,9 @@ import time
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import numpy_helper
+
+import zoo_models
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXPLAIN = re.compile(r"^scons: (?:re)?building `([^']+)' because", re.M)
@@ -38,60 +40,6 @@ EXPLAIN = re.compile(r"^scons: (?:re)?building `([^']+)' because", re.M)
 WEIGHTS_ONLY = re.compile(r"(imported|optimized)\.(onnx|bin)|\w+_weights\.(c|S|bin|o|su)"
                           r"|lib\w+\.[ao]|fit\.json|size\.json|report\.html"
                           r"|footprint/\w+_footprint")
-
-
-def resnet18(seed=0):
-    """ResNet-18 for 1x3x224x224 images, 1000 classes: conv 7x7/2, BatchNorm, Relu,
-    max pool, 4 stages of 2 basic blocks (64, 128, 256, 512 channels; a 1x1/2
-    convolution + BatchNorm on the shortcut where the shape changes), global average pool,
-    Gemm."""
-    rng = np.random.default_rng(seed)
-    nodes, inits = [], []
-
-    def const(name, value):
-        inits.append(numpy_helper.from_array(np.asarray(value, np.float32), name))
-        return name
-
-    def conv_bn(x, cin, cout, k, stride, name, relu=True):
-        w = const(f"{name}.w", rng.standard_normal((cout, cin, k, k)) * np.sqrt(2 / (cin * k * k)))
-        nodes.append(helper.make_node("Conv", [x, w], [f"{name}.conv"], f"{name}.conv",
-                                      kernel_shape=[k, k], strides=[stride, stride],
-                                      pads=[k // 2] * 4))
-        bn = [const(f"{name}.{p}", v) for p, v in (
-            ("gamma", rng.uniform(0.5, 1.5, cout)), ("beta", rng.uniform(-0.1, 0.1, cout)),
-            ("mean", rng.uniform(-0.1, 0.1, cout)), ("var", rng.uniform(0.5, 1.5, cout)))]
-        nodes.append(helper.make_node("BatchNormalization", [f"{name}.conv"] + bn,
-                                      [f"{name}.bn"], f"{name}.bn", epsilon=1e-5))
-        if not relu:
-            return f"{name}.bn"
-        nodes.append(helper.make_node("Relu", [f"{name}.bn"], [f"{name}.relu"], f"{name}.relu"))
-        return f"{name}.relu"
-
-    x = conv_bn("input", 3, 64, 7, 2, "conv1")
-    nodes.append(helper.make_node("MaxPool", [x], ["pool1"], "pool1", kernel_shape=[3, 3],
-                                  strides=[2, 2], pads=[1, 1, 1, 1]))
-    x, cin = "pool1", 64
-    for stage, cout in enumerate((64, 128, 256, 512), 1):
-        for block in range(2):
-            name = f"layer{stage}.{block}"
-            stride = 2 if stage > 1 and block == 0 else 1
-            y = conv_bn(x, cin, cout, 3, stride, f"{name}.a")
-            y = conv_bn(y, cout, cout, 3, 1, f"{name}.b", relu=False)
-            shortcut = (conv_bn(x, cin, cout, 1, stride, f"{name}.down", relu=False)
-                        if stride != 1 or cin != cout else x)
-            nodes.append(helper.make_node("Add", [y, shortcut], [f"{name}.add"], f"{name}.add"))
-            nodes.append(helper.make_node("Relu", [f"{name}.add"], [f"{name}.out"], f"{name}.out"))
-            x, cin = f"{name}.out", cout
-    nodes.append(helper.make_node("GlobalAveragePool", [x], ["gap"], "gap"))
-    nodes.append(helper.make_node("Flatten", ["gap"], ["flat"], "flat"))
-    fc_w = const("fc.w", rng.standard_normal((1000, 512)) / np.sqrt(512))
-    fc_b = const("fc.b", np.zeros(1000))
-    nodes.append(helper.make_node("Gemm", ["flat", fc_w, fc_b], ["logits"], "fc", transB=1))
-    graph = helper.make_graph(
-        nodes, "resnet18",
-        [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, 224, 224])],
-        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 1000])], inits)
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 
 
 def scale_weights(path, factor):
@@ -156,7 +104,7 @@ def main():
         for name in args.models.split(","):
             model = os.path.join(work, f"{name}.onnx")
             if name == "resnet18":
-                onnx.save(resnet18(), model)
+                onnx.save(zoo_models.resnet18(), model)
             else:
                 shutil.copy(os.path.join(ROOT, "models", f"{name}.onnx"), model)
             megabytes = sum(numpy_helper.to_array(t).nbytes
