@@ -101,7 +101,7 @@ ${tl.tile(nrows, rest // lanes, lanes, I, 1, a_at, b_at, zero, out, rest, bias_c
 % endif
                 }
 </%def>\
-<%def name="gemv(group_index, source)">\
+<%def name="gemv(group_index, operand)">\
 <%
     group = groups[group_index]
     start = sum(len(g) for g in groups[:group_index]) * Hp
@@ -109,7 +109,7 @@ ${tl.tile(nrows, rest // lanes, lanes, I, 1, a_at, b_at, zero, out, rest, bias_c
 %>\
                         const float *rpanel = rd + (size_t)(${start}u + jb * ${gw}u) * ${H}u;
                         const float *pb = pt + ${start}u + jb * ${gw}u;
-${tl.tile(1, len(group) * U, lanes, H, 1, lambda i, t: f"{source}[kc]", lambda t: f"rpanel + (size_t)kc * {gw}u", zero, lambda i: "pre", gw, [], lambda i, col: ["0", col], 0, 24)}\
+${tl.tile(1, len(group) * U, lanes, H, 1, lambda i, t: f"{operand}[kc]", lambda t: f"rpanel + (size_t)kc * {gw}u", zero, lambda i: "pre", gw, [], lambda i, col: ["0", col], 0, 24)}\
 </%def>\
 <%def name="gate(var, q, u, extra='')">\
                             ${vt} ${var} = ${ld(f'pre + {q * blk + u * lanes}u')} + ${ld(f'pb + {q * blk + u * lanes}u')}${extra};
