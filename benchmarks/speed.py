@@ -43,28 +43,38 @@ OPTS = ("speed", "size")
 TEST_MODELS = {"tiny_cnn"}
 
 
+class BuildFailed(Exception):
+    """A scons run failed; the message has the tail of its output."""
+
+
 def scons(*args):
     cmd = [sys.executable, "-m", "SCons", "-Q", *args]
     r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
     if r.returncode != 0:
-        sys.exit(f"speed.py: {' '.join(args)} failed:\n{r.stdout[-2000:]}{r.stderr[-2000:]}")
+        raise BuildFailed(f"{' '.join(args)} failed:\n{r.stdout[-2000:]}{r.stderr[-2000:]}")
     return r.stdout
 
 
-def build(model, opt, build_dir, target="x86_64"):
-    """The bench harness ELF and size.json of ``model`` built with ``opt``."""
+def build(model, opt, build_dir, target="x86_64", options=()):
+    """The bench harness ELF and size.json of ``model`` built with ``opt`` (and more SCons
+    ``options``, e.g. tactic=...)."""
     name = os.path.splitext(os.path.basename(model))[0]
     out = os.path.join(build_dir, opt, target, name)
     elf = os.path.join(out, "bench", f"{name}_bench")
-    scons(f"model={model}", f"target={target}", f"opt={opt}",
+    scons(f"model={model}", f"target={target}", f"opt={opt}", *options,
           f"build_dir={os.path.join(build_dir, opt)}", elf, os.path.join(out, "size.json"))
     with open(os.path.join(out, "size.json")) as f:
         return elf, json.load(f)
 
 
-def ort_session(model_or_bytes):
+def ort_session(model_or_bytes, profile_prefix=None):
+    """onnxruntime on one thread; with ``profile_prefix``, recording each node's time
+    (onnxruntime's profiler writes ``<prefix>_<date>.json``)."""
     import onnxruntime as ort
     options = ort.SessionOptions()
+    if profile_prefix:
+        options.enable_profiling = True
+        options.profile_file_prefix = profile_prefix
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
@@ -103,34 +113,51 @@ def time_session(session, feeds, runs):
     return costs
 
 
-def time_harness(elf, runs, target):
-    r = subprocess.run(bench.command(load_target(target), elf, runs), capture_output=True,
+def time_harness(elf, runs, target, warmup=None):
+    r = subprocess.run(bench.command(load_target(target), elf, runs, warmup), capture_output=True,
                        text=True, check=True)
     return bench.parse(r.stdout)
 
 
-def measure(model_path, build_dir, rounds, chunk, target):
+def ort_engines(model_path):
+    """onnxruntime on one thread: (session, feeds) of the model on verify's inputs (those
+    the bench harness runs on), and of its overhead model (see overhead_model)."""
     model = read_model(model_path)
     inputs = verify.random_inputs(model, {}, 0)
     ort_model = onnx.load(model_path)
     ort_model.ir_version = min(ort_model.ir_version, 10)
-    session = ort_session(ort_model.SerializeToString())
-    feeds = {i.name: x for i, x in zip(session.get_inputs(), inputs)}
-    idle = ort_session(overhead_model(ort_model))
-    idle_feeds = {i.name: x for i, x in zip(idle.get_inputs(), inputs)}
-    elfs, sizes = {}, {}
-    for opt in OPTS:
-        elfs[opt], sizes[opt] = build(model_path, opt, build_dir, target)
-    samples = {k: [] for k in ("ort", "idle") + OPTS}
+    engines = []
+    for session in (ort_session(ort_model.SerializeToString()), ort_session(overhead_model(ort_model))):
+        engines.append((session, {i.name: x for i, x in zip(session.get_inputs(), inputs)}))
+    return engines
+
+
+def interleave(harnesses, model_path, rounds, chunk, warmup=None):
+    """Median microseconds of one run of each bench harness (``{key: (elf, target)}``) and
+    of onnxruntime (``ort``) and its call overhead (``idle``), timed in ``rounds`` rounds
+    of ``chunk`` runs of each engine, so that all see the same machine load."""
+    (session, feeds), (idle, idle_feeds) = ort_engines(model_path)
+    samples = {k: [] for k in ("ort", "idle", *harnesses)}
     time_session(session, feeds, chunk)  # warm up
     time_session(idle, idle_feeds, chunk)
     for _ in range(rounds):
-        for opt in OPTS:
-            samples[opt] += time_harness(elfs[opt], chunk, target)
+        for key, (elf, target) in harnesses.items():
+            samples[key] += time_harness(elf, chunk, target, warmup)
         samples["ort"] += time_session(session, feeds, chunk)
         samples["idle"] += time_session(idle, idle_feeds, chunk)
-    med = {k: statistics.median(v) / 1000 for k, v in samples.items()}
+    return {k: statistics.median(v) / 1000 for k, v in samples.items()}
+
+
+def measure(model_path, build_dir, rounds, chunk, target):
+    elfs, sizes = {}, {}
+    for opt in OPTS:
+        elfs[opt], sizes[opt] = build(model_path, opt, build_dir, target)
+    med = interleave({opt: (elfs[opt], target) for opt in OPTS}, model_path, rounds, chunk)
     return med, sizes
+
+
+def geometric_mean(values):
+    return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
 def cortex_m(model_path, build_dir):
@@ -163,10 +190,13 @@ def main():
     parser.add_argument("--no-host", action="store_true", help="skip the host comparison")
     args = parser.parse_args()
     models = args.models or sorted(glob.glob(os.path.join(REPO, "models", "*.onnx")))
-    if not args.no_host:
-        host(models, args)
-    if args.cortex_m:
-        cortex_m_table(models, args)
+    try:
+        if not args.no_host:
+            host(models, args)
+        if args.cortex_m:
+            cortex_m_table(models, args)
+    except BuildFailed as e:
+        sys.exit(f"speed.py: {e}")
 
 
 def host(models, args):
@@ -188,7 +218,7 @@ def host(models, args):
               f"{sizes['speed']['flash']['weights'] / 1024:.1f} / "
               f"{sizes['size']['flash']['weights'] / 1024:.1f} |", flush=True)
     if ratios:
-        geomean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+        geomean = geometric_mean(ratios)
         print(f"\ngeometric mean of onnxcc (opt=speed) / onnxruntime over {len(ratios)} models"
               f"{' (not ' + ', '.join(sorted(TEST_MODELS)) + ')' if TEST_MODELS else ''}: "
               f"{geomean:.2f}\n")

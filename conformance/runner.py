@@ -73,10 +73,10 @@ def _result(case, build_dir, target, failures, diagnostics, timed_out):
     return dict(status="pass", **worst)
 
 
-def run_batch(cases, target, build_dir, sconsign, jobs=1, sanitize=False):
+def run_batch(cases, target, build_dir, sconsign, jobs=1, sanitize=False, tactic=""):
     """{case key: result} of one SCons run over ``cases``; ``sconsign``: SCons' signature
     database, which no other SCons run may use at the same time; ``sanitize``: built with
-    ASan and UBSan (x86_64)."""
+    ASan and UBSan (x86_64); ``tactic``: forced tactics (the tactic= option)."""
     batch = {"target": target, "sconsign": sconsign, "cases": [], "sanitize": sanitize}
     folder = build_folder(target, sanitize)  # the folder OnnxModel builds the cases in
     for case in cases:
@@ -85,7 +85,8 @@ def run_batch(cases, target, build_dir, sconsign, jobs=1, sanitize=False):
             if os.path.exists(report):
                 os.remove(report)  # a stale pass must not count
             batch["cases"].append({"name": name, "model": case.model, "build_dir": case_build,
-                                   "testdata": data, "input_shape": case.input_shape})
+                                   "testdata": data, "input_shape": case.input_shape,
+                                   "tactic": tactic})
     timeout = BATCH_TIMEOUT + CASE_TIMEOUT * len(cases)
     text, killed = scons_batch.run(SCONSTRUCT, batch, build_dir, jobs, timeout)
     timed_out = timeout if killed else None

@@ -565,8 +565,9 @@ def stages(model, out, target):
         ("generate", [at("m_kernels.c"), at("m_kernels.h")],
          lambda: codegen.run_kernels(optimized, plan, chosen, at("m_kernels.c"), at("m_kernels.h"),
                                      "m", "model.onnx")),
-        ("generate", [at("m_weights.c")],
-         lambda: codegen.run_weights(optimized, chosen, plan, at("m_weights.c"), "m", "model.onnx")),
+        ("generate", [at("m_weights.S"), at("m_weights.bin")],
+         lambda: codegen.run_weights(optimized, chosen, plan, [at("m_weights.S"), at("m_weights.bin")],
+                                     "m", "model.onnx")),
     ]
 
 

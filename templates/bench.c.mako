@@ -5,7 +5,8 @@
 /* bench.c: runs model ${name} ${runs} times (after ${warmup} warm-up runs) on the inputs in
  * verify_data.c and prints what each run cost, for onnxcc's bench to take the median:
 % if clock == "monotonic":
- * nanoseconds of CLOCK_MONOTONIC. `bench RUNS` runs RUNS times instead.
+ * nanoseconds of CLOCK_MONOTONIC. `bench RUNS [WARMUP]` runs RUNS times (after WARMUP
+ * warm-up runs) instead.
 % elif clock == "systick":
  * SysTick ticks on the processor clock (an overflow interrupt extends its 24 bits).
 % else:
@@ -36,10 +37,12 @@ ${clock_lib.functions(clock)}
 int main(int argc, char **argv)
 {
     const long runs = argc > 1 ? atol(argv[1]) : ${runs};
+    const long warmup = argc > 2 ? atol(argv[2]) : ${warmup};
 % else:
 int main(void)
 {
     const long runs = ${runs};
+    const long warmup = ${warmup};
 % endif
 % if io_in_arena:
 % for k in range(len(inputs)):
@@ -62,7 +65,7 @@ int main(void)
 % if clock == "systick":
     start_clock();
 % endif
-    for (int k = 0; k < ${warmup}; ++k)
+    for (long k = 0; k < warmup; ++k)
         if (${run} != 0)
             return 1;
     printf("${mark} BENCH %ld\n", runs);

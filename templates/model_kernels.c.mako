@@ -8,6 +8,11 @@
 #include <string.h>
 
 #include "${name}_kernels.h"
+% if math_functions:
+
+/* The math functions the kernels below call (templates/kernels/vmath.mako). */
+${math_functions}\
+% endif
 % if exact_float:
 
 /* Some kernels reproduce onnxruntime's float32 steps of quantized ops (a division, fused

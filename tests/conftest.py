@@ -30,6 +30,16 @@ def scons(tmp_path):
     return call
 
 
+def verify_clean(scons, model, *options):
+    """``scons model=M options verify`` (the ``scons`` fixture) that passed with every
+    output matching and without a compiler warning; the CompletedProcess."""
+    r = scons(f"model={model}", *options, "verify")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "[verify]" in r.stdout and "MISMATCH" not in r.stdout
+    assert "warning" not in r.stdout + r.stderr
+    return r
+
+
 @pytest.fixture
 def repo_copy(tmp_path):
     """A private copy of the compiler (for tests that edit templates or models)."""

@@ -86,11 +86,11 @@ def hostile_model(path):
 
 
 def generated_texts(folder):
-    """{path: text} of every generated C, header and build file under ``folder``."""
+    """{path: text} of every generated C, header, assembler and build file under ``folder``."""
     texts = {}
     for d, _, files in os.walk(folder):
         for f in files:
-            if f.endswith((".c", ".h", ".mk", ".cmake")) or f == "CMakeLists.txt":
+            if f.endswith((".c", ".h", ".S", ".mk", ".cmake")) or f == "CMakeLists.txt":
                 with open(os.path.join(d, f), "rb") as fh:
                     texts[os.path.join(d, f)] = fh.read().decode("ascii")  # ASCII only
     return texts
@@ -106,7 +106,7 @@ def assert_nothing_raw(texts):
     in C, and in comments none that has a character a comment cannot carry as it is."""
     assert texts
     for path, text in texts.items():
-        is_c = path.endswith((".c", ".h"))
+        is_c = path.endswith((".c", ".h", ".S"))  # (a .S is preprocessed as C)
         code = code_of(text) if is_c else text
         for hostile in HOSTILE + [PAYLOAD.replace("*/ ", "")]:
             if not PLAIN.fullmatch(hostile):
@@ -156,7 +156,7 @@ def test_hostile_names_verify_and_stay_escaped(hostile_build):
     assert not (tmp / "pwned").exists()
     texts = generated_texts(tmp / "build")
     for kind in (".mk", ".cmake", "CMakeLists.txt", "harness.c", "bench.c", "_footprint.c",
-                 "_weights.c", "_kernels.c"):
+                 "_weights.S", "_kernels.c"):
         assert any(p.endswith(kind) for p in texts), kind
     assert_nothing_raw(texts)
     # the file stem made into a C name: each character that is not a letter, digit or _ is _
@@ -170,8 +170,8 @@ def test_hostile_names_verify_and_stay_escaped(hostile_build):
 def test_names_that_sanitize_alike_get_their_own_symbols(hostile_build):
     _, tmp = hostile_build
     weights = next(t for p, t in generated_texts(tmp / "build").items()
-                   if p.endswith("_weights.c"))
-    symbols = re.findall(r"^const float (\w+)\[6\]", weights, flags=re.M)
+                   if p.endswith("_weights.S"))
+    symbols = re.findall(r"^\t\.size (\w+), 24$", weights, flags=re.M)
     assert len(symbols) == len(set(symbols)) == len(HOSTILE)
 
 

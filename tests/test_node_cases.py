@@ -10,6 +10,8 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
+from conftest import verify_clean
+
 from onnxcc import ops, tactics
 from onnxcc.errors import OnnxccError
 from onnxcc.importer import import_model
@@ -50,14 +52,6 @@ def with_testdata(folder, model_path, inputs):
             tensor = numpy_helper.from_array(np.asarray(value), vi.name)
             (folder / f"{kind}_{k}.pb").write_bytes(tensor.SerializeToString())
     return folder
-
-
-def verify(scons, model, *options):
-    r = scons(f"model={model}", *options, "verify")
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert "[verify]" in r.stdout and "MISMATCH" not in r.stdout
-    assert "warning" not in r.stdout + r.stderr
-    return r
 
 
 # --- a weight fed as a graph input -------------------------------------------------------
@@ -115,7 +109,7 @@ def test_a_stale_tactic_that_packs_a_weight_input_is_one_clear_error(tmp_path):
 @pytest.mark.parametrize("options", [["opt=speed"], ["opt=speed", "tactic=Conv:implicit"],
                                      ["opt=speed", "tactic=Conv:winograd"], ["opt=size"]])
 def test_weights_as_graph_inputs_match_onnxruntime(scons, tmp_path, options):
-    verify(scons, weights_as_inputs(tmp_path / "winputs.onnx"), *options)
+    verify_clean(scons, weights_as_inputs(tmp_path / "winputs.onnx"), *options)
 
 
 # --- integer arithmetic -------------------------------------------------------------------
@@ -141,7 +135,7 @@ def test_integer_add_sub_mul_div_are_exact(scons, tmp_path):
             outputs[f"{op}_{t}"] = np.zeros([3, 4], t)
     model = save(tmp_path / "integers.onnx", nodes, inputs, outputs)
     data = with_testdata(tmp_path / "test_data_set_0", model, inputs)
-    r = verify(scons, model, f"testdata={data}")
+    r = verify_clean(scons, model, f"testdata={data}")
     assert f"{len(outputs)} output(s)" in r.stdout  # integers: compared exactly
 
 
@@ -177,7 +171,7 @@ def test_dequantized_constants_fold_below_opset_19(tmp_path, opset):
 
 
 def test_dequantized_constants_below_opset_19_match_onnxruntime(scons, tmp_path):
-    verify(scons, qdq_constants(tmp_path / "qdq.onnx", 13)[0])
+    verify_clean(scons, qdq_constants(tmp_path / "qdq.onnx", 13)[0])
 
 
 def test_dequantized_weights_of_a_matmul_match_onnxruntime_in_float(scons, tmp_path):
@@ -189,7 +183,7 @@ def test_dequantized_weights_of_a_matmul_match_onnxruntime_in_float(scons, tmp_p
              "s": np.array(0.01, np.float32), "z": np.array(0, np.int8)}
     model = save(tmp_path / "wq.onnx", nodes, {"x": np.zeros([3, 16], np.float32)},
                  {"y": np.zeros([3, 8], np.float32)}, inits, opset=13)
-    verify(scons, model)
+    verify_clean(scons, model)
 
 
 # --- large outputs from QEMU ----------------------------------------------------------------
@@ -201,7 +195,7 @@ def test_a_large_output_verifies_on_armv7(scons, tmp_path):
     inits = {"repeats": np.array([7, 6, 4, 2], np.int64)}
     model = save(tmp_path / "tile.onnx", nodes, {"x": np.zeros([2, 3, 4, 5], np.float32)},
                  {"y": np.zeros([14, 18, 16, 10], np.float32)}, inits)
-    verify(scons, model, "target=armv7")
+    verify_clean(scons, model, "target=armv7")
 
 
 # --- global pools of one vector per channel -------------------------------------------------
@@ -217,6 +211,6 @@ def test_global_pools_of_one_vector_per_channel_compile(scons, tmp_path, target)
             nodes.append(helper.make_node(op, [f"x{k}"], [f"{op}{k}"]))
             outputs[f"{op}{k}"] = np.zeros(shape[:2] + [1, 1], np.float32)
     model = save(tmp_path / "gpools.onnx", nodes, inputs, outputs)
-    r = verify(scons, model, f"target={target}", "tactic=GlobalMaxPool:vector,"
+    r = verify_clean(scons, model, f"target={target}", "tactic=GlobalMaxPool:vector,"
                                                  "GlobalAveragePool:vector")
     assert f"{len(outputs)} output(s)" in r.stdout

@@ -10,7 +10,7 @@ from onnxcc.errors import OnnxccError
 from onnxcc.importer import import_model
 from onnxcc.onnx_io import model_from_graph
 from onnxcc.passes import (fold_batchnorm, fold_constants, fuse_elementwise, fuse_matmul_add,
-                           legacy_broadcast, params_to_attrs, remove_noops)
+                           legacy_broadcast, params_to_attrs, pow_square, remove_noops)
 
 RNG = np.random.default_rng(0)
 F = TensorProto.FLOAT
@@ -243,3 +243,32 @@ def test_fuse_elementwise_needs_the_conv_output_used_once(tmp_path):
     # c is read twice: the conv keeps it; the Mul goes into the Add's kernel instead
     assert ops(g) == ["Conv", "Add"] and g.nodes[0].outputs == ["c"]
     assert g.nodes[1].inputs == ["c", "x", "c"]
+
+
+def test_pow_square_multiplies_where_the_exponent_is_two(tmp_path):
+    x = RNG.standard_normal((2, 3)).astype(np.float32)
+    model, g = make(tmp_path, [helper.make_node("Pow", ["x", "two"], ["a"]),
+                               helper.make_node("Pow", ["x", "twos"], ["b"]),
+                               helper.make_node("Pow", ["x", "three"], ["c"]),
+                               helper.make_node("Pow", ["x", "wide"], ["d"])],
+                    [helper.make_tensor_value_info("x", F, [2, 3])],
+                    [helper.make_tensor_value_info(n, F, [2, 3]) for n in "abc"]
+                    + [helper.make_tensor_value_info("d", F, [2, 2, 3])],
+                    {"two": np.array(2, np.float32), "twos": np.full(3, 2, np.int64),
+                     "three": np.array(3, np.float32), "wide": np.full((2, 2, 3), 2, np.float32)})
+    expected = run(model, {"x": x})
+    pow_square(g)
+    # a scalar or broadcast 2 of any type squares; 3, or an exponent that widens the result, not
+    assert ops(g) == ["Mul", "Mul", "Pow", "Pow"] and g.nodes[0].inputs == ["x", "x"]
+    assert "two" not in g.constants and "twos" not in g.constants
+    for got, want in zip(run(g, {"x": x}), expected):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_pow_square_keeps_integer_powers(tmp_path):
+    model, g = make(tmp_path, [helper.make_node("Pow", ["x", "two"], ["y"])],
+                    [helper.make_tensor_value_info("x", TensorProto.INT32, [4])],
+                    [helper.make_tensor_value_info("y", TensorProto.INT32, [4])],
+                    {"two": np.array(2, np.int32)})
+    pow_square(g)
+    assert ops(g) == ["Pow"]

@@ -317,6 +317,19 @@ def test_bench_on_the_host_prints_the_median(scons):
     assert report["unit"] == "ns" and 0 < report["min"] <= report["median"] <= report["max"]
 
 
+def test_host_bench_harness_takes_runs_and_warmup(scons):
+    """Benchmark scripts run the harness in short chunks with few warm-up runs."""
+    import subprocess
+    from onnxcc import bench
+    from onnxcc.targets import load_target
+    assert scons("model=models/tiny_cnn.onnx", "bench").returncode == 0
+    elf = str(scons.build_dir / "x86_64" / "tiny_cnn" / "bench" / "tiny_cnn_bench")
+    cmd = bench.command(load_target("x86_64"), elf, 7, 0)
+    assert cmd[-2:] == ["7", "0"]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    assert len(bench.parse(out)) == 7
+
+
 def test_bench_on_cortex_m_counts_instructions_exactly(scons):
     counts = {}
     for opt in ("size", "speed"):
@@ -340,14 +353,13 @@ def test_weights_are_packed_for_their_kernel(scons):
     r = scons("model=models/fc_autoencoder.onnx", "tactic=Gemm:blocked")
     assert r.returncode == 0, r.stdout + r.stderr
     out = scons.build_dir / "x86_64" / "fc_autoencoder"
-    weights = (out / "fc_autoencoder_weights.c").read_text()
+    weights = (out / "fc_autoencoder_weights.S").read_text()
     run = (out / "fc_autoencoder.c").read_text()
-    packed = [l.split("[")[0].split()[-1] for l in weights.splitlines()
-              if l.startswith("const float") and "_p" in l]
+    packed = [l.split()[-1] for l in weights.splitlines() if l.startswith("\t.globl") and "_p" in l]
     assert packed and all(symbol in run for symbol in packed)
     # a weight read only packed is not in flash twice
     assert weights.count("packed panels") == len(packed) == 10
-    assert "fc_autoencoder_w_fc1_weight_bn[" not in weights
+    assert "fc_autoencoder_w_fc1_weight_bn:" not in weights
 
 
 def test_autotune_measures_records_and_later_builds_reuse(scons, tmp_path):

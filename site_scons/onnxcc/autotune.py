@@ -19,9 +19,9 @@ import tempfile
 from . import ops
 from .bench import MARK, command, settings
 from .codegen.render import render
-from .codegen.sources import kernel_sources, run_function, weights_source
+from .codegen.sources import kernel_sources, run_function, weights_binary
 from .errors import OnnxccError
-from .files import write_text
+from .files import write_files, write_text
 from .onnx_io import load_graph
 from .paths import RUNTIME_DIR
 from .planner import plan
@@ -56,19 +56,20 @@ def _profile(graph, selection, name, target, folder):
     layout = plan(graph, planner="greedy_by_size")
     values = run_function(graph, layout, name, name)
     kernels = kernel_sources(graph, layout, name, name)
+    blob, asm = weights_binary(graph, name, name, vector_bytes=target.cpu.simd_bytes)
     files = {f"{name}.h": render("model.h.mako", **values),
              f"{name}_kernels.c": kernels["c"], f"{name}_kernels.h": kernels["h"],
-             f"{name}_weights.c": weights_source(graph, name, name),
+             f"{name}_weights.S": asm, f"{name}_weights.bin": blob,
              "profile.c": render("profile.c.mako", clock=clock, runs=runs, warmup=1, mark=MARK,
                                   total=False, verify_inputs=False, **values)}
-    for file, text in files.items():
-        write_text(os.path.join(folder, file), text)
+    write_files({os.path.join(folder, file): content for file, content in files.items()})
     tc = target.toolchain
     elf = os.path.join(folder, "profile")
     sources = [os.path.join(folder, f) for f in ("profile.c", f"{name}_kernels.c",
-                                                 f"{name}_weights.c")]
+                                                 f"{name}_weights.S")]
     cmd = ([tc.tool("gcc")] + tc.cflags + target.cflags + ["-std=c99", f"-I{folder}",
-                                                          f"-I{RUNTIME_DIR}"]
+                                                          f"-I{RUNTIME_DIR}",
+                                                          "-Xassembler", f"-I{folder}"]
            + sources + target.harness_sources + ["-o", elf] + tc.linkflags + target.linkflags
            + [f"-l{lib}" for lib in tc.libs])
     built = subprocess.run(cmd, capture_output=True, text=True)

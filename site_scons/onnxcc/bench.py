@@ -56,12 +56,16 @@ def make_harness(graph_path, c_path, name, target, pools=("arena",), io_in_arena
     write_text(c_path, text)
 
 
-def command(target, elf, runs=None):
-    """The command line that runs the bench harness ``elf`` on ``target``."""
+def command(target, elf, runs=None, warmup=None):
+    """The command line that runs the bench harness ``elf`` on ``target``; a timed (host)
+    harness takes other counts of runs and of warm-up runs as its arguments (benchmark
+    scripts call it in many short chunks: a big model need not warm up 20 times a chunk)."""
     b = settings(target)
     cmd = target.run_command(elf)
     cmd = cmd[:1] + list(b["runner_args"]) + cmd[1:]
-    return cmd + ([str(runs)] if runs and b["clock"] == "monotonic" else [])
+    if b["clock"] != "monotonic" or not runs:
+        return cmd
+    return cmd + [str(runs)] + ([str(warmup)] if warmup is not None else [])
 
 
 def parse(text):

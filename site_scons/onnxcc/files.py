@@ -30,13 +30,25 @@ def write_text(path, text):
             f.write(text)
 
 
-def write_texts(files):
-    """Write several text files together: all of them or none."""
+def write_files(files):
+    """Write several files together: all of them or none. Each is text (a str) or binary:
+    a list of bytes-like pieces, written one after the other."""
     paths = list(files)
     with staged_outputs(paths) as staged:
         for tmp, path in zip(staged, paths):
-            with open(tmp, "w", newline="\n") as f:
-                f.write(files[path])
+            content = files[path]
+            if isinstance(content, str):
+                with open(tmp, "w", newline="\n") as f:
+                    f.write(content)
+            else:
+                with open(tmp, "wb") as f:
+                    for piece in content:
+                        f.write(piece)
+
+
+def write_texts(files):
+    """Write several text files together: all of them or none."""
+    write_files(files)
 
 
 def remove_empty_dirs(top):

@@ -12,7 +12,7 @@ import os
 
 import numpy as np
 import onnx
-from onnx import external_data_helper, helper, numpy_helper
+from onnx import TensorProto, external_data_helper, helper, numpy_helper
 
 from .errors import OnnxccError
 from .files import staged_outputs
@@ -138,10 +138,29 @@ def node_proto(n):
     return node
 
 
-def model_from_graph(graph):
+def _external_initializer(name, value, location, offset):
+    """The TensorProto of constant ``value`` whose bytes are at ``offset`` in the file
+    ``location`` (as onnx's external data helper would write it)."""
+    tensor = TensorProto(name=name, dims=value.shape,
+                         data_type=helper.np_dtype_to_tensor_dtype(value.dtype),
+                         data_location=TensorProto.EXTERNAL)
+    for key, text in (("location", location), ("offset", offset), ("length", value.nbytes)):
+        tensor.external_data.add(key=key, value=str(text))
+    return tensor
+
+
+def model_from_graph(graph, weights_file=None):
+    """The ModelProto of ``graph``; with ``weights_file`` (a file name), its constants are
+    external data laid out one after the other in that file (:func:`save_graph`)."""
     nodes = [node_proto(n) for n in graph.nodes]
-    inits = [numpy_helper.from_array(np.array(v, order="C"), name)
-             for name, v in graph.constants.items()]
+    if weights_file is None:
+        inits = [numpy_helper.from_array(np.array(v, order="C"), name)
+                 for name, v in graph.constants.items()]
+    else:
+        inits, offset = [], 0
+        for name, v in graph.constants.items():
+            inits.append(_external_initializer(name, np.asarray(v), weights_file, offset))
+            offset += np.asarray(v).nbytes
     io = set(graph.inputs) | set(graph.outputs)
     value_info = [_tensor_proto_info(t) for name, t in graph.tensors.items()
                   if name not in io and name not in graph.constants]
@@ -159,26 +178,50 @@ def model_from_graph(graph):
 
 
 def save_graph(graph, onnx_path, weights_path):
-    """Write the structure to ``onnx_path`` and every constant to ``weights_path``."""
-    model = model_from_graph(graph)
-    location = os.path.basename(weights_path)
+    """Write the structure to ``onnx_path`` and every constant to ``weights_path``, one
+    after the other (ONNX external data, little-endian): straight from the arrays, never
+    copied through protobuf."""
     if os.path.dirname(os.path.abspath(weights_path)) != os.path.dirname(os.path.abspath(onnx_path)):
         raise ValueError("the weights file must sit next to the graph file")
-    external_data_helper.convert_model_to_external_data(
-        model, all_tensors_to_one_file=True, location=location, size_threshold=0,
-        convert_attribute=False)
+    model = model_from_graph(graph, os.path.basename(weights_path))
     with staged_outputs([onnx_path, weights_path]) as (tmp_onnx, tmp_weights):
         onnx.save_model(model, tmp_onnx)
-        if not os.path.exists(tmp_weights):  # a graph without constants still gets its file
-            open(tmp_weights, "wb").close()
+        with open(tmp_weights, "wb") as f:
+            for v in graph.constants.values():
+                v = np.asarray(v)
+                f.write(np.ascontiguousarray(v, v.dtype.newbyteorder("<")).data)
 
 
 def load_graph(onnx_path, with_values=True):
     """The graph a stage wrote; ``with_values=False`` reads the structure only."""
     model = onnx.load(onnx_path, load_external_data=False)
+    graph = graph_from_model(model, onnx_path, with_values=False)
     if with_values:
-        external_data_helper.load_external_data_for_model(model, os.path.dirname(onnx_path))
-    return graph_from_model(model, onnx_path, with_values)
+        graph.constants = _read_constants(model, graph, onnx_path)
+    return graph
+
+
+def _read_constants(model, graph, onnx_path):
+    """{name: array} of the constants save_graph wrote, read straight into numpy."""
+    folder = os.path.dirname(onnx_path)
+    files, values = {}, {}
+    try:
+        for init in model.graph.initializer:
+            info = external_data_helper.ExternalDataInfo(init)
+            if info.location not in files:
+                files[info.location] = open(os.path.join(folder, info.location), "rb")
+            f = files[info.location]
+            f.seek(info.offset or 0)
+            dtype = np.dtype(graph.tensors[init.name].dtype).newbyteorder("<")
+            data = bytearray(dtype.itemsize * int(np.prod(init.dims)))  # (writable)
+            if info.length != len(data) or f.readinto(data) != len(data):
+                raise OnnxccError(f"cannot read the weights of '{init.name}'", where=onnx_path)
+            values[init.name] = np.frombuffer(data, dtype).reshape(tuple(init.dims)).astype(
+                dtype.newbyteorder("="), copy=False)
+    finally:
+        for f in files.values():
+            f.close()
+    return values
 
 
 def infer_shapes(graph, where):

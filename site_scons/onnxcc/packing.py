@@ -14,6 +14,13 @@ declare the packed array from the graph's structure alone.
   winograd 3x3 kernels [rows][depth][3][3] transformed for Winograd F(m x m, 3 x 3)
            (ops/winograd.py): (m+2)^2 matrices [rows][depth], each cut into panels
            of ``width`` rows as above.
+  gates    a recurrent cell's weights ([directions][gates * hidden][depth]) with the rows
+           of a block of hidden units side by side for every gate of a group (a GRU's
+           z and r, then h), the units padded to whole blocks; then cut in panels as
+           above: of ``width`` rows, or (width 0) one panel per block of a group.
+  gate_bias  a recurrent cell's biases ([directions][2 * gates * hidden]) in the same row
+           order, Wb + Rb folded into one vector; the Rb of gate ``apart`` (GRU's h gate,
+           linear_before_reset) is not folded but follows, padded, on its own.
 """
 
 import numpy as np
@@ -32,6 +39,74 @@ def winograd_spec(rows, depth, width, m):
 
 def pairs_spec(rows, depth):
     return {"kind": "pairs", "rows": rows, "depth": depth}
+
+
+def gates_spec(directions, gates, hidden, block, groups, depth, width=0):
+    return {"kind": "gates", "directions": directions, "gates": gates, "hidden": hidden,
+            "block": block, "groups": groups, "depth": depth, "width": width}
+
+
+def gate_bias_spec(directions, gates, hidden, block, groups, apart=None):
+    return {"kind": "gate_bias", "directions": directions, "gates": gates, "hidden": hidden,
+            "block": block, "groups": groups, "apart": apart}
+
+
+def padded_hidden(spec):
+    """Hidden units rounded up to whole blocks."""
+    return -(-spec["hidden"] // spec["block"]) * spec["block"]
+
+
+def gate_rows(spec):
+    """The source row (gate * hidden + unit) of each packed row of one direction, -1 for
+    padding: group by group, block by block, gate by gate, ``block`` units each."""
+    hidden, block = spec["hidden"], spec["block"]
+    rows = []
+    for group in spec["groups"]:
+        for start in range(0, padded_hidden(spec), block):
+            for gate in group:
+                rows += [gate * hidden + j if j < hidden else -1
+                         for j in range(start, start + block)]
+    return np.array(rows)
+
+
+def _gate_panels(spec):
+    """(first packed row, width) of each panel of one direction."""
+    count = spec["gates"] * padded_hidden(spec)
+    if spec["width"]:
+        return [(r, spec["width"]) for r in range(0, count, spec["width"])]
+    panels, start = [], 0
+    for group in spec["groups"]:
+        for _ in range(padded_hidden(spec) // spec["block"]):
+            panels.append((start, len(group) * spec["block"]))
+            start += len(group) * spec["block"]
+    return panels
+
+
+def _pack_gates(values, spec):
+    order = gate_rows(spec)
+    width = max(w for _, w in _gate_panels(spec))
+    out = []
+    for matrix in values.reshape(spec["directions"], -1, spec["depth"]):
+        rows = np.zeros((len(order) + width, spec["depth"]), matrix.dtype)
+        rows[:len(order)][order >= 0] = matrix[order[order >= 0]]
+        out += [rows[r:r + w].T.reshape(-1) for r, w in _gate_panels(spec)]
+    return np.concatenate(out)
+
+
+def _pack_gate_bias(values, spec):
+    order, apart = gate_rows(spec), spec["apart"]
+    out = []
+    for wb, rb in values.reshape(spec["directions"], 2, -1):
+        folded = wb + rb
+        if apart is not None:
+            folded[apart * spec["hidden"]:(apart + 1) * spec["hidden"]] = \
+                wb[apart * spec["hidden"]:(apart + 1) * spec["hidden"]]
+        out.append(np.where(order >= 0, folded[np.maximum(order, 0)], 0).astype(values.dtype))
+        if apart is not None:
+            tail = np.zeros(padded_hidden(spec), values.dtype)
+            tail[:spec["hidden"]] = rb[apart * spec["hidden"]:(apart + 1) * spec["hidden"]]
+            out.append(tail)
+    return np.concatenate(out)
 
 
 def pairs_depth(depth):
@@ -53,6 +128,11 @@ def packed_size(spec):
     if spec["kind"] == "panels":
         per_group = spec["rows"] // spec["groups"]
         return spec["groups"] * _panel_count(per_group, spec["width"]) * spec["width"] * spec["depth"]
+    if spec["kind"] == "gates":
+        return spec["directions"] * spec["depth"] * sum(w for _, w in _gate_panels(spec))
+    if spec["kind"] == "gate_bias":
+        apart = padded_hidden(spec) if spec["apart"] is not None else 0
+        return spec["directions"] * (spec["gates"] * padded_hidden(spec) + apart)
     raise OnnxccError(f"unknown packing '{spec['kind']}'")
 
 
@@ -62,6 +142,10 @@ def pack(values, spec):
         return _pack_pairs(np.asarray(values), spec)
     if spec["kind"] == "winograd":
         return _pack_winograd(np.asarray(values), spec)
+    if spec["kind"] in ("gates", "gate_bias"):
+        packed = (_pack_gates if spec["kind"] == "gates" else _pack_gate_bias)(np.asarray(values), spec)
+        assert packed.size == packed_size(spec)
+        return packed
     if spec["kind"] != "panels":
         raise OnnxccError(f"unknown packing '{spec['kind']}'")
     rows, depth, width, groups = spec["rows"], spec["depth"], spec["width"], spec["groups"]
@@ -108,4 +192,8 @@ def tag(spec):
         return "q15"
     if spec["kind"] == "winograd":
         return f"wino{spec['m']}p{spec['width']}"
+    if spec["kind"] == "gates":
+        return f"g{spec['block']}p{spec['width']}" if spec["width"] else f"g{spec['block']}"
+    if spec["kind"] == "gate_bias":
+        return f"g{spec['block']}b"
     return f"p{spec['width']}{'t' if spec['layout'] == 'cols' else ''}"

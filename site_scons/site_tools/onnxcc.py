@@ -155,8 +155,9 @@ def _generate_kernels(targets, sources, env):
 
 
 def _generate_weights(targets, sources, env):
-    n = codegen.run_weights(sources[0], sources[2], sources[3], targets[0], env["ONNXCC_NAME"],
-                            str(env["ONNXCC_SOURCE"]), env["ONNXCC_WEIGHTS_SECTION"])
+    n = codegen.run_weights(sources[0], sources[2], sources[3], targets, env["ONNXCC_NAME"],
+                            str(env["ONNXCC_SOURCE"]), env["ONNXCC_WEIGHTS_SECTION"],
+                            env["ONNXCC_WEIGHTS_FORMAT"])
     return f"[generate] {env['ONNXCC_NAME']}: {os.path.basename(targets[0])} ({human_bytes(n)})"
 
 
@@ -323,6 +324,13 @@ def _outputs(*siblings):
     return emit
 
 
+def _weights_outputs(target, source, env):
+    """weights_format=bin writes the binary file beside the assembler file."""
+    if env["ONNXCC_WEIGHTS_FORMAT"] == "bin":
+        return _outputs("{stem}.bin")(target, source, env)
+    return target, source
+
+
 def _tactics_outputs(target, source, env):
     """autotune also writes the measured choices beside the model (autotune.record_path)."""
     return target[:1] + ([env["ONNXCC_RECORD"]] if env["ONNXCC_AUTOTUNE"] else []), source
@@ -352,11 +360,13 @@ BUILDERS = {
                                            emitter=_outputs("{stem}.c")),
     "OnnxccGenerateKernels": _python_builder(
         "generate", _generate_kernels, ["ONNXCC_NAME", "ONNXCC_SOURCE"],
-        templates=("model_kernels.c.mako", "model_kernels.h.mako"), emitter=_outputs("{stem}.h"),
+        templates=("model_kernels.c.mako", "model_kernels.h.mako", "kernels/vmath.mako"), emitter=_outputs("{stem}.h"),
         source_scanner=SCons.Scanner.Scanner(_scan_kernel_templates, name="onnxcc_kernels")),
     "OnnxccGenerateWeights": _python_builder("generate", _generate_weights,
-                                             ["ONNXCC_NAME", "ONNXCC_SOURCE", "ONNXCC_WEIGHTS_SECTION"],
-                                             templates=("model_weights.c.mako",)),
+                                             ["ONNXCC_NAME", "ONNXCC_SOURCE", "ONNXCC_WEIGHTS_SECTION",
+                                              "ONNXCC_WEIGHTS_FORMAT"],
+                                             templates=("model_weights.c.mako", "model_weights.S.mako"),
+                                             emitter=_weights_outputs),
     "OnnxccFragments": _python_builder("generate", _fragments,
                                        ["ONNXCC_NAME", "ONNXCC_TARGET_NAME", "ONNXCC_SYSTEM_LIBS",
                                         "ONNXCC_TARGET_CFLAGS", "ONNXCC_WEIGHTS_SECTION"],
@@ -424,6 +434,14 @@ TOOLCHAINS = ("target", "env")
 _LINK_MODEL = SCons.Builder.Builder(action=SCons.Action.Action(
     "$CC $ONNXCC_RELOCATABLE_FLAGS -nostdlib -r -o $TARGET $SOURCES && "
     "$OBJCOPY --keep-global-symbol=${ONNXCC_NAME}_run $TARGET", "$ONNXCC_LINKMODELCOMSTR"))
+
+
+#: the weights' assembler file (weights_format=bin), assembled by the C compiler driver with
+#: the C flags (the CPU, ABI and float-ABI flags reach the assembler, so the object links
+#: with the C ones); its .incbin names the binary file alone, found through -I of its
+#: folder: nothing of the build's paths ends up in the object.
+_ASSEMBLE_WEIGHTS = SCons.Builder.Builder(action=SCons.Action.Action(
+    "$CC $CCFLAGS -Xassembler -I${SOURCE.dir} -c -o $TARGET $SOURCE", "$ONNXCC_ASCOMSTR"))
 
 
 @dataclass
@@ -506,7 +524,7 @@ def _model_env(env, target, toolchain, verbose, launcher=""):
     e.Replace(ONNXCC_TARGET_CFLAGS=list(target.cflags) if toolchain == "target" else compile_flags,
               ONNXCC_RELOCATABLE_FLAGS=[f for f in compile_flags if not f.startswith("--specs")])
     if not verbose:
-        e.Replace(CCCOMSTR="[compile] $SOURCE", ARCOMSTR="[archive] $TARGET", RANLIBCOMSTR="",
+        e.Replace(CCCOMSTR="[compile] $SOURCE", ONNXCC_ASCOMSTR="[compile] $SOURCE", ARCOMSTR="[archive] $TARGET", RANLIBCOMSTR="",
                   LINKCOMSTR="[link] $TARGET",
                   ONNXCC_LINKMODELCOMSTR="[link] $TARGET (exports ${ONNXCC_NAME}_run only)")
     return e
@@ -539,7 +557,7 @@ def _claim(folder, model, name):
 
 @_declaration
 def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain="target",
-              weights_section="", input_shape="", fuse=True, seed=0, testdata=None,
+              weights_section="", weights_format="bin", input_shape="", fuse=True, seed=0, testdata=None,
               verbose=False, need_runner=False, flash=None, ram=None, planner="auto",
               schedule="memory", pools="", io="caller", patches="auto", opt="speed", tactic="",
               autotune=False, sanitize=False, launcher="", with_profile=False):
@@ -547,7 +565,9 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
     the file's stem) for ``target`` into ``<build_dir>/<target>/<name>/``; relative paths are
     relative to the calling SConscript. ``toolchain='env'`` compiles with this environment's
     compiler and flags instead of the target's; ``weights_section`` puts the weights into
-    that linker section; ``planner``, ``schedule``, ``pools``, ``io`` and ``patches`` steer
+    that linker section, ``weights_format`` says how (``bin``: a binary file included by an
+    assembler file; ``c``: C arrays; sanitize=1 takes C arrays, the only ones ASan guards);
+    ``planner``, ``schedule``, ``pools``, ``io`` and ``patches`` steer
     the memory plan, ``opt``, ``tactic`` and ``autotune`` the kernels (README.md); ``sanitize`` builds
     everything with ASan and UBSan into ``<build_dir>/<target>-sanitize/<name>/`` (host
     targets only; verify then fails on any report); ``launcher`` runs the C compiles
@@ -559,6 +579,7 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
                           hint="'target' compiles with the target's toolchain file, "
                                "'env' with the calling environment's CC and flags")
     weights_section = integration.check_section_name(weights_section)
+    weights_format = "c" if sanitize else codegen.check_weights_format(weights_format)
     check_plan_options(planner, schedule, io)
     patches = check_patches(patches)
     parse_pools(pools)
@@ -587,6 +608,7 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
               ONNXCC_INPUT_SHAPE=input_shape or "", ONNXCC_FUSE=bool(fuse),
               ONNXCC_SEED=int(seed), ONNXCC_VERBOSE=bool(verbose),
               ONNXCC_TARGET=tgt, ONNXCC_WEIGHTS_SECTION=weights_section,
+              ONNXCC_WEIGHTS_FORMAT=weights_format,
               ONNXCC_SYSTEM_LIBS=list(tgt.toolchain.libs), ONNXCC_PLANNER=planner,
               ONNXCC_SCHEDULE=schedule, ONNXCC_POOLS=pools or "", ONNXCC_IO=io,
               ONNXCC_PATCHES=patches if isinstance(patches, str) else f"{patches[0]}x{patches[1]}",
@@ -598,7 +620,8 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
               ONNXCC_TARGET_NAME=tgt.name,
               ONNXCC_CPU=json.dumps(tgt.cpu.as_dict(), sort_keys=True),
               ONNXCC_BENCH=json.dumps(tgt.bench, sort_keys=True))
-    e.Append(BUILDERS=dict(BUILDERS, OnnxccLinkModel=_LINK_MODEL),
+    e.Append(BUILDERS=dict(BUILDERS, OnnxccLinkModel=_LINK_MODEL,
+                           OnnxccAssembleWeights=_ASSEMBLE_WEIGHTS),
              CPPPATH=[out, e.Dir(RUNTIME_DIR)])
     if opt == "size":  # the reference kernels, and the compiler's smallest code for them
         e.Append(CCFLAGS=["-Os"])
@@ -624,11 +647,14 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
     plan = e.OnnxccPlan(at("plan.json"), [optimized[0], chosen])
     header_c = e.OnnxccGenerateModel(at(f"{name}.h"), [optimized[0], plan, chosen])
     kernels = e.OnnxccGenerateKernels(at(f"{name}_kernels.c"), [optimized[0], plan, chosen])
-    weights = e.OnnxccGenerateWeights(at(f"{name}_weights.c"), optimized + chosen + plan)
+    weights = e.OnnxccGenerateWeights(at(f"{name}_weights.{'S' if weights_format == 'bin' else 'c'}"),
+                                      optimized + chosen + plan)
     fragments = e.OnnxccFragments(at(f"{name}.mk"), [plan[0], header_c[0]])
 
     # the library's objects, each with gcc's stack usage (.su) for the size report
-    lib_sources = [header_c[1], kernels[0], weights[0], os.path.join(RUNTIME_DIR, "onnxcc_runtime.c")]
+    lib_sources = [header_c[1], kernels[0], os.path.join(RUNTIME_DIR, "onnxcc_runtime.c")]
+    if weights_format == "c":
+        lib_sources.insert(2, weights[0])
     objects, stack_usage = [], []
     for src in lib_sources:
         stem = os.path.splitext(os.path.basename(str(src)))[0]
@@ -636,6 +662,8 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
                            CCFLAGS=e["CCFLAGS"] + ["-fstack-usage"])
         objects.append(obj)
         stack_usage.append(su)
+    if weights_format == "bin":  # (the .S, then the .bin it includes)
+        objects.insert(2, e.OnnxccAssembleWeights(at(f"{name}_weights.o"), weights)[0])
     lib_object = e.OnnxccLinkModel(at(f"lib{name}.o"), objects)
     # nothing links the library (the footprint, verify and bench programs, a firmware)
     # before it is known to fit the target: onnxcc's line, not the linker's "overflowed"

@@ -35,7 +35,7 @@ ${ind}}
 ${ind}for (size_t j = ${full}u; j < ${inner}u; ++j) {
 ${ind}    float v = a[${ia} + j * ${sa[-1]}u] ${p['op']} b[${ib} + j * ${sb[-1]}u];
 % if p['epilogue']:
-${ind}    ${epilogue('v', p['epilogue'], [f'{iy} + j'])}
+${ind}    ${epilogue('v', p['epilogue'], [f'{iy} + j'], fast=True)}
 % endif
 ${ind}    y[${iy} + j] = v;
 ${ind}}

@@ -138,7 +138,7 @@ ${tl.row_blocks(m, rows, vecs, lanes, c, 1, 'wpt', panel, a_at, b_at, zero, out,
                                 const int ox = tx * ${t} + s;
                                 float val = o[r * ${t} + s][l]${' + b[oc]' if p['bias'] else ''};
 % if chain:
-                                ${epilogue('val', chain, ['nb', 'oc', f'oy * {ow} + ox'])}
+                                ${epilogue('val', chain, ['nb', 'oc', f'oy * {ow} + ox'], fast=True)}
 % endif
                                 yc[oy * ${ow} + ox] = val;
                             }

@@ -2,6 +2,7 @@
   ${p['cell']} over ${p['seq']} time steps, ${p['directions']} direction(s), batch ${p['batch']}, hidden ${p['hidden']}
   (${'[batch][seq]' if p['layout'] else '[seq][batch]'} layout). Per direction and batch entry the state runs
   through the steps of that entry's sequence; gate pre-activations are W x_t + R h + Wb + Rb
+  (+ an LSTM gate's peephole term, then clipped)
   (gate order ${ {'RNN': 'i', 'GRU': 'z r h', 'LSTM': 'i o f c'}[p['cell']] }; GRU's h gate adds its recurrent part after the reset).
 </%doc>\
 <%
@@ -51,7 +52,7 @@ ${signature}
                     acc += wd[j * ${I}u + k] * xt[k];
                 for (size_t k = 0; k < ${H}u; ++k)
                     acc += rd[j * ${H}u + k] * h[k];
-% if clip is not None:
+% if clip is not None and not lstm:
                 ${clipped('acc')}
 % endif
                 gate[j] = acc;
@@ -95,19 +96,31 @@ ${signature}
 % else:
             for (size_t j = 0; j < ${H}u; ++j) {
                 float v = gate[j]${peephole(d, 0)};
+% if clip is not None:
+                ${clipped('v')}
+% endif
                 v = ${p['activations'][d][0]};
                 const float input_gate = v;
 % if p['input_forget']:
                 const float forget_gate = 1.0f - input_gate;
 % else:
                 v = gate[${2 * H}u + j]${peephole(d, 2)};
+% if clip is not None:
+                ${clipped('v')}
+% endif
                 v = ${p['activations'][d][0]};
                 const float forget_gate = v;
 % endif
                 v = gate[${3 * H}u + j];
+% if clip is not None:
+                ${clipped('v')}
+% endif
                 v = ${p['activations'][d][1]};
                 c[j] = forget_gate * c[j] + input_gate * v;
                 v = gate[${H}u + j]${peephole(d, 1)};
+% if clip is not None:
+                ${clipped('v')}
+% endif
                 v = ${p['activations'][d][0]};
                 const float output_gate = v;
                 v = c[j];

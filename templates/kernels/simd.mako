@@ -7,7 +7,7 @@
 <%def name="types(lanes, masks=False)">\
     typedef float vf __attribute__((vector_size(${4 * lanes})));
 % if masks:
-    typedef int32_t vi __attribute__((vector_size(${4 * lanes})));
+    typedef int32_t vi __attribute__((vector_size(${4 * lanes}), unused));  /* (a chain of vmath calls selects nothing) */
 % endif
     typedef float vfu __attribute__((vector_size(${4 * lanes}), aligned(4), may_alias));
 </%def>

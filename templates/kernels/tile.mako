@@ -31,7 +31,7 @@ ${simd.types(lanes, vectorizable(chain, lane_axis) and any(op not in ('Add', 'Su
 </%doc>
 <%def name="apply(var, lanes, chain, coords, lane_axis, valid)" filter="trim">\
 % if lanes == 1:
-${epilogue(var, chain, coords)}
+${epilogue(var, chain, coords, fast=True)}
 % else:
 ${vector_epilogue(var, chain, coords, lane_axis, lanes, valid)}
 % endif
@@ -68,7 +68,7 @@ ${ind}    ${' '.join(f'*(vfu *)(part + {v * lanes}) = acc{i}_{v};' for v in rang
 ${ind}    for (int jj = 0; jj < ${width}; ++jj) {
 ${ind}        float v = part[jj];
 % if chain and not in_registers:
-${ind}        ${epilogue('v', chain, coords(i, 'jj'))}
+${ind}        ${epilogue('v', chain, coords(i, 'jj'), fast=True)}
 % endif
 ${ind}        (${out(i)})[${at('jj')}] = v;
 ${ind}    }

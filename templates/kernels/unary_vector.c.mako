@@ -12,7 +12,7 @@ ${simd.types(lanes, True)}\
 % if n % lanes:
     for (size_t i = ${n // lanes * lanes}u; i < ${n}u; ++i) {
         float v = x[i];
-        ${epilogue('v', p['chain'], ['i'])}
+        ${epilogue('v', p['chain'], ['i'], fast=True)}
         y[i] = v;
     }
 % endif

@@ -3,14 +3,17 @@
 import json
 import os
 
+import numpy as np
+
 from .. import ops, packing, tactics
 from ..cgen import c_array_body, c_type
 from ..errors import OnnxccError
-from ..files import write_texts
+from ..files import write_files, write_texts
 from ..memory import patches as patching
 from ..onnx_io import load_graph
 from ..paths import kernel_template_files
 from .lowering import lower_graph, packed_key, weight_symbols, weight_uses
+from . import vmath
 from .render import render
 
 
@@ -125,7 +128,8 @@ def kernel_sources(graph, plan, name, source):
         bodies.append({"name": k.name, "template": k.call.template, "code": code,
                        "signature": k.signature(graph)})
     values = dict(name=name, source=source, kernels=bodies,
-                  exact_float=any(_exact_float(k.call) for k in kernels))
+                  exact_float=any(_exact_float(k.call) for k in kernels),
+                  math_functions=vmath.functions("".join(b["code"] for b in bodies)))
     return {"c": render("model_kernels.c.mako", **values),
             "h": render("model_kernels.h.mako", **values)}
 
@@ -144,26 +148,74 @@ def used_kernel_templates(graph_path, tactics_path, plan_path=None):
     return sorted({f for t in templates for f in kernel_template_files(t)})
 
 
-def weights_source(graph, name, source, section=""):
-    """``<name>_weights.c``: the constants the kernels read, as const arrays (placed in
-    flash), each as it is or packed for the kernel that reads it (``graph``'s nodes carry
-    their tactics), in the linker section ``section`` when one is named (e.g. one a
-    firmware maps to external flash)."""
+#: how the weights reach the library (``weights_format=``): ``bin``, one binary file of
+#: every array that an assembler file includes (``.incbin``): seconds for a model of tens
+#: of megabytes; ``c``, C array literals, for a toolchain without a GNU assembler (and for
+#: sanitize=1: AddressSanitizer guards only C arrays)
+WEIGHTS_FORMATS = ("bin", "c")
+
+
+def check_weights_format(fmt):
+    if fmt not in WEIGHTS_FORMATS:
+        raise OnnxccError(f"weights_format={fmt} is not one of {', '.join(WEIGHTS_FORMATS)}",
+                          hint="bin: a binary file included by an assembler file (fast to "
+                               "build); c: C array literals")
+    return fmt
+
+
+def weight_arrays(graph, name, vector_bytes=0):
+    """The constants the kernels read (``graph``'s nodes carry their tactics), each as it is
+    or packed for the kernel that reads it: [{symbol, ctype, tensor, note, shape, values
+    (flat, as stored), align (what the kernel needs), bin_align}]. ``bin_align`` adds the
+    target's vector width (``vector_bytes``) for arrays at least that long, as GCC aligns
+    a C array there: a kernel's vector loads never straddle two cache lines."""
     symbols, packed = weight_symbols(graph, name)
     raw, packed_uses = weight_uses(graph)
 
     def array(symbol, tensor, note, values, shape, align=1):
+        values = np.ascontiguousarray(values).reshape(-1)
+        natural = max(align, values.dtype.itemsize)
+        wide = vector_bytes if vector_bytes and values.nbytes >= vector_bytes else 1
         return {"symbol": symbol, "ctype": c_type(values.dtype), "size": values.size,
-                "tensor": tensor, "note": note, "shape": shape, "body": c_array_body(values),
-                "align": align}
+                "bytes": values.nbytes, "tensor": tensor, "note": note, "shape": shape,
+                "values": values, "align": align, "bin_align": max(natural, wide)}
     arrays = [array(symbols[t], t, "", graph.constants[t], list(graph.constants[t].shape))
               for t in raw]
     arrays += [array(packed[packed_key(t, spec)], t, f" packed {spec['kind']}",
                      packing.pack(graph.constants[t], spec), [packing.packed_size(spec)],
                      packing.alignment(spec))
                for t, spec in packed_uses]
+    return arrays
+
+
+def weights_source(graph, name, source, section=""):
+    """``<name>_weights.c``: the constants the kernels read (weight_arrays), as const arrays
+    (placed in flash), in the linker section ``section`` when one is named (e.g. one a
+    firmware maps to external flash)."""
+    arrays = [dict(a, body=c_array_body(a["values"])) for a in weight_arrays(graph, name)]
     return render("model_weights.c.mako", name=name, source=source, arrays=arrays,
                   section=section)
+
+
+def weights_binary(graph, name, source, section="", vector_bytes=0):
+    """``(<name>_weights.bin as a list of pieces, <name>_weights.S)``: the bytes of every constant the kernels
+    read (weight_arrays), each at its alignment, little-endian (as every target stores
+    them), zeros between; and the assembler file that defines each array's symbol over its
+    bytes (``.incbin``), with its ELF type and size, in one read-only section: ``section``
+    when one is named, else ``.rodata.<name>_weights``. The section's bytes are exactly the
+    binary file's."""
+    arrays = weight_arrays(graph, name, vector_bytes)
+    parts, at = [], 0
+    for a in arrays:
+        pad = -at % a["bin_align"]
+        parts.append(bytes(pad))
+        a["offset"] = at + pad
+        parts.append(np.ascontiguousarray(a["values"], a["values"].dtype.newbyteorder("<")).data)
+        at = a["offset"] + a["bytes"]
+    asm = render("model_weights.S.mako", name=name, source=source, arrays=arrays,
+                 section=section or f".rodata.{name}_weights", named=bool(section),
+                 blob=f"{name}_weights.bin", blob_bytes=at)
+    return parts, asm
 
 
 def _load_plan(path):
@@ -190,13 +242,21 @@ def run_kernels(graph_path, plan_path, tactics_path, c_path, h_path, name, sourc
     return len(lower_graph(graph, name, source, plan)[1])
 
 
-def run_weights(graph_path, tactics_path, plan_path, c_path, name, source, section=""):
-    """The weights file (packed for the kernels the plan runs); returns its bytes of
-    constants."""
-    graph = patching.apply(_annotated(graph_path, tactics_path, with_values=True), _load_plan(plan_path))
+def run_weights(graph_path, tactics_path, plan_path, outputs, name, source, section="",
+                fmt="bin"):
+    """The weights files (packed for the kernels the plan runs): ``outputs`` is
+    ``[<name>_weights.c]`` (``fmt`` c) or ``[<name>_weights.S, <name>_weights.bin]``
+    (bin); returns their bytes of constants."""
+    selection = tactics.load(tactics_path)
+    graph = patching.apply(tactics.annotate(load_graph(graph_path, with_values=True), selection),
+                           _load_plan(plan_path))
     if any(v is None for v in graph.constants.values()):
         raise OnnxccError("weights are missing", where=graph_path)
-    write_texts({c_path: weights_source(graph, name, source, section)})
+    if check_weights_format(fmt) == "c":
+        write_files({outputs[0]: weights_source(graph, name, source, section)})
+    else:
+        blob, asm = weights_binary(graph, name, source, section, selection.cpu.simd_bytes)
+        write_files({outputs[0]: asm, outputs[1]: blob})
     return sum(v.nbytes for v in graph.constants.values())
 
 

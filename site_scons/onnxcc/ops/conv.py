@@ -21,7 +21,7 @@ from dataclasses import replace
 
 from .. import packing
 from . import KernelCall, Tactic, in_place, winograd
-from .epilogue import epilogue_tag, kernel_epilogue, own_inputs, residual_roles
+from .epilogue import epilogue_tag, kernel_epilogue, own_inputs, residual_roles, tile_lanes
 from .spatial import window_2d, window_tag
 from .tiling import (best_tile, column_tails, copy_cost, epilogue_cost, gemm_cost,
                      reread_cost, scalar_mac_cost, tile_cost)
@@ -137,7 +137,7 @@ def lower_gemm1x1(node, graph, cpu):
 def cost_gemm1x1(node, graph, cpu):
     g, _, _ = _geometry(node, graph)
     outputs = g["n"] * g["m"] * g["oh"] * g["ow"]
-    return _plan_1x1(g, cpu)[3] + epilogue_cost(outputs, g["epilogue"])
+    return _plan_1x1(g, cpu)[3] + epilogue_cost(outputs, g["epilogue"], tile_lanes(g["epilogue"], cpu))
 
 
 def _im2col_columns(g, cpu, k, width):
@@ -170,7 +170,7 @@ def lower_im2col(node, graph, cpu):
 def cost_im2col(node, graph, cpu):
     g, _, _ = _geometry(node, graph)
     outputs = g["n"] * g["m"] * g["oh"] * g["ow"]
-    return _plan_im2col(g, cpu)[2] + epilogue_cost(outputs, g["epilogue"])
+    return _plan_im2col(g, cpu)[2] + epilogue_cost(outputs, g["epilogue"], tile_lanes(g["epilogue"], cpu))
 
 
 def phase_planes(g, slack, band=None):
@@ -244,7 +244,7 @@ def lower_implicit(node, graph, cpu):
 def cost_implicit(node, graph, cpu):
     g, _, _ = _geometry(node, graph)
     outputs = g["n"] * g["m"] * g["oh"] * g["ow"]
-    return _plan_implicit(g, cpu)[4] + epilogue_cost(outputs, g["epilogue"])
+    return _plan_implicit(g, cpu)[4] + epilogue_cost(outputs, g["epilogue"], tile_lanes(g["epilogue"], cpu))
 
 
 # --- depthwise --------------------------------------------------------------------------
@@ -287,7 +287,7 @@ def lower_depthwise(node, graph, cpu):
 def cost_depthwise(node, graph, cpu):
     g, _, _ = _geometry(node, graph)
     outputs = g["n"] * g["m"] * g["oh"] * g["ow"]
-    return _plan_depthwise(g, cpu)[3] + epilogue_cost(outputs, g["epilogue"])
+    return _plan_depthwise(g, cpu)[3] + epilogue_cost(outputs, g["epilogue"], tile_lanes(g["epilogue"], cpu))
 
 
 # --- winograd ---------------------------------------------------------------------------
@@ -337,7 +337,8 @@ def lower_winograd(node, graph, cpu):
 def cost_winograd(node, graph, cpu):
     g, _, _ = _geometry(node, graph)
     pixels = g["m"] * g["oh"] * g["ow"]
-    return _winograd_plan(g, cpu)[0] + epilogue_cost(g["n"] * pixels, g["epilogue"])
+    # (the epilogue runs float by float after the back-transform, with the vmath functions)
+    return _winograd_plan(g, cpu)[0] + epilogue_cost(g["n"] * pixels, g["epilogue"], 1)
 
 
 def _over_residual(lower):

@@ -1,13 +1,15 @@
 """SIMD tactics of the elementwise ops (unary.py, binary.py): the reference kernel, or
 ``vector``: the innermost loop in whole vectors of the target (the rest one by one), with
 the fused epilogue on vectors. A unary chain qualifies when every op in it has a vector
-form (no libm call); a binary op when both operands walk its innermost dimension
-contiguously or not at all (a broadcast).
+form (no libm call: the transcendental ones call templates/kernels/vmath.mako); a binary
+op when both operands walk its innermost dimension contiguously or not at all (a
+broadcast). On a scalar CPU the same kernel runs on one-lane vectors when its chain has
+a vmath function that beats libm on floats (``epilogue.SCALAR_MATH``).
 """
 
 from . import LOWERINGS, Tactic, in_place
 from .binary import binary_in_place, lower_binary
-from .epilogue import BINARY as ARITHMETIC, VECTOR_STATEMENTS, vectorizable
+from .epilogue import BINARY as ARITHMETIC, SCALAR_MATH, VECTOR_STATEMENTS, vectorizable
 from .tiling import epilogue_cost
 from .unary import EXPRESSIONS, lower_unary, unary_chain
 
@@ -23,9 +25,15 @@ def _float32(node, graph):
     return all(graph.info(t).dtype == "float32" for t in node.inputs + node.outputs if t)
 
 
+def _worth_it(cpu, chain):
+    """A SIMD CPU; or a scalar one when a vmath function beats the libm call it replaces
+    (the kernel then runs on one-lane vectors)."""
+    return cpu.lanes() > 1 or any(op in SCALAR_MATH for op, _ in chain)
+
+
 def _unary_vectorizes(node, graph, cpu):
     chain = unary_chain(node)
-    return (_float32(node, graph) and cpu.lanes() > 1 and _elements(node, graph) >= cpu.lanes()
+    return (_float32(node, graph) and _worth_it(cpu, chain) and _elements(node, graph) >= cpu.lanes()
             and all(op in VECTOR_STATEMENTS for op, _ in chain))
 
 
@@ -33,7 +41,7 @@ def _binary_vectorizes(node, graph, cpu):
     if not _float32(node, graph):
         return False
     p = lower_binary(node, graph).params
-    return (cpu.lanes() > 1 and p["shape"][-1] >= cpu.lanes()
+    return (_worth_it(cpu, p["epilogue"]) and p["shape"][-1] >= cpu.lanes()
             and p["a_strides"][-1] in (0, 1) and p["b_strides"][-1] in (0, 1)
             and vectorizable(p["epilogue"], 0))
 
@@ -42,15 +50,16 @@ def _elements(node, graph):
     return graph.info(node.outputs[0]).size
 
 
-def _unary_cost(node, graph, cpu, lanes=1):
-    return _elements(node, graph) * (1 + epilogue_cost(1, unary_chain(node))) / lanes
+def _unary_cost(node, graph, cpu, lanes=None):
+    """``lanes``: the vector kernel's (None: the reference kernel, libm)."""
+    return _elements(node, graph) * (1 / (lanes or 1) + epilogue_cost(1, unary_chain(node), lanes))
 
 
-def _binary_cost(node, graph, cpu, lanes=1):
+def _binary_cost(node, graph, cpu, lanes=None):
     """Cycles of the float32 kernel and its fused chain; another element type runs the
     typed elementwise kernel, which fuses nothing (no ``epilogue``)."""
     p = lower_binary(node, graph).params
-    return _elements(node, graph) * (3 + epilogue_cost(1, p.get("epilogue", []))) / lanes
+    return _elements(node, graph) * (3 / (lanes or 1) + epilogue_cost(1, p.get("epilogue", []), lanes))
 
 
 def _unary_vector(node, graph, cpu):

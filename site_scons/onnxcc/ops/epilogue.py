@@ -107,14 +107,69 @@ def _vector_leaky_relu(v, alpha):
     return f"{v} = {_select(f'{v} >= 0.0f', v, f'{v} * {c_float(alpha)}')};"
 
 
-#: unary ops as lane-wise vector code (no libm): op -> (var, attrs) -> C statements
-VECTOR_STATEMENTS = {
-    "Relu": lambda v, a: f"{v} = (vf)((vi){v} & ({v} > 0.0f));",
-    "Clip": lambda v, a: _vector_clip(v, a.get("min"), a.get("max")),
-    "LeakyRelu": lambda v, a: _vector_leaky_relu(v, a.get("alpha", 0.01)),
-    "HardSigmoid": lambda v, a: _vector_hard_sigmoid(v, a.get("alpha", 0.2), a.get("beta", 0.5)),
-    "HardSwish": lambda v, a: f"{{ vf h = {v}; {_vector_hard_sigmoid('h', 1 / 6, 0.5)} {v} = {v} * h; }}",
+def _gelu(a):
+    return ("gelu_tanh", []) if a.get("approximate", "none") == "tanh" else ("gelu", [])
+
+
+#: the unary ops computed by the libm-free functions of templates/kernels/vmath.mako:
+#: op -> attrs -> (function, [its float arguments after x])
+MATH_FUNCTIONS = {
+    "Exp": lambda a: ("exp", []), "Log": lambda a: ("log", []),
+    "Sigmoid": lambda a: ("sigmoid", []), "Tanh": lambda a: ("tanh", []),
+    "Erf": lambda a: ("erf", []), "Softplus": lambda a: ("softplus", []),
+    "Softsign": lambda a: ("softsign", []), "Mish": lambda a: ("mish", []),
+    "Gelu": _gelu,
+    "Swish": lambda a: ("swish", [a.get("alpha", 1.0)]),
+    "Elu": lambda a: ("elu", [a.get("alpha", 1.0)]),
+    "Celu": lambda a: ("celu", [a.get("alpha", 1.0)]),
+    "Selu": lambda a: ("selu", [a.get("alpha", 1.67326319217681884765625),
+                                a.get("gamma", 1.05070102214813232421875)]),
 }
+
+
+#: the ops whose vmath function beats libm on floats too (measured on the Cortex-M4 against
+#: newlib, benchmarks/activations.py --cortex-m: its expf and erff are cheaper than our
+#: branch-free forms there, its tanhf and the log1pf + expf of Softplus and Mish are not)
+SCALAR_MATH = {"Tanh", "Softplus", "Mish"}
+
+
+def math_call(var, op, attrs, lanes):
+    """The C call of the vmath function of ``op`` on ``var``: a vector of ``lanes`` floats,
+    or (lanes None) a float. Any kernel may call one: the kernels file then defines it
+    (codegen/vmath.py)."""
+    name, args = MATH_FUNCTIONS[op](attrs)
+    suffix = "s" if lanes is None else f"v{lanes}"
+    return f"vm_{name}_{suffix}({var}{''.join(', ' + c_float(x) for x in args)})"
+
+
+def _vector_math(op):
+    """The vmath call; on one-lane vectors (a scalar CPU) libm's where that is cheaper."""
+    def statement(v, a, lanes):
+        if lanes == 1 and op not in SCALAR_MATH:
+            return f"{v}[0] = {expression_code(f'{v}[0]', [op, a])};"
+        return f"{v} = {math_call(v, op, a, lanes)};"
+    return statement
+
+
+#: unary ops as lane-wise vector code (no libm): op -> (var, attrs, lanes) -> C statements
+#: on ``var``, a vector of ``lanes`` floats (the kernel's vf; vi for the selects)
+VECTOR_STATEMENTS = {
+    "Relu": lambda v, a, lanes: f"{v} = (vf)((vi){v} & ({v} > 0.0f));",
+    "Clip": lambda v, a, lanes: _vector_clip(v, a.get("min"), a.get("max")),
+    "LeakyRelu": lambda v, a, lanes: _vector_leaky_relu(v, a.get("alpha", 0.01)),
+    "HardSigmoid": lambda v, a, lanes: _vector_hard_sigmoid(v, a.get("alpha", 0.2), a.get("beta", 0.5)),
+    "HardSwish": lambda v, a, lanes: f"{{ vf h = {v}; {_vector_hard_sigmoid('h', 1 / 6, 0.5)} {v} = {v} * h; }}",
+    "Neg": lambda v, a, lanes: f"{v} = -{v};",
+    "Reciprocal": lambda v, a, lanes: f"{v} = 1.0f / {v};",
+    "Abs": lambda v, a, lanes: f"{v} = (vf)((vi){v} & 0x7fffffff);",
+    **{op: _vector_math(op) for op in MATH_FUNCTIONS},
+}
+
+
+def tile_lanes(chain, cpu):
+    """The lanes a speed tactic's epilogue runs on (for its cost): the CPU's when every
+    unary op in ``chain`` has a vector form, else 1 (floats, with the vmath functions)."""
+    return cpu.lanes() if all(op in VECTOR_STATEMENTS or op in BINARY for op, _ in chain) else 1
 
 
 def vectorizable(chain, lane_axis):
@@ -142,14 +197,16 @@ def vector_epilogue_code(var, chain, coords, lane_axis, lanes, valid):
                 load = f"vf w = (vf){{0}}; memcpy(&w, &{at}, {valid}u * sizeof(float));"
             statements.append(f"{{ {load} {var} = {left} {BINARY[op]} {right}; }}")
         else:
-            statements.append(VECTOR_STATEMENTS[op](var, attrs))
+            statements.append(VECTOR_STATEMENTS[op](var, attrs, lanes))
     return " ".join(statements)
 
 
-def epilogue_code(var, chain, coords=(), dtype="float32"):
+def epilogue_code(var, chain, coords=(), dtype="float32", fast=False):
     """C statements applying ``chain`` to ``var`` in place; ``coords``: the C expressions
     of the kernel's coordinates, which index the binary ops' operands; ``dtype``: the
-    element type of ``var`` (a typed unary chain)."""
+    element type of ``var`` (a typed unary chain). ``fast``: a float32 op of
+    ``SCALAR_MATH`` calls its vmath function (the speed tactics' kernels), else libm (the
+    reference kernels: opt=size stays as small as it was)."""
     statements = []
     for op, attrs in chain:
         if op in BINARY:
@@ -157,6 +214,8 @@ def epilogue_code(var, chain, coords=(), dtype="float32"):
             other = f"{attrs['operand']}[{index or '0'}]"
             left, right = (var, other) if attrs["value_first"] else (other, var)
             statements.append(f"{var} = {left} {BINARY[op]} {right};")
+        elif fast and dtype == "float32" and op in SCALAR_MATH:
+            statements.append(f"{var} = {math_call(var, op, attrs, None)};")
         else:
             statements.append(f"{var} = {expression_code(var, [op, attrs], dtype)};")
     return " ".join(statements)

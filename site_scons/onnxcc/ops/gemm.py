@@ -14,7 +14,7 @@ whose B is one matrix shared by every batch folds the batch into M. Two tactics:
 from .. import packing
 from . import KernelCall, Tactic, in_place
 from .broadcast import broadcast_strides, merge_dims
-from .epilogue import epilogue_tag, kernel_epilogue, own_inputs, residual_roles
+from .epilogue import epilogue_tag, kernel_epilogue, own_inputs, residual_roles, tile_lanes
 from .tiling import best_tile, column_tails, epilogue_cost, scalar_mac_cost
 
 
@@ -166,7 +166,7 @@ def cost_blocked(node, graph, cpu):
     p, _, _, _, _, _, cycles = _plan_blocked(node, graph, cpu)
     outputs = len(p["batches"]) * p["m"] * p["n"]
     bias = [["Add", {}]] if p["c"] is not None else []
-    return cycles + epilogue_cost(outputs, bias + p["epilogue"])
+    return cycles + epilogue_cost(outputs, bias + p["epilogue"], tile_lanes(p["epilogue"], cpu))
 
 
 def _prod(dims):

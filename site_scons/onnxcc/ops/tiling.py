@@ -111,11 +111,32 @@ def reread_cost(size, passes, cpu):
     return passes * size / (32 if size <= 16 * cpu.l1d_bytes else 8)
 
 
-def epilogue_cost(elements, chain):
-    """The pass over a kernel's results that applies its epilogue (nothing when empty)."""
+#: cycles (or instructions) per float of the unary ops whose C calls libm, in the
+#: reference kernels; 1 for any other op
+LIBM_COST = {"Exp": 25, "Log": 25, "Erf": 30, "Sigmoid": 30, "Tanh": 40, "Swish": 32,
+             "Gelu": 35, "Elu": 30, "Selu": 30, "Celu": 35, "Softplus": 70, "Mish": 100,
+             "Softsign": 12}
+#: cycles per vector (a float on a scalar CPU) of the same ops' libm-free functions
+#: (templates/kernels/vmath.mako), the other tactics' epilogues: selects, a polynomial,
+#: a division; the counts of their operations
+VMATH_COST = {"Exp": 16, "Log": 22, "Erf": 36, "Sigmoid": 22, "Tanh": 22, "Swish": 23,
+              "Gelu": 38, "Elu": 22, "Selu": 23, "Celu": 23, "Softplus": 36, "Mish": 22,
+              "Softsign": 4}
+
+
+def epilogue_cost(elements, chain, lanes=None):
+    """The pass over a kernel's results that applies its epilogue (nothing when empty).
+    ``lanes``: it runs on vectors of that many floats with the libm-free functions (1:
+    floats, with the cheaper of the two); None: float by float, with libm (a reference
+    kernel)."""
     if not chain:
         return 0.0
-    per = sum(20 if op in ("Sigmoid", "Tanh") else 1 for op, _ in chain)
+    if lanes is None:
+        per = sum(LIBM_COST.get(op, 1) for op, _ in chain)
+    elif lanes == 1:
+        per = sum(min(LIBM_COST.get(op, 1), VMATH_COST.get(op, 1)) for op, _ in chain)
+    else:
+        per = sum(VMATH_COST.get(op, 1) for op, _ in chain) / lanes
     return elements * (0.5 + per)
 
 

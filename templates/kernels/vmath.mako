@@ -1,0 +1,280 @@
+<%doc>
+  Float32 math functions without libm, written once with GCC vector extensions for every
+  vector width: vm_<name>_v<L> works on a vector of L floats (vm_f<L>), and vm_<name>_s,
+  its one-lane form, on a float. Each <%def> below emits one function for L lanes (and at
+  L == 1 its float wrapper); codegen/vmath.py emits, at the top of a kernels file, the
+  ones its kernels call and what those call (types first). Accuracy (tests/test_vmath.py):
+  a few ulp over the whole float range, infinities and NaN included.
+
+  exp: x = n ln2 + r (n = round(x / ln2), ln2 in two parts: n ln2hi is exact), expm1(r)
+  by a degree-6 polynomial (coefficients fitted minimax to float32 by Lawson's algorithm
+  on [-ln2/2, ln2/2]: 0.07 ulp), then times 2^n built in the exponent bits (in two
+  halves, so that results down in the denormals and up at the overflow are exact too).
+  log: x = 2^e m, m in [sqrt(1/2), sqrt(2)), log(m) = f - f^2/2 + f^3 Q(f), f = m - 1
+  exact. erf: x P(x^2) below 0.875, else 1 - exp(R(|x|)) with R ~ log(erfc). The clamps
+  map NaN to a number (no NaN reaches a float -> int conversion) and a last select gives
+  NaN back. Nothing here relies on a rounding trick that -funsafe-math-optimizations
+  could reassociate away (armv7a builds with it).
+</%doc>
+
+## The one-lane vector forms always go inline: their float wrappers (vm_<name>_s, whose
+## argument and result pass in registers) are the functions a scalar kernel calls.
+<%def name="inline(L)">static inline${' __attribute__((always_inline))' if L == 1 else ''}</%def>
+
+<%def name="types(L)">\
+typedef float vm_f${L} __attribute__((vector_size(${4 * L})));
+typedef int vm_i${L} __attribute__((vector_size(${4 * L})));
+${inline(L)} vm_f${L} vm_sel_v${L}(vm_i${L} m, vm_f${L} a, vm_f${L} b)
+{
+    return (vm_f${L})((m & (vm_i${L})a) | (~m & (vm_i${L})b));
+}
+${inline(L)} vm_f${L} vm_pow2_v${L}(vm_i${L} n)  /* 2^n, n in [-126, 127] */
+{
+    return (vm_f${L})((n + 127) << 23);
+}
+</%def>
+
+## The float form of a function of L == 1 (an argument x, then `params`).
+<%def name="scalar(name, params=())">\
+static inline float vm_${name}_s(float x${''.join(f', float {p}' for p in params)})
+{
+    return vm_${name}_v1((vm_f1){x}${''.join(f', {p}' for p in params)})[0];
+}
+</%def>
+
+<%def name="expq(L)">\
+/* expm1(r), where x = n ln2 + r; x in [-104, 89]. r = h - n lo, h = x - n hi exact (n hi
+   is exact); the polynomial runs on h and the n lo part is a factor: exp(-n lo) =
+   1 - n lo + (n lo)^2 / 2 (|n lo| < 2.2e-4) -- a sum h - n lo would be one product that a
+   reassociating compiler may merge into x - n ln2 (hi + lo rounded), 60 ulp off */
+${inline(L)} vm_f${L} vm_expq_v${L}(vm_f${L} x, vm_i${L} *n)
+{
+    *n = __builtin_convertvector(x * 1.44269504f + 151.5f, vm_i${L}) - 151;  /* floor(x / ln2 + 1/2) */
+    const vm_f${L} k = __builtin_convertvector(*n, vm_f${L});
+    const vm_f${L} h = x - k * 0.693145752f;
+    const vm_f${L} q = h + h * h * (0.49999994f + h * (0.16666521f + h * (0.04166839f
+                                    + h * (0.00836871f + h * 0.0013814612f))));
+    const vm_f${L} l = k * 1.42860677e-6f;
+    return q - l * (1.0f + q) * (1.0f - 0.5f * l);  /* (1 + q) exp(-l) - 1 */
+}
+</%def>
+
+<%def name="exp(L)">\
+${inline(L)} vm_f${L} vm_exp_v${L}(vm_f${L} x)
+{
+    vm_f${L} c = vm_sel_v${L}(x < 89.0f, x, (vm_f${L}){0} + 89.0f);  /* NaN -> 89 */
+    c = vm_sel_v${L}(c > -104.0f, c, (vm_f${L}){0} - 104.0f);
+    vm_i${L} n;
+    const vm_f${L} q = vm_expq_v${L}(c, &n);
+    return vm_sel_v${L}(x == x, vm_scaled_v${L}(1.0f + q, n), x);
+}
+% if L == 1:
+${scalar('exp')}\
+% endif
+</%def>
+
+<%def name="scaled(L)">\
+/* p 2^n = exp(x), p in [0.7, 1.42], n in [-150, 128]: 2^(n/2) in p's exponent bits (an
+   integer addition, which no float reassociation can touch; p 2^(n/2) is a normal float),
+   then one product by 2^(n - n/2): one rounding, so results in the denormals are exact,
+   and above FLT_MAX the product is inf by itself -- no compare, no select */
+${inline(L)} vm_f${L} vm_scaled_v${L}(vm_f${L} p, vm_i${L} n)
+{
+    const vm_i${L} half = n >> 1;
+    return (vm_f${L})((vm_i${L})p + (half << 23)) * vm_pow2_v${L}(n - half);
+}
+</%def>
+
+<%def name="expm1(L)">\
+/* (2^n - 1) + 2^n q, and q itself when n = 0 (|x| < ln2 / 2) whatever a reassociation
+   does to the sum; from n = 128 on (2^n overflows), exp(x) */
+${inline(L)} vm_f${L} vm_expm1_v${L}(vm_f${L} x)
+{
+    vm_f${L} c = vm_sel_v${L}(x < 89.0f, x, (vm_f${L}){0} + 89.0f);  /* NaN -> 89 */
+    c = vm_sel_v${L}(c > -18.0f, c, (vm_f${L}){0} - 18.0f);  /* expm1(-18) rounds to -1 */
+    vm_i${L} n;
+    const vm_f${L} q = vm_expq_v${L}(c, &n);
+    const vm_i${L} top = n > 127;
+    const vm_f${L} t = vm_pow2_v${L}(n + top);  /* (n = 128: 2^127) */
+    vm_f${L} y = vm_sel_v${L}(top, vm_scaled_v${L}(1.0f + q, n), (t - 1.0f) + t * q);
+    y = vm_sel_v${L}(n == 0, q, y);
+    return vm_sel_v${L}(x == x, y, x);
+}
+% if L == 1:
+${scalar('expm1')}\
+% endif
+</%def>
+
+<%def name="sigmoid(L)">\
+/* 1 / (1 + e), or e / (1 + e) for x < 0 (down into the denormals), e = exp(-|x|) */
+${inline(L)} vm_f${L} vm_sigmoid_v${L}(vm_f${L} x)
+{
+    const vm_f${L} e = vm_exp_v${L}(-(vm_f${L})((vm_i${L})x & 0x7fffffff));
+    const vm_f${L} r = 1.0f / (1.0f + e);
+    return vm_sel_v${L}(x < 0.0f, e * r, r);
+}
+% if L == 1:
+${scalar('sigmoid')}\
+% endif
+</%def>
+
+<%def name="tanh(L)">\
+/* sign(x) e / (e + 2), e = expm1(2 |x|); |x| > 9.5 gives 1 */
+${inline(L)} vm_f${L} vm_tanh_v${L}(vm_f${L} x)
+{
+    vm_f${L} a = (vm_f${L})((vm_i${L})x & 0x7fffffff);
+    a = vm_sel_v${L}(a > 9.5f, (vm_f${L}){0} + 9.5f, a);
+    const vm_f${L} e = vm_expm1_v${L}(a + a);
+    const vm_f${L} y = e / (e + 2.0f);
+    return (vm_f${L})((vm_i${L})y | ((vm_i${L})x & ~0x7fffffff));
+}
+% if L == 1:
+${scalar('tanh')}\
+% endif
+</%def>
+
+<%def name="log1pf(L)">\
+/* log(1 + f), f in [sqrt(1/2) - 1, sqrt(2) - 1] */
+${inline(L)} vm_f${L} vm_log1pf_v${L}(vm_f${L} f)
+{
+    const vm_f${L} q = 0.3333333f + f * (-0.2500082f + f * (0.20001227f + f * (-0.16623357f
+        + f * (0.1420176f + f * (-0.13160191f + f * (0.12761569f + f * -0.07634465f))))));
+    return f + f * f * (f * q - 0.5f);
+}
+</%def>
+
+<%def name="log(L)">\
+${inline(L)} vm_f${L} vm_log_v${L}(vm_f${L} x)
+{
+    const vm_i${L} tiny = x < 1.17549435e-38f;  /* denormals (and the rest, fixed below) */
+    const vm_i${L} i = (vm_i${L})vm_sel_v${L}(tiny, x * 8388608.0f, x);
+    const vm_i${L} e = (i - 0x3f3504f3) >> 23;  /* m = x / 2^e in [sqrt(1/2), sqrt(2)) */
+    const vm_f${L} f = (vm_f${L})(i - (e << 23)) - 1.0f;
+    const vm_f${L} k = __builtin_convertvector(e - (tiny & 23), vm_f${L});
+    vm_f${L} y = k * 0.693145752f + (vm_log1pf_v${L}(f) + k * 1.42860677e-6f);
+    y = vm_sel_v${L}(x < __builtin_inff(), y, x);  /* +inf, NaN */
+    return vm_sel_v${L}(x > 0.0f, y, vm_sel_v${L}(x == 0.0f, (vm_f${L}){0} - __builtin_inff(),
+                                                   (vm_f${L}){0} + __builtin_nanf("")));
+}
+% if L == 1:
+${scalar('log')}\
+% endif
+</%def>
+
+<%def name="softplus(L)">\
+/* max(x, 0) + log1p(u), u = exp(-|x|) in (0, 1]: log1p(u) = ln2 + log1p((u - 1) / 2)
+   (exact argument) when u is over sqrt(2) - 1 */
+${inline(L)} vm_f${L} vm_softplus_v${L}(vm_f${L} x)
+{
+    const vm_f${L} u = vm_exp_v${L}(-(vm_f${L})((vm_i${L})x & 0x7fffffff));
+    const vm_i${L} big = u > 0.414213562f;
+    const vm_f${L} f = vm_sel_v${L}(big, (u - 1.0f) * 0.5f, u);
+    const vm_f${L} l = (vm_f${L})(big & (vm_i${L})((vm_f${L}){0} + 0.693147182f)) + vm_log1pf_v${L}(f);
+    return (vm_f${L})((vm_i${L})x & (x > 0.0f)) + l;
+}
+% if L == 1:
+${scalar('softplus')}\
+% endif
+</%def>
+
+<%def name="erf(L)">\
+${inline(L)} vm_f${L} vm_erf_v${L}(vm_f${L} x)
+{
+    const vm_f${L} a = (vm_f${L})((vm_i${L})x & 0x7fffffff);
+    const vm_f${L} a2 = a * a;
+    const vm_f${L} small = a * (1.1283791f + a2 * (-0.3761255f + a2 * (0.11282455f
+        + a2 * (-0.026791463f + a2 * (0.0050321813f + a2 * -0.0006203254f)))));
+    const vm_f${L} b = vm_sel_v${L}(a > 3.92f, (vm_f${L}){0} + 3.92f, a);  /* erf(3.92) rounds to 1 */
+    const vm_f${L} r = 0.00016202504f + b * (-1.1294532f + b * (-0.63347346f + b * (-0.10813904f
+        + b * (0.025027147f + b * (-0.0041356464f + b * (0.00042708337f + b * -0.000020451396f))))));
+    const vm_f${L} y = vm_sel_v${L}(a < 0.875f, small, 1.0f - vm_exp_v${L}(r));
+    return (vm_f${L})((vm_i${L})y | ((vm_i${L})x & ~0x7fffffff));
+}
+% if L == 1:
+${scalar('erf')}\
+% endif
+</%def>
+
+<%def name="gelu(L)">\
+${inline(L)} vm_f${L} vm_gelu_v${L}(vm_f${L} x)
+{
+    return 0.5f * x * (1.0f + vm_erf_v${L}(x * 0.707106781f));
+}
+% if L == 1:
+${scalar('gelu')}\
+% endif
+</%def>
+
+<%def name="gelu_tanh(L)">\
+/* 0.5 x (1 + tanh(z)) = x sigmoid(2 z), z = sqrt(2 / pi) (x + 0.044715 x^3) */
+${inline(L)} vm_f${L} vm_gelu_tanh_v${L}(vm_f${L} x)
+{
+    return x * vm_sigmoid_v${L}(x * (1.59576912f + (x * x) * 0.0713548162f));
+}
+% if L == 1:
+${scalar('gelu_tanh')}\
+% endif
+</%def>
+
+<%def name="swish(L)">\
+${inline(L)} vm_f${L} vm_swish_v${L}(vm_f${L} x, float alpha)
+{
+    return x * vm_sigmoid_v${L}(x * alpha);
+}
+% if L == 1:
+${scalar('swish', ['alpha'])}\
+% endif
+</%def>
+
+<%def name="mish(L)">\
+/* x tanh(log(1 + e)) = x n / (n + 2), n = e (e + 2), e = exp(x); 1 from x = 20 on */
+${inline(L)} vm_f${L} vm_mish_v${L}(vm_f${L} x)
+{
+    const vm_f${L} e = vm_exp_v${L}(vm_sel_v${L}(x > 20.0f, (vm_f${L}){0} + 20.0f, x));
+    const vm_f${L} n = e * (e + 2.0f);
+    return x * (n / (n + 2.0f));
+}
+% if L == 1:
+${scalar('mish')}\
+% endif
+</%def>
+
+<%def name="elu(L)">\
+${inline(L)} vm_f${L} vm_elu_v${L}(vm_f${L} x, float alpha)
+{
+    return vm_sel_v${L}(x < 0.0f, alpha * vm_expm1_v${L}(x), x);
+}
+% if L == 1:
+${scalar('elu', ['alpha'])}\
+% endif
+</%def>
+
+<%def name="selu(L)">\
+${inline(L)} vm_f${L} vm_selu_v${L}(vm_f${L} x, float alpha, float gamma)
+{
+    return gamma * vm_sel_v${L}(x > 0.0f, x, alpha * vm_expm1_v${L}(x));
+}
+% if L == 1:
+${scalar('selu', ['alpha', 'gamma'])}\
+% endif
+</%def>
+
+<%def name="celu(L)">\
+${inline(L)} vm_f${L} vm_celu_v${L}(vm_f${L} x, float alpha)
+{
+    return vm_sel_v${L}(x > 0.0f, x, alpha * vm_expm1_v${L}(x / alpha));
+}
+% if L == 1:
+${scalar('celu', ['alpha'])}\
+% endif
+</%def>
+
+<%def name="softsign(L)">\
+${inline(L)} vm_f${L} vm_softsign_v${L}(vm_f${L} x)
+{
+    return x / (1.0f + (vm_f${L})((vm_i${L})x & 0x7fffffff));
+}
+% if L == 1:
+${scalar('softsign')}\
+% endif
+</%def>
