@@ -75,3 +75,55 @@ def test_row_pool_writes_over_its_input_only_where_rows_were_read():
     assert pool._rows_overwrite_only_read_input(g)
     same = dict(g, oh=8, ow=8, sh=1, sw=1)  # row oy lands on input row oy, read by oy + 1
     assert not pool._rows_overwrite_only_read_input(same)
+
+
+NEG_INF = np.float32(-np.inf)
+#: (op, input shape, axis, what comes before: None, "large" (x 300) or "mask" (-inf added))
+SOFTMAXES = [
+    ("Softmax", [3, 1], -1, None), ("Softmax", [3, 7], -1, None), ("Softmax", [2, 8], -1, None),
+    ("Softmax", [2, 9], -1, None), ("Softmax", [4, 100], -1, None),
+    ("LogSoftmax", [3, 1], -1, None), ("LogSoftmax", [2, 7], -1, None),
+    ("LogSoftmax", [2, 9], -1, None), ("LogSoftmax", [4, 100], -1, None),
+    ("Softmax", [2, 9, 11], 1, None), ("Softmax", [5, 3], 0, None),
+    ("LogSoftmax", [2, 5, 20], 1, None), ("LogSoftmax", [3, 4, 9], 0, None),
+    ("Softmax", [2, 9], -1, "large"), ("LogSoftmax", [2, 100], -1, "large"),
+    ("Softmax", [2, 3, 19], 1, "large"),
+    ("Softmax", [2, 9], -1, "mask"), ("LogSoftmax", [2, 9], -1, "mask"),
+    ("Softmax", [3, 9, 17], 1, "mask"), ("LogSoftmax", [3, 9, 17], 1, "mask"),
+]
+
+
+def softmax_zoo(path):
+    nodes, inputs, outputs, inits = [], {}, {}, {}
+    for k, (op, shape, axis, before) in enumerate(SOFTMAXES):
+        src = f"x{k}"
+        if before == "large":
+            inits[f"big{k}"] = np.float32(300.0)
+            nodes.append(helper.make_node("Mul", [src, f"big{k}"], [f"m{k}"]))
+            src = f"m{k}"
+        elif before == "mask":  # -inf in some places along the axis, never all of them
+            mask = np.zeros(shape[axis:] if axis >= 0 else shape[axis:], np.float32)
+            mask.reshape(shape[axis], -1)[1::3] = NEG_INF
+            inits[f"mask{k}"] = mask
+            nodes.append(helper.make_node("Add", [src, f"mask{k}"], [f"m{k}"]))
+            src = f"m{k}"
+        nodes.append(helper.make_node(op, [src], [f"y{k}"], axis=axis))
+        inputs[f"x{k}"], outputs[f"y{k}"] = shape, len(shape)
+    return save_model(path, nodes, inputs, outputs, inits)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_vector_softmax_matches_onnxruntime(scons, tmp_path, target):
+    model = softmax_zoo(tmp_path / "softmax.onnx")
+    verify(scons, model, target, "Softmax:vector,LogSoftmax:vector")
+    kernels = (scons.build_dir / target / "softmax" / "softmax_kernels.c").read_text()
+    assert "vm_exp_v" in kernels and "vm_log_" in kernels and "expf(" not in kernels
+
+
+def test_softmax_keeps_the_reference_kernel_at_opt_size_and_on_scalar_cpus(scons, tmp_path):
+    model = softmax_zoo(tmp_path / "softmax.onnx")
+    for target, opt in (("x86_64", "size"), ("armv7", "speed")):
+        r = scons(f"model={model}", f"target={target}", f"opt={opt}", "verify")
+        assert r.returncode == 0, r.stdout + r.stderr
+        kernels = (scons.build_dir / target / "softmax" / "softmax_kernels.c").read_text()
+        assert "vm_exp_v" not in kernels and "expf(" in kernels
