@@ -4,9 +4,8 @@
   windows are reduced into one (max or sum of up to kh input rows, vectors over the whole
   input width, rows outside the input skipped), written into `row`, a scratch row whose
   left and right padding holds -inf (max) or 0 (average) once per call; then each vector
-  of outputs reduces its kw taps of that row, a tap at stride sw being a load (sw 1) or a
-  gather (sw >= 3); at stride 2 the windows at every column of two vectors are reduced
-  (loads at the tap offsets), then their even columns taken (one deinterleave). An average divides by the
+  of outputs reduces its kw taps of that row, a tap at stride sw being a load (sw 1), two
+  loads and a deinterleave (sw 2) or a gather (sw >= 3). An average divides by the
   number of elements its window counts: valid rows (at run time) times columns (a table).
 </%doc>\
 <%
@@ -54,20 +53,6 @@ ${simd.types(L, is_max)}\
             } else {
                 int j = 0;
 % if wfull:
-% if kh > 1:
-                if (rows == ${kh}) {  /* every row inside the input: unrolled */
-                    for (; j < ${wfull}; j += ${L}) {
-                        vf acc = *(const vfu *)(src[0] + j);
-% for r in range(1, kh):
-                        {
-                            const vf v = *(const vfu *)(src[${r}] + j);
-                            ${vmax('acc', 'v')}
-                        }
-% endfor
-                        *(vfu *)(mid + j) = acc;
-                    }
-                }
-% endif
                 for (; j < ${wfull}; j += ${L}) {
                     vf acc = *(const vfu *)(src[0] + j);
                     for (int r = 1; r < rows; ++r) {
@@ -101,21 +86,6 @@ ${simd.types(L, is_max)}\
             float *yr = y + ((size_t)nc * ${oh} + oy) * ${ow}u;
             for (int ox0 = 0; ox0 < ${nv * L}; ox0 += ${L}) {
                 const float *t = row + ox0 * ${sw};
-% if sw == 2 and kw > 1:
-<%doc> the window at every column of 2 vectors, then its even columns: one deinterleave </%doc>\
-                vf acc;
-                {
-                    vf a = *(const vfu *)t, b = *(const vfu *)(t + ${L});
-% for kx in range(1, kw):
-                    {
-                        const vf v = *(const vfu *)(t + ${kx * dw}), u = *(const vfu *)(t + ${kx * dw + L});
-                        ${vmax('a', 'v')}
-                        ${vmax('b', 'u')}
-                    }
-% endfor
-                    acc = __builtin_shufflevector(a, b, ${', '.join(str(2 * i) for i in range(L))});
-                }
-% else:
                 vf acc = ${tap('t')};
 % for kx in range(1, kw):
                 {
@@ -123,7 +93,6 @@ ${simd.types(L, is_max)}\
                     ${vmax('acc', 'v')}
                 }
 % endfor
-% endif
 % if not is_max:
                 acc = acc / (count * *(const vfu *)(cols + ox0));
 % endif
