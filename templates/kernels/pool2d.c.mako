@@ -43,10 +43,10 @@ ${signature}
 % if is_max:
                 yc[oy * ${ow} + ox] = acc;
 % elif p['count_include_pad']:
-<%doc> the window clipped to the padded input: pads end where the input plus pads end </%doc>\
+<%doc> the window clipped to the padded input, which ends pb (pr) past the input </%doc>\
                 {
-                    const int y1 = iy0 + ${(kh - 1) * dh + 1} < ${h + pt + p['pb']} ? iy0 + ${(kh - 1) * dh + 1} : ${h + pt + p['pb']};
-                    const int x1 = ix0 + ${(kw - 1) * dw + 1} < ${w + pl + p['pr']} ? ix0 + ${(kw - 1) * dw + 1} : ${w + pl + p['pr']};
+                    const int y1 = iy0 + ${(kh - 1) * dh + 1} < ${h + p['pb']} ? iy0 + ${(kh - 1) * dh + 1} : ${h + p['pb']};
+                    const int x1 = ix0 + ${(kw - 1) * dw + 1} < ${w + p['pr']} ? ix0 + ${(kw - 1) * dw + 1} : ${w + p['pr']};
                     (void)count;
                     yc[oy * ${ow} + ox] = acc / (float)((y1 - iy0) * (x1 - ix0));
                 }

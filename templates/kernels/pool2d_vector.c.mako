@@ -1,73 +1,111 @@
 <%namespace name="simd" file="/kernels/simd.mako"/>\
-<%namespace name="planes" file="/kernels/conv_planes.mako"/>\
 <%doc>
-  Max or average pooling, vectorized: one channel at a time is copied into stride phases
-  padded with -inf (max) or zeros (average; every window has kh * kw elements here), so
-  that each tap of an output row is a contiguous run; vecs vectors of an output row take
-  the max, or the sum, of the taps.
+  Max or average pooling, vectorized, an output row at a time: first the rows of its
+  windows are reduced into one (max or sum of up to kh input rows, vectors over the whole
+  input width, rows outside the input skipped), written into `row`, a scratch row whose
+  left and right padding holds -inf (max) or 0 (average) once per call; then each vector
+  of outputs reduces its kw taps of that row, a tap at stride sw being a load (sw 1), two
+  loads and a deinterleave (sw 2) or a gather (sw >= 3). An average divides by the
+  number of elements its window counts: valid rows (at run time) times columns (a table).
 </%doc>\
 <%
     n, c, h, w, oh, ow = p['n'], p['c'], p['h'], p['w'], p['oh'], p['ow']
-    vecs, lanes = p['vecs'], p['lanes']
-    width = vecs * lanes
-    cols, cs = p['plane_cols'], p['channel_stride']
-    offsets = p['tap_offsets']
+    kh, kw, sh, sw, dh, dw, pt, pl = p['kh'], p['kw'], p['sh'], p['sw'], p['dh'], p['dw'], p['pt'], p['pl']
+    L, nv = p['lanes'], p['vecs']
+    wfull = w // L * L
     is_max = p['kind'] == 'max'
-    full, rest = divmod(ow, width)
-    def ld(off):
-        return f"*(const vfu *)(pr + {off}u)"
+    pad = '-INFINITY' if is_max else '0.0f'
+    def vmax(acc, v):
+        return (f"{{ const vi more = {v} > {acc}; {acc} = (vf)(((vi){v} & more) | ((vi){acc} & ~more)); }}"
+                if is_max else f"{acc} += {v};")
+    def tap(ptr):
+        if sw == 1:
+            return f"*(const vfu *)({ptr})"
+        if sw == 2:
+            evens = ', '.join(str(2 * i) for i in range(L))
+            return f"__builtin_shufflevector(*(const vfu *)({ptr}), *(const vfu *)({ptr} + {L}), {evens})"
+        return "(vf){" + ', '.join(f"({ptr})[{i * sw}]" for i in range(L)) + "}"
 %>\
-<%def name="tile(nvecs, store)">\
-                {
-% for v in range(nvecs):
-                    vf acc${v} = ${ld(offsets[0] + v * lanes)};
-% endfor
-% for t in offsets[1:]:
-% for v in range(nvecs):
-% if is_max:
-                    { const vf x${v} = ${ld(t + v * lanes)}; const vi more = x${v} > acc${v}; acc${v} = (vf)(((vi)x${v} & more) | ((vi)acc${v} & ~more)); }
-% else:
-                    acc${v} += ${ld(t + v * lanes)};
-% endif
-% endfor
-% endfor
-% if not is_max:
-% for v in range(nvecs):
-                    acc${v} = acc${v} / ${c_float(len(offsets))};
-% endfor
-% endif
-% if store == nvecs * lanes:
-                    ${' '.join(f'*(vfu *)(yr + {v * lanes}) = acc{v};' for v in range(nvecs))}
-% else:
-                    float part[${nvecs * lanes}];
-                    ${' '.join(f'*(vfu *)(part + {v * lanes}) = acc{v};' for v in range(nvecs))}
-                    memcpy(yr, part, ${store}u * sizeof(float));
-% endif
-                }
-</%def>\
 ${signature}
 {
-${simd.types(lanes, is_max and len(offsets) > 1)}\
-    float *const pc = (float *)scratch;
-${planes.clear('pc', cs + p['slack'], '-INFINITY' if is_max else '0.0f', 4)}\
+${simd.types(L, is_max)}\
+    float *const row = (float *)scratch;
+    for (size_t i = 0; i < ${p['row_len']}u; ++i)
+        row[i] = ${pad};
+% if not is_max:
+    static const float cols[${nv * L}] = {${', '.join(c_float(v) for v in p['col_counts'])}};
+% endif
     for (int nc = 0; nc < ${n * c}; ++nc) {
         const float *xc = x + (size_t)nc * ${h * w}u;
-${planes.fill(p, 'xc', 'pc', 8)}\
         for (int oy = 0; oy < ${oh}; ++oy) {
-% if full:
-            for (int ox0 = 0; ox0 < ${full * width}; ox0 += ${width}) {
-                const float *pr = pc + (size_t)oy * ${cols}u + ox0;
-                float *yr = y + ((size_t)nc * ${oh} + oy) * ${ow}u + ox0;
-${tile(vecs, width)}\
+            const int iy0 = oy * ${sh} - ${pt};
+            const float *src[${kh}];
+            int rows = 0;
+            for (int ky = 0; ky < ${kh}; ++ky) {
+                const int iy = iy0 + ky * ${dh};
+                if (iy >= 0 && iy < ${h})
+                    src[rows++] = xc + (size_t)iy * ${w}u;
             }
+            float *const mid = row + ${pl};
+            if (rows == 0) {
+                for (int j = 0; j < ${w}; ++j)
+                    mid[j] = ${pad};
+            } else {
+                int j = 0;
+% if wfull:
+                for (; j < ${wfull}; j += ${L}) {
+                    vf acc = *(const vfu *)(src[0] + j);
+                    for (int r = 1; r < rows; ++r) {
+                        const vf v = *(const vfu *)(src[r] + j);
+                        ${vmax('acc', 'v')}
+                    }
+                    *(vfu *)(mid + j) = acc;
+                }
 % endif
-% if rest:
-            {
-                const float *pr = pc + (size_t)oy * ${cols}u + ${full * width};
-                float *yr = y + ((size_t)nc * ${oh} + oy) * ${ow}u + ${full * width};
-${tile(-(-rest // lanes), rest)}\
+% if w > wfull:
+                for (; j < ${w}; ++j) {
+                    float acc = src[0][j];
+                    for (int r = 1; r < rows; ++r)
+% if is_max:
+                        acc = src[r][j] > acc ? src[r][j] : acc;
+% else:
+                        acc += src[r][j];
+% endif
+                    mid[j] = acc;
+                }
+% endif
             }
+% if not is_max:
+% if p['count_include_pad']:
+            const int y1 = iy0 + ${kh} < ${h + p['pb']} ? iy0 + ${kh} : ${h + p['pb']};
+            const float count = (float)(y1 - iy0);
+% else:
+            const float count = rows ? (float)rows : 1.0f;
 % endif
+% endif
+            float *yr = y + ((size_t)nc * ${oh} + oy) * ${ow}u;
+            for (int ox0 = 0; ox0 < ${nv * L}; ox0 += ${L}) {
+                const float *t = row + ox0 * ${sw};
+                vf acc = ${tap('t')};
+% for kx in range(1, kw):
+                {
+                    const vf v = ${tap(f't + {kx * dw}')};
+                    ${vmax('acc', 'v')}
+                }
+% endfor
+% if not is_max:
+                acc = acc / (count * *(const vfu *)(cols + ox0));
+% endif
+% if ow % L:
+                if (ox0 + ${L} > ${ow}) {
+                    float part[${L}];
+                    *(vfu *)part = acc;
+                    memcpy(yr + ox0, part, ${ow % L}u * sizeof(float));
+                    break;
+                }
+% endif
+                *(vfu *)(yr + ox0) = acc;
+            }
         }
     }
 }

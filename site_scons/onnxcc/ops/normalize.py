@@ -1,8 +1,14 @@
 """Softmax, LogSoftmax, Hardmax and the normalizations: LayerNormalization,
 RMSNormalization, InstanceNormalization, GroupNormalization, BatchNormalization (with
-statistics known only at run time), LpNormalization and LRN."""
+statistics known only at run time), LpNormalization and LRN.
 
-from . import KernelCall, in_place, unsupported
+Softmax and LogSoftmax have two tactics: reference (libm's exp, one element at a time)
+and, on float32 with SIMD, vector (vmath's exp and log in vectors along the axis when it
+is the last, else across the axes after it).
+"""
+
+from . import KernelCall, Tactic, in_place, unsupported
+from .tiling import LIBM_COST, VMATH_COST
 from .unary import dtype_tag
 
 
@@ -134,6 +140,37 @@ def lower_lrn(node, graph):
 def softmax_in_place(node, graph, tensor):
     """Each element of y is written after the same element of x was last read."""
     return in_place(lower_softmax(node, graph), tensor, ("x",))
+
+
+def _softmax_vectorizes(node, graph, cpu):
+    return (cpu.lanes() > 1 and node.op in ("Softmax", "LogSoftmax")
+            and lower_softmax(node, graph).params["dtype"] == "float32")
+
+
+def lower_softmax_vector(node, graph, cpu):
+    call = lower_softmax(node, graph)
+    call.template = "softmax_vector"
+    call.params = dict(call.params, lanes=cpu.lanes())
+    return call
+
+
+def _softmax_cost(node, graph, cpu, lanes=None):
+    """Three passes over the elements and an exp each (libm's, or vmath's on ``lanes``)."""
+    per = 3 + LIBM_COST["Exp"] if lanes is None else (3 + VMATH_COST["Exp"]) / lanes
+    return graph.info(node.inputs[0]).size * per
+
+
+def softmax_vector_in_place(node, graph, cpu, tensor):
+    """As the reference kernel: each vector (or element) of y is written after the same
+    one of x was last read."""
+    return in_place(lower_softmax_vector(node, graph, cpu), tensor, ("x",))
+
+
+_SOFTMAX = [Tactic("reference", lambda n, g, cpu: lower_softmax(n, g), cost=_softmax_cost),
+            Tactic("vector", lower_softmax_vector, _softmax_vectorizes,
+                   lambda n, g, cpu: _softmax_cost(n, g, cpu, cpu.lanes()),
+                   softmax_vector_in_place)]
+TACTICS = {"Softmax": _SOFTMAX, "LogSoftmax": _SOFTMAX}
 
 
 def layer_norm_in_place(node, graph, tensor):

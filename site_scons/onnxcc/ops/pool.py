@@ -1,9 +1,10 @@
 """MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool (1-D and 2-D, NCHW), as tactics:
 
   reference  the plain loops (a window covering the whole input is a global pool)
-  vector     a channel at a time, padded into stride phases (like a depthwise convolution,
-             ops/conv.py) so that each tap of an output row is one vector run; max pools
-             pad with -inf, and average pools qualify where every window has the same count
+  vector     an output row at a time: the kh input rows reduced in vectors over the input
+             width into a padded scratch row, then kw taps of it at stride sw per vector of
+             outputs (a load, or two and a deinterleave at stride 2); an average divides by
+             its window's count (rows at run time times a table of columns)
 
 Only the reference kernels write over their input (INPLACE).
 """
@@ -11,9 +12,7 @@ Only the reference kernels write over their input (INPLACE).
 from dataclasses import replace
 
 from . import KernelCall, Tactic, in_place, unsupported
-from .conv import phase_planes
 from .spatial import overwrites_only_read_input, window_2d, window_tag
-from .tiling import copy_cost
 
 
 def _window(node, graph):
@@ -52,18 +51,26 @@ def lower_pool(node, graph, cpu=None):
     return KernelCall("pool2d", tag, g, [("x", x)], [("y", y)])
 
 
-def _constant_count(g):
-    """Every window holds kh * kw elements: no window reaches past the padded input, and
-    padding (if any) counts."""
-    inside = ((g["oh"] - 1) * g["sh"] + (g["kh"] - 1) * g["dh"] + 1 <= g["h"] + g["pt"] + g["pb"]
-              and (g["ow"] - 1) * g["sw"] + (g["kw"] - 1) * g["dw"] + 1 <= g["w"] + g["pl"] + g["pr"])
-    padded = any((g["pt"], g["pl"], g["pb"], g["pr"]))
-    return inside and (not padded or g["count_include_pad"])
-
-
 def _vectorizable(node, graph, cpu):
-    g = _window(node, graph)
-    return cpu.lanes() > 1 and (_is_global(g) or g["kind"] == "max" or _constant_count(g))
+    _window(node, graph)
+    return cpu.lanes() > 1
+
+
+def _column_counts(g, width):
+    """Columns each output's window counts (as the reference kernel: real ones, or with
+    count_include_pad the window clipped to the padded input, which ends pr past the
+    input, as onnxruntime); 1 past the outputs and
+    for a window of none (its sum is 0 then, as the reference kernel's average)."""
+    counts = []
+    for ox in range(width):
+        x0 = ox * g["sw"] - g["pl"]
+        if ox >= g["ow"]:
+            counts.append(1.0)
+        elif g["count_include_pad"]:
+            counts.append(float(min(x0 + g["kw"], g["w"] + g["pr"]) - x0))
+        else:
+            counts.append(float(max(1, min(x0 + g["kw"], g["w"]) - max(x0, 0))))
+    return counts
 
 
 def lower_vector(node, graph, cpu):
@@ -72,11 +79,14 @@ def lower_vector(node, graph, cpu):
     lanes = cpu.lanes()
     if _is_global(g):
         return _global_call(g["kind"], g["n"] * g["c"], g["h"] * g["w"], x, y, lanes)
-    p = dict(g, lanes=lanes, vecs=max(1, min(4, -(-g["ow"] // lanes))))
-    p.update(phase_planes(g, p["vecs"] * lanes))
-    tag = f"{g['kind']}_f32_{window_tag(g)}"
-    return KernelCall("pool2d_vector", tag, p, [("x", x)], [("y", y)],
-                      scratch_bytes=4 * (p["channel_stride"] + p["slack"]))
+    vecs = -(-g["ow"] // lanes)
+    # the padded row: every tap of every vector (the last one's extra lanes too) lies in it
+    row_len = max(g["pl"] + g["w"], vecs * lanes * g["sw"] + (g["kw"] - 1) * g["dw"])
+    p = dict(g, lanes=lanes, vecs=vecs, row_len=row_len)
+    if g["kind"] == "avg":
+        p["col_counts"] = _column_counts(g, vecs * lanes)
+    tag = f"{g['kind']}_f32_{window_tag(g)}" + ("_incpad" if g["count_include_pad"] else "")
+    return KernelCall("pool2d_vector", tag, p, [("x", x)], [("y", y)], scratch_bytes=4 * row_len)
 
 
 def _outputs(g):
@@ -95,10 +105,9 @@ def cost_vector(node, graph, cpu):
     lanes = cpu.lanes()
     if _is_global(g):
         return g["n"] * g["c"] * (g["h"] * g["w"] / lanes + 10)
-    vectors = g["n"] * g["c"] * g["oh"] * -(-g["ow"] // lanes)
-    planes = phase_planes(g, lanes)
-    return vectors * (g["kh"] * g["kw"] + 4) + g["n"] * g["c"] * copy_cost(
-        planes["channel_stride"], cpu, contiguous=g["sw"] == 1)
+    tap = 1 if g["sw"] == 1 else 2 if g["sw"] == 2 else lanes  # loads (and shuffles)
+    per_row = (-(-g["w"] // lanes) * g["kh"] + -(-g["ow"] // lanes) * g["kw"] * tap + 12)
+    return g["n"] * g["c"] * g["oh"] * per_row
 
 
 def lower_global_pool(node, graph, cpu=None):
@@ -119,13 +128,25 @@ def cost_global(node, graph, cpu, vector=False):
     return elements / (cpu.lanes() if vector else 1) + shape[0] * shape[1] * 10
 
 
+def _rows_overwrite_only_read_input(g):
+    """Whether the row kernel may write y straight over x: output row oy is written after
+    its input rows were reduced into scratch, and must land before the first input row a
+    later output row reads (channel 0 is the tightest, as a channel does not grow)."""
+    if g["oh"] * g["ow"] > g["h"] * g["w"]:
+        return False
+    for oy in range(g["oh"] - 1):
+        later = [iy for o in range(oy + 1, g["oh"]) for ky in range(g["kh"])
+                 if 0 <= (iy := o * g["sh"] - g["pt"] + ky * g["dh"]) < g["h"]]
+        if later and (oy + 1) * g["ow"] > min(later) * g["w"]:
+            return False
+    return True
+
+
 def vector_in_place(node, graph, cpu, tensor):
-    """Channel c of x is copied into the scratch planes before channel c of y is written,
-    which lies within x's channels 0..c when a channel does not grow; a global pool writes
-    y[o] after reading row o of x."""
+    """A global pool writes y[o] after reading row o of x; the row kernel where its rows
+    of y land only on rows of x already read."""
     call = lower_vector(node, graph, cpu)
-    p = call.params
-    if call.template == "pool2d_vector" and p["oh"] * p["ow"] > p["h"] * p["w"]:
+    if call.template == "pool2d_vector" and not _rows_overwrite_only_read_input(call.params):
         return None
     return in_place(call, tensor, ("x",))
 
