@@ -66,7 +66,7 @@ ${planes.clear('pc', cs + p['slack'], '0.0f', 4)}\
         for (int ic = 0; ic < ${c}; ++ic) {
             const float *xc = x + ((size_t)nb * ${c} + ic) * ${h * w}u;
             const float *wc = w + (size_t)ic * ${taps}u;
-${planes.fill(p, 'xc', 'pc', 12)}\
+${planes.fill(p, 'xc', 'pc', 12, lanes)}\
 % if full_rows:
             for (int oy = 0; oy < ${full_rows * rows}; oy += ${rows}) {
 ${row_group(rows)}\
