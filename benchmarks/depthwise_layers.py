@@ -31,6 +31,8 @@ LAYERS = {  # name: (channels, image, kernel, stride, activation)
     "eff_14": (672, 14, 5, 1, "swish"),
     "eff_7": (1152, 7, 5, 1, "swish"),
     "eff_7_3x3": (1152, 7, 3, 1, "swish"),
+    "eff_7_relu": (1152, 7, 5, 1, "relu"),
+    "eff_14_relu": (672, 14, 5, 1, "relu"),
 }
 
 

@@ -1,7 +1,7 @@
 """The depthwise Conv tactic forced on odd shapes -- tiny and odd images, 3x3, 5x5 and 2x2
 kernels, strides 1 and 2 (the stride-2 rows split into column phases by vector shuffles
 where whole vector pairs fit, one by one at the edges), asymmetric pads, dilation, odd
-channel counts, fused Relu, Clip, Swish and a residual -- run against onnxruntime on CPUs
+channel counts, rows shorter than a vector, fused Relu, Clip, Swish and a residual -- run against onnxruntime on CPUs
 with 8-, 4- and 1-float vectors (and 16 where the host has AVX-512)."""
 
 import json
@@ -34,6 +34,9 @@ CASES = [
     (6, [33, 70], [3, 3], dict(pads=[1, 1, 1, 1], strides=[2, 1]), "residual"),
     (40, [7, 7], [5, 5], dict(pads=[2, 2, 2, 2]), "swish"),
     (17, [14, 14], [3, 3], dict(pads=[1, 1, 1, 1]), "residual"),
+    # rows shorter than a vector, stored as whole vectors into the next rows
+    (5, [9, 3], [3, 3], dict(pads=[1, 1, 1, 1]), "residual"),
+    (5, [11, 6], [3, 3], dict(pads=[1, 1, 1, 1]), "relu"),
 ]
 
 
@@ -54,9 +57,10 @@ def depthwise_zoo(path):
         elif then == "swish":
             nodes.append(helper.make_node("Sigmoid", [conv], [f"s{k}"]))
             nodes.append(helper.make_node("Mul", [conv, f"s{k}"], [f"y{k}"]))
-        elif then == "residual":
+        elif then == "residual":  # computed, so that y may be written over it
             inputs[f"r{k}"] = [1, c] + _out_spatial(xs, ws, attrs)
-            nodes.append(helper.make_node("Add", [conv, f"r{k}"], [f"y{k}"]))
+            nodes.append(helper.make_node("Abs", [f"r{k}"], [f"a{k}"]))
+            nodes.append(helper.make_node("Add", [conv, f"a{k}"], [f"y{k}"]))
         outputs[f"y{k}"] = 4
     return save_model(path, nodes, inputs, outputs, inits)
 
@@ -72,3 +76,4 @@ def test_depthwise_tactic_matches_onnxruntime(scons, tmp_path, target):
     kernels = (scons.build_dir / target / "dws" / "dws_kernels.c").read_text()
     # stride-2 rows wide enough for a vector pair were split by shuffles (on SIMD CPUs)
     assert ("__builtin_shuffle" in kernels) == (target != "riscv32")
+    assert ("land in the next rows" in kernels) == (target != "riscv32")
