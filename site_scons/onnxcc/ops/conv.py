@@ -249,7 +249,9 @@ def _plan_depthwise(g, cpu):
     lanes = cpu.lanes()
     taps = g["kh"] * g["kw"]
     best = None
-    heights = sorted({1, 2, 4, g["oh"]})  # (a small image's channel: one tile of all its rows)
+    # (on SIMD CPUs a small image's channel may be one tile of all its rows, rows shorter
+    # than a vector stored whole into the next rows: conv2d_depthwise)
+    heights = sorted({1, 2, 4, g["oh"]} if lanes > 1 else {1, 2, 4})
     for rows, vecs in ((r, v) for r in heights for v in (1, 2, 3, 4)
                        if r * v + 2 <= cpu.registers and r <= g["oh"]):
         width = vecs * lanes
