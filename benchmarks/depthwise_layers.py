@@ -24,6 +24,10 @@ import speed  # noqa: E402
 LAYERS = {  # name: (channels, image, kernel, stride, activation)
     "mb_dw": (144, 56, 3, 1, "relu"),
     "mb_dw_s2": (144, 56, 3, 2, "relu"),
+    "mb_112_s2": (96, 112, 3, 2, "relu"),
+    "mb_14": (384, 14, 3, 1, "relu"),
+    "mb_14_s2": (576, 14, 3, 2, "relu"),
+    "mb_7": (960, 7, 3, 1, "relu"),
     "eff_112": (32, 112, 3, 1, "swish"),
     "eff_s2": (96, 112, 3, 2, "swish"),
     "eff_5x5": (240, 28, 5, 1, "swish"),

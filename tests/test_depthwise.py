@@ -29,6 +29,9 @@ CASES = [
     (5, [40, 37], [3, 3], dict(pads=[1, 1, 1, 1], strides=[2, 2]), "clip"),
     (3, [35, 36], [5, 5], dict(pads=[2, 2, 1, 2], strides=[2, 2]), "residual"),
     (4, [20, 41], [3, 3], dict(strides=[2, 2]), "swish"),
+    # stride-2 rows split by half vectors (4 lanes) after or instead of whole ones
+    (5, [14, 14], [3, 3], dict(pads=[1, 1, 1, 1], strides=[2, 2]), "relu"),
+    (3, [9, 29], [5, 5], dict(pads=[2, 2, 2, 2], strides=[2, 2]), "swish"),
     (3, [19, 23], [3, 3], dict(pads=[2, 2, 2, 2], strides=[2, 2], dilations=[2, 2]), "relu"),
     (3, [18, 34], [2, 2], dict(strides=[2, 2]), None),
     (6, [33, 70], [3, 3], dict(pads=[1, 1, 1, 1], strides=[2, 1]), "residual"),
@@ -76,4 +79,5 @@ def test_depthwise_tactic_matches_onnxruntime(scons, tmp_path, target):
     kernels = (scons.build_dir / target / "dws" / "dws_kernels.c").read_text()
     # stride-2 rows wide enough for a vector pair were split by shuffles (on SIMD CPUs)
     assert ("__builtin_shuffle" in kernels) == (target != "riscv32")
+    assert ("(vpm4)" in kernels) == (target != "riscv32")
     assert ("land in the next rows" in kernels) == (target != "riscv32")
