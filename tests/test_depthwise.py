@@ -60,10 +60,11 @@ def depthwise_zoo(path):
         elif then == "swish":
             nodes.append(helper.make_node("Sigmoid", [conv], [f"s{k}"]))
             nodes.append(helper.make_node("Mul", [conv, f"s{k}"], [f"y{k}"]))
-        elif then == "residual":  # computed, so that y may be written over it
-            inputs[f"r{k}"] = [1, c] + _out_spatial(xs, ws, attrs)
+        elif then == "residual":  # computed and the sum read again, so that the sum
+            inputs[f"r{k}"] = [1, c] + _out_spatial(xs, ws, attrs)  # may be written over it
             nodes.append(helper.make_node("Abs", [f"r{k}"], [f"a{k}"]))
-            nodes.append(helper.make_node("Add", [conv, f"a{k}"], [f"y{k}"]))
+            nodes.append(helper.make_node("Add", [conv, f"a{k}"], [f"s{k}"]))
+            nodes.append(helper.make_node("Transpose", [f"s{k}"], [f"y{k}"], perm=[0, 1, 3, 2]))
         outputs[f"y{k}"] = 4
     return save_model(path, nodes, inputs, outputs, inits)
 
