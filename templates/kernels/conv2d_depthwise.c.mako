@@ -4,6 +4,8 @@
   Depthwise convolution (group == channels == outputs): one channel at a time, copied into
   zero-padded stride phases (scratch) so that each tap of an output row is a contiguous
   run; a tile of `rows` output rows x (vecs * lanes) pixels sums the taps in registers.
+  Rows shorter than a vector (small images) are stored as whole vectors running into the
+  next row, which is stored after (spills).
 </%doc>\
 <%
     n, c, h, w = p['n'], p['c'], p['h'], p['w']
@@ -22,6 +24,13 @@
         return f"y + ((size_t)nb * {c} + ic) * {oh * ow}u + (size_t)(oy + {i}) * {ow}u + ox0"
     def coords(i, jj):
         return ["nb", "ic", f"(oy + {i}) * {ow} + ox0 + {jj}"]
+    def spills(nrows, nvecs, store):
+        """Whether a tile of rows shorter than a vector (one per row) stores whole vectors
+        where their extra lanes land in the tile's later rows (stored after, over them):
+        its epilogue (which may read a residual y is written over) runs on every row
+        first, and only a row whose vector would reach past the tile is stored in part."""
+        return (lanes > 1 and full == 0 and nvecs == 1 and store < lanes and nrows > 1
+                and vectorizable(p['epilogue'], 2))
     first = (f'(vf){{0}} + b[ic]' if lanes > 1 else 'b[ic]') if p['bias'] else ('(vf){0}' if lanes > 1 else '0.0f')
 %>\
 <%def name="block(nrows, nvecs, store)">\
@@ -37,9 +46,22 @@
 % endfor
                         }
 % endfor
+% if spills(nrows, nvecs, store):
+% for i in range(nrows):
+                        ${tl.apply(f'acc{i}_0', lanes, p['epilogue'], coords(i, 0), 2, store)}
+% endfor
+% for i in range(nrows):
+% if (i + 1) * ow + (lanes - ow) <= nrows * ow:
+                        *(vfu *)(${out(i)}) = acc${i}_0;  /* its last lanes land in the next rows */
+% else:
+${tl.store(i, lanes, store, out, [], coords, 2, ' ' * 24)}\
+% endif
+% endfor
+% else:
 % for i in range(nrows):
 ${tl.store(i, lanes, store, out, p['epilogue'], coords, 2, ' ' * 24)}\
 % endfor
+% endif
                     }
 </%def>\
 <%def name="row_group(nrows)">\
@@ -66,7 +88,7 @@ ${planes.clear('pc', cs + p['slack'], '0.0f', 4)}\
         for (int ic = 0; ic < ${c}; ++ic) {
             const float *xc = x + ((size_t)nb * ${c} + ic) * ${h * w}u;
             const float *wc = w + (size_t)ic * ${taps}u;
-${planes.fill(p, 'xc', 'pc', 12)}\
+${planes.fill(p, 'xc', 'pc', 12, lanes)}\
 % if full_rows:
             for (int oy = 0; oy < ${full_rows * rows}; oy += ${rows}) {
 ${row_group(rows)}\

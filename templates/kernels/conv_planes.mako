@@ -17,17 +17,30 @@ ${ind}    ${dst}[i] = ${value};
 % endif
 </%def>
 
-## Copy the pixels of one input channel `src` (H x W floats) into its planes at `dst`.
-<%def name="fill(p, src, dst, indent)">\
+<%doc>
+  Copy the pixels of one input channel `src` (H x W floats) into its planes at `dst`. With
+  `lanes` >= 4, a stride-2 row whose two column phases are both planes is split into them
+  by vector shuffles, two vectors in, one out to each (whole vectors, then halves where
+  the row has room): the columns no vector pair covers are copied one by one.
+</%doc>
+<%def name="fill(p, src, dst, indent, lanes=1)">\
 <%
     ind = ' ' * indent
     rows, cols = p['plane_rows'], p['plane_cols']
     plane = rows * cols
+    pairs = paired_phases(p, lanes)
 %>\
 % if not any(f['rows'][1] > f['rows'][0] and f['cols'][1] > f['cols'][0] for f in p['fills']):
 ${ind}(void)${src};  /* every window reads padding only */
 % endif
-% for k, f in enumerate(p['fills']):
+% for width in sorted({run[2] for _, _, runs in pairs for run in runs}):
+${ind}typedef float vp${width} __attribute__((vector_size(${4 * width}), aligned(4), may_alias));
+${ind}typedef int32_t vpm${width} __attribute__((vector_size(${4 * width})));
+% endfor
+% for k0, k1, runs in pairs:
+${fill_pair(p, src, dst, k0, k1, runs, ind)}\
+% endfor
+% for k, f in [(k, f) for k, f in enumerate(p['fills']) if not any(k in pair[:2] for pair in pairs)]:
 <%
     r_lo, r_hi = f['rows']
     c_lo, c_hi = f['cols']
@@ -48,6 +61,69 @@ ${ind}        d[q] = s[q * ${p['sw']} + ${col0}];
 ${ind}}
 % endif
 % endfor
+</%def>
+
+<%!
+def paired_phases(p, lanes):
+    """(fill index of column phase 0, of phase 1, the vector runs [(first plane column,
+    end, lanes)]) of each row phase of a stride-2 fill whose both column phases are
+    planes: whole vectors, then half vectors (down to 4 lanes) where a row has room."""
+    if lanes < 4 or p['sw'] != 2:
+        return []
+    fills, pl, w = p['fills'], p['pl'], p['w']
+    pairs = []
+    for k0, f in enumerate(fills):
+        k1 = next((k for k, g in enumerate(fills) if g['py'] == f['py'] and g['px'] == 1), None)
+        if f['px'] != 0 or k1 is None or f['rows'][1] <= f['rows'][0]:
+            continue
+        q = (pl + 1) // 2  # the first column both of whose sources 2q - pl, 2q + 1 - pl are >= 0
+        end = min(f['cols'][1], fills[k1]['cols'][1])  # (where both phases' copies end)
+        runs, width = [], lanes
+        while width >= 4:
+            count = max(0, min((w + pl - 2 * q) // (2 * width), (end - q) // width))
+            if count:
+                runs.append((q, q + count * width, width))
+                q += count * width
+            width //= 2
+        if runs:
+            pairs.append((k0, k1, runs))
+    return pairs
+%>
+
+## Rows of the two column phases (fills k0, k1) of one row phase: the runs by vectors.
+<%def name="fill_pair(p, src, dst, k0, k1, runs, ind)">\
+<%
+    cols = p['plane_cols']
+    plane = p['plane_rows'] * cols
+    f0, f1 = p['fills'][k0], p['fills'][k1]
+    r_lo, r_hi = f0['rows']
+    row0 = f0['py'] - p['pt']
+    pl = p['pl']
+    qa, qe = runs[0][0], runs[-1][1]
+    def lanes_of(width, first):
+        return ', '.join(str(2 * i + first) for i in range(width))
+    def rest(f, d):
+        """The scalar copies of phase f's columns outside [qa, qe)."""
+        col0 = f['px'] - pl
+        spans = [(f['cols'][0], min(qa, f['cols'][1])), (max(qe, f['cols'][0]), f['cols'][1])]
+        return [(lo, hi, d, col0) for lo, hi in spans if hi > lo]
+%>\
+${ind}for (int r = ${r_lo}; r < ${r_hi}; ++r) {
+${ind}    float *d0 = ${dst} + ${k0 * plane}u + (size_t)r * ${cols}u;
+${ind}    float *d1 = ${dst} + ${k1 * plane}u + (size_t)r * ${cols}u;
+${ind}    const float *s = ${src} + (size_t)(r * 2 + ${row0}) * ${p['w']}u;
+% for q0, q1, width in runs:
+${ind}    for (int q = ${q0}; q < ${q1}; q += ${width}) {
+${ind}        const vp${width} a = *(const vp${width} *)(s + 2 * q - ${pl}), b = *(const vp${width} *)(s + 2 * q + ${width - pl});
+${ind}        *(vp${width} *)(d0 + q) = __builtin_shuffle(a, b, (vpm${width}){${lanes_of(width, 0)}});
+${ind}        *(vp${width} *)(d1 + q) = __builtin_shuffle(a, b, (vpm${width}){${lanes_of(width, 1)}});
+${ind}    }
+% endfor
+% for lo, hi, d, col0 in rest(f0, 'd0') + rest(f1, 'd1'):
+${ind}    for (int q = ${lo}; q < ${hi}; ++q)
+${ind}        ${d}[q] = s[q * 2 + ${col0}];
+% endfor
+${ind}}
 </%def>
 
 <%doc>

@@ -258,7 +258,10 @@ def _plan_depthwise(g, cpu):
     lanes = cpu.lanes()
     taps = g["kh"] * g["kw"]
     best = None
-    for rows, vecs in ((r, v) for r in (1, 2, 4) for v in (1, 2, 3, 4)
+    # (on SIMD CPUs a small image's channel may be one tile of all its rows, rows shorter
+    # than a vector stored whole into the next rows: conv2d_depthwise)
+    heights = sorted({1, 2, 4, g["oh"]} if lanes > 1 else {1, 2, 4})
+    for rows, vecs in ((r, v) for r in heights for v in (1, 2, 3, 4)
                        if r * v + 2 <= cpu.registers and r <= g["oh"]):
         width = vecs * lanes
         full, rest = divmod(g["ow"], width)
@@ -270,7 +273,8 @@ def _plan_depthwise(g, cpu):
             best = (rows, vecs, cycles)
     rows, vecs, cycles = best
     planes = phase_planes(g, vecs * lanes)
-    copy = copy_cost(planes["channel_stride"], cpu, contiguous=g["sw"] == 1)
+    # (stride-2 rows are split into their two column phases by vector shuffles)
+    copy = copy_cost(planes["channel_stride"], cpu, contiguous=g["sw"] in (1, 2))
     return rows, vecs, planes, g["n"] * g["c"] * (cycles + copy)
 
 

@@ -1,0 +1,84 @@
+"""The depthwise Conv tactic forced on odd shapes -- tiny and odd images, 3x3, 5x5 and 2x2
+kernels, strides 1 and 2 (the stride-2 rows split into column phases by vector shuffles
+where whole vector pairs fit, one by one at the edges), asymmetric pads, dilation, odd
+channel counts, rows shorter than a vector, fused Relu, Clip, Swish and a residual -- run against onnxruntime on CPUs
+with 8-, 4- and 1-float vectors (and 16 where the host has AVX-512)."""
+
+import json
+
+import numpy as np
+import pytest
+from onnx import helper
+
+from conftest import verify_clean
+from onnxcc.targets import host_cpu_flags
+from test_tactics import _out_spatial, save_model
+
+RNG = np.random.default_rng(5)
+TARGETS = ["x86_64", "aarch64", "armv7a", "riscv32",
+           pytest.param("x86_64-avx512", marks=pytest.mark.skipif(
+               "avx512f" not in host_cpu_flags(), reason="this host has no AVX-512"))]
+
+#: (channels, image, kernel, attributes, what follows)
+CASES = [
+    (3, [1, 1], [3, 3], dict(pads=[1, 1, 1, 1]), "relu"),
+    (17, [2, 3], [3, 3], dict(pads=[1, 1, 1, 1], strides=[2, 2]), "swish"),
+    (17, [7, 7], [5, 5], dict(pads=[2, 2, 2, 2]), "swish"),
+    (3, [13, 17], [3, 3], dict(pads=[1, 0, 0, 1], strides=[2, 2]), "relu"),
+    (3, [13, 17], [5, 5], dict(pads=[2, 2, 2, 2], strides=[2, 2]), "clip"),
+    (5, [40, 37], [3, 3], dict(pads=[1, 1, 1, 1], strides=[2, 2]), "clip"),
+    (3, [35, 36], [5, 5], dict(pads=[2, 2, 1, 2], strides=[2, 2]), "residual"),
+    (4, [20, 41], [3, 3], dict(strides=[2, 2]), "swish"),
+    # stride-2 rows split by half vectors (4 lanes) after or instead of whole ones
+    (5, [14, 14], [3, 3], dict(pads=[1, 1, 1, 1], strides=[2, 2]), "relu"),
+    (3, [9, 29], [5, 5], dict(pads=[2, 2, 2, 2], strides=[2, 2]), "swish"),
+    (3, [19, 23], [3, 3], dict(pads=[2, 2, 2, 2], strides=[2, 2], dilations=[2, 2]), "relu"),
+    (3, [18, 34], [2, 2], dict(strides=[2, 2]), None),
+    (6, [33, 70], [3, 3], dict(pads=[1, 1, 1, 1], strides=[2, 1]), "residual"),
+    (40, [7, 7], [5, 5], dict(pads=[2, 2, 2, 2]), "swish"),
+    (17, [14, 14], [3, 3], dict(pads=[1, 1, 1, 1]), "residual"),
+    # rows shorter than a vector, stored as whole vectors into the next rows
+    (5, [9, 3], [3, 3], dict(pads=[1, 1, 1, 1]), "residual"),
+    (5, [11, 6], [3, 3], dict(pads=[1, 1, 1, 1]), "relu"),
+]
+
+
+def depthwise_zoo(path):
+    nodes, inputs, outputs, inits = [], {}, {}, {}
+    for k, (c, image, kernel, attrs, then) in enumerate(CASES):
+        xs, ws = [1, c] + image, [c, 1] + kernel
+        inputs[f"x{k}"] = xs
+        inits[f"w{k}"] = (RNG.standard_normal(ws) * 0.3).astype(np.float32)
+        inits[f"b{k}"] = (RNG.standard_normal(c) * 0.3).astype(np.float32)
+        conv = f"c{k}" if then else f"y{k}"
+        nodes.append(helper.make_node("Conv", [f"x{k}", f"w{k}", f"b{k}"], [conv], group=c, **attrs))
+        if then == "relu":
+            nodes.append(helper.make_node("Relu", [conv], [f"y{k}"]))
+        elif then == "clip":
+            inits[f"lo{k}"], inits[f"hi{k}"] = np.float32(0.0), np.float32(0.6)
+            nodes.append(helper.make_node("Clip", [conv, f"lo{k}", f"hi{k}"], [f"y{k}"]))
+        elif then == "swish":
+            nodes.append(helper.make_node("Sigmoid", [conv], [f"s{k}"]))
+            nodes.append(helper.make_node("Mul", [conv, f"s{k}"], [f"y{k}"]))
+        elif then == "residual":  # computed and the sum read again, so that the sum
+            inputs[f"r{k}"] = [1, c] + _out_spatial(xs, ws, attrs)  # may be written over it
+            nodes.append(helper.make_node("Abs", [f"r{k}"], [f"a{k}"]))
+            nodes.append(helper.make_node("Add", [conv, f"a{k}"], [f"s{k}"]))
+            nodes.append(helper.make_node("Transpose", [f"s{k}"], [f"y{k}"], perm=[0, 1, 3, 2]))
+        outputs[f"y{k}"] = 4
+    return save_model(path, nodes, inputs, outputs, inits)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_depthwise_tactic_matches_onnxruntime(scons, tmp_path, target):
+    model = depthwise_zoo(tmp_path / "dws.onnx")
+    r = verify_clean(scons, model, f"target={target}", "tactic=Conv:depthwise")
+    assert "warning" not in r.stdout + r.stderr
+    chosen = json.loads((scons.build_dir / target / "dws" / "tactics.json").read_text())
+    convs = [n for n in chosen["nodes"] if n["op"] == "Conv"]
+    assert len(convs) == len(CASES) and all(n["tactic"] == "depthwise" for n in convs)
+    kernels = (scons.build_dir / target / "dws" / "dws_kernels.c").read_text()
+    # stride-2 rows wide enough for a vector pair were split by shuffles (on SIMD CPUs)
+    assert ("__builtin_shuffle" in kernels) == (target != "riscv32")
+    assert ("(vpm4)" in kernels) == (target != "riscv32")
+    assert ("land in the next rows" in kernels) == (target != "riscv32")
