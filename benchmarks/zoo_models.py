@@ -98,6 +98,14 @@ class Zoo(GraphBuilder):
     def squeeze(self, x, axes):
         return self.op("Squeeze", [x, self.ints("squeeze_" + "_".join(map(str, axes)), axes)])
 
+    def residual(self, x, y, cin, cout, stride, name, shortcut_first=False):
+        """relu(y + shortcut): x itself, or a 1x1 conv + BN where the shape changes
+        (``name``); the Add's operands in the order the network's code writes them."""
+        short = (self.cba(x, cin, cout, 1, stride, act=None, name=name)
+                 if stride != 1 or cin != cout else x)
+        return self.act(self.op("Add", [short, y] if shortcut_first else [y, short],
+                                name="residual"), "relu")
+
     def pool_flatten(self, x):
         """``adaptive_avg_pool2d(x, 1)`` + ``flatten(x, 1)``: ReduceMean + Reshape (dynamo)
         or GlobalAveragePool + Flatten (TorchScript)."""
@@ -249,8 +257,7 @@ def resnet18(seed=16):
             s = stride if i == 0 else 1
             y = g.cba(x, cin, cout, 3, s, name="conv_a")
             y = g.cba(y, cout, cout, 3, act=None, name="conv_b", gain=RESIDUAL_GAIN)
-            short = g.cba(x, cin, cout, 1, s, act=None, name="downsample") if s != 1 or cin != cout else x
-            x = g.act(g.op("Add", [y, short], name="residual"), "relu")
+            x = g.residual(x, y, cin, cout, s, "downsample")
             cin = cout
     g.classifier(g.pool_flatten(x), 512, 1000)
     return g.finish([1, 3, 224, 224], [1, 1000], "ResNet-18")
@@ -268,8 +275,7 @@ def regnet_x_400mf(seed=17):
             y = g.cba(x, cin, width, 1, name="a")
             y = g.cba(y, width, width, 3, s, group=width // 16, name="b")
             y = g.cba(y, width, width, 1, act=None, name="c", gain=RESIDUAL_GAIN)
-            short = g.cba(x, cin, width, 1, s, act=None, name="proj") if s != 1 or cin != width else x
-            x = g.act(g.op("Add", [short, y], name="residual"), "relu")
+            x = g.residual(x, y, cin, width, s, "proj", shortcut_first=True)
             cin = width
     g.classifier(g.pool_flatten(x), 400, 1000)
     return g.finish([1, 3, 224, 224], [1, 1000], "RegNetX-400MF")
