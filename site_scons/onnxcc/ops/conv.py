@@ -148,10 +148,17 @@ def _im2col_columns(g, cpu, k, width):
     return min(columns, math.ceil(n / width) * width)
 
 
+#: cycles per element of the im2col gather (conv2d_im2col.c.mako's bounds-checked loop) on
+#: a SIMD CPU, next to vector tiles; on a scalar one copy_cost's instructions
+GATHER_CYCLES = 6
+
+
 def _plan_im2col(g, cpu):
     mg, k, n = _gemm_shape(g)
     (rows, vecs), cycles = best_tile(mg, n, k, cpu, overhang=True)
-    gather = copy_cost(k * n, cpu, contiguous=False)
+    # each gathered element: its window coordinates, four bounds tests, a load or a zero
+    # and a store (measured: RegNetX's stride-2 group convolutions ran 3x their estimate)
+    gather = GATHER_CYCLES * k * n if cpu.lanes() > 1 else copy_cost(k * n, cpu, contiguous=False)
     chunks = -(-n // _im2col_columns(g, cpu, k, vecs * cpu.lanes()))
     weights = reread_cost(4 * mg * k, chunks, cpu)  # every chunk reads all the weights
     return rows, vecs, g["n"] * g["group"] * (cycles + gather + weights)
