@@ -35,6 +35,9 @@ CASES = [
     (3, [19, 23], [3, 3], dict(pads=[2, 2, 2, 2], strides=[2, 2], dilations=[2, 2]), "relu"),
     (3, [18, 34], [2, 2], dict(strides=[2, 2]), None),
     (6, [33, 70], [3, 3], dict(pads=[1, 1, 1, 1], strides=[2, 1]), "residual"),
+    # column stride 2 split by shuffles under a row stride of 1 or 3
+    (3, [9, 40], [3, 3], dict(pads=[1, 1, 1, 1], strides=[1, 2]), "relu"),
+    (3, [20, 40], [3, 3], dict(pads=[1, 1, 1, 1], strides=[3, 2]), None),
     (40, [7, 7], [5, 5], dict(pads=[2, 2, 2, 2]), "swish"),
     (17, [14, 14], [3, 3], dict(pads=[1, 1, 1, 1]), "residual"),
     # rows shorter than a vector, stored as whole vectors into the next rows

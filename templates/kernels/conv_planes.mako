@@ -111,7 +111,7 @@ def paired_phases(p, lanes):
 ${ind}for (int r = ${r_lo}; r < ${r_hi}; ++r) {
 ${ind}    float *d0 = ${dst} + ${k0 * plane}u + (size_t)r * ${cols}u;
 ${ind}    float *d1 = ${dst} + ${k1 * plane}u + (size_t)r * ${cols}u;
-${ind}    const float *s = ${src} + (size_t)(r * 2 + ${row0}) * ${p['w']}u;
+${ind}    const float *s = ${src} + (size_t)(r * ${p['sh']} + ${row0}) * ${p['w']}u;
 % for q0, q1, width in runs:
 ${ind}    for (int q = ${q0}; q < ${q1}; q += ${width}) {
 ${ind}        const vp${width} a = *(const vp${width} *)(s + 2 * q - ${pl}), b = *(const vp${width} *)(s + 2 * q + ${width - pl});
