@@ -19,7 +19,6 @@ import argparse
 import collections
 import json
 import os
-import re
 import shutil
 import statistics
 import sys
@@ -32,6 +31,8 @@ sys.path.insert(0, BENCHMARKS)
 
 import speed  # noqa: E402
 import zoo_models  # noqa: E402
+from make_models import param_count  # noqa: E402
+from onnxcc.targets import host_cpu_flags  # noqa: E402
 
 TARGETS = ("x86_64", "x86_64-avx512")
 OPT = "speed"
@@ -40,11 +41,7 @@ PROFILE_FLOOR = 0.01
 
 
 def has_avx512():
-    try:
-        with open("/proc/cpuinfo") as f:
-            return re.search(r"^flags\s*:.*\bavx512f\b", f.read(), re.M) is not None
-    except OSError:
-        return False
+    return "avx512f" in host_cpu_flags()
 
 
 def host_targets(requested):
@@ -147,13 +144,7 @@ def print_profile(model, target, prof, groups):
 
 def params(path):
     model = onnx.load(path, load_external_data=False)
-    count = 0
-    for t in model.graph.initializer:
-        n = 1
-        for d in t.dims:
-            n *= d
-        count += n
-    return count, model.opset_import[0].version
+    return param_count(model), model.opset_import[0].version
 
 
 def main():

@@ -68,8 +68,7 @@ def _profile(graph, selection, name, target, folder):
     sources = [os.path.join(folder, f) for f in ("profile.c", f"{name}_kernels.c",
                                                  f"{name}_weights.S")]
     cmd = ([tc.tool("gcc")] + tc.cflags + target.cflags + ["-std=c99", f"-I{folder}",
-                                                          f"-I{RUNTIME_DIR}",
-                                                          "-Xassembler", f"-I{folder}"]
+                                                          f"-I{RUNTIME_DIR}"]
            + sources + target.harness_sources + ["-o", elf] + tc.linkflags + target.linkflags
            + [f"-l{lib}" for lib in tc.libs])
     built = subprocess.run(cmd, capture_output=True, text=True)

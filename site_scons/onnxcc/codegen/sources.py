@@ -10,6 +10,7 @@ from ..cgen import c_array_body, c_type
 from ..errors import OnnxccError
 from ..files import write_files, write_texts
 from ..memory import patches as patching
+from ..memory.problem import align_up
 from ..onnx_io import load_graph
 from ..paths import kernel_template_files
 from .lowering import lower_graph, packed_key, weight_symbols, weight_uses
@@ -207,9 +208,8 @@ def weights_binary(graph, name, source, section="", vector_bytes=0):
     arrays = weight_arrays(graph, name, vector_bytes)
     parts, at = [], 0
     for a in arrays:
-        pad = -at % a["bin_align"]
-        parts.append(bytes(pad))
-        a["offset"] = at + pad
+        a["offset"] = align_up(at, a["bin_align"])
+        parts.append(bytes(a["offset"] - at))
         parts.append(np.ascontiguousarray(a["values"], a["values"].dtype.newbyteorder("<")).data)
         at = a["offset"] + a["bytes"]
     asm = render("model_weights.S.mako", name=name, source=source, arrays=arrays,

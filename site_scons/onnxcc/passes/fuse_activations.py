@@ -58,10 +58,6 @@ class _Graph:
                 return node.inputs[1 - side], value
         return None, None
 
-    def only_consumer(self, t):
-        users = self.consumers.get(t, [])
-        return users[0] if len(users) == 1 and t not in self.graph.outputs else None
-
 
 def _close(a, b):
     return abs(a - b) <= 1e-6 * abs(b)
