@@ -23,7 +23,7 @@ from .. import packing
 from . import KernelCall, Tactic, in_place, winograd
 from .epilogue import epilogue_tag, kernel_epilogue, own_inputs, residual_roles, tile_lanes
 from .spatial import window_2d, window_tag
-from .tiling import (best_tile, column_tails, copy_cost, epilogue_cost, gemm_cost,
+from .tiling import (best_tile, column_tails, copy_cost, epilogue_cost, gemm_cost, l2_bytes,
                      reread_cost, scalar_mac_cost, tile_cost)
 
 
@@ -309,8 +309,9 @@ def _winograd_applies(node, graph, cpu):
 
 
 def _winograd_budget(cpu):
-    """Bytes of transformed tiles per chunk: about the level-2 cache (tiling.reread_cost)."""
-    return 16 * (cpu.l1d_bytes or 16384)
+    """Bytes of transformed tiles per chunk: about the level-2 cache (that of a 16 KiB
+    level 1 on a CPU that names none)."""
+    return l2_bytes(cpu) or 16 * 16384
 
 
 def _winograd_plan(g, cpu):

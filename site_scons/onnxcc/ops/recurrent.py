@@ -23,7 +23,7 @@ import math
 from .. import packing
 from ..cgen import c_float
 from . import KernelCall, Tactic, unsupported
-from .tiling import best_tile, epilogue_cost, scalar_mac_cost, tile_shapes
+from .tiling import best_tile, epilogue_cost, l2_bytes, scalar_mac_cost, tile_shapes
 from .unary import EXPRESSIONS, expression_code
 
 #: gates per cell, and the default activations (f, g, h)
@@ -168,10 +168,9 @@ def _units(p, cpu):
 
 
 def _chunk(p, rows, padded, cpu):
-    """Steps projected at a time: all of them when their scratch fits 8x the L1 cache
-    (a level-2 cache), else a whole number of row tiles that does; without a cache,
-    one row tile."""
-    budget = 8 * cpu.l1d_bytes
+    """Steps projected at a time: all of them when their scratch fits half the level-2
+    cache, else a whole number of row tiles that does; without a cache, one row tile."""
+    budget = l2_bytes(cpu) // 2
     per_step = 4 * p["gates"] * padded
     if per_step * p["seq"] <= budget:
         return p["seq"]

@@ -100,15 +100,20 @@ def copy_cost(elements, cpu, contiguous=True):
     return 2.0 * elements + 4
 
 
+def l2_bytes(cpu):
+    """The level-2 cache the cost model assumes (target files name only the level 1): 16
+    times the level 1; 0 without a cache."""
+    return 16 * cpu.l1d_bytes
+
+
 def reread_cost(size, passes, cpu):
     """Cycles to read an operand of ``size`` bytes again ``passes`` times, beyond what the
     tiles count (they read from the level-1 or level-2 cache): a kernel whose loops
     re-read all its weights for every row of output stalls on the caches outside the
-    core. Those are guessed from the level-1: a level-2 of 16 times its size streams 32
-    bytes a cycle, what outgrows that 8."""
+    core. A level-2 (``l2_bytes``) streams 32 bytes a cycle, what outgrows it 8."""
     if not cpu.l1d_bytes or size <= cpu.l1d_bytes // 2:
         return 0.0
-    return passes * size / (32 if size <= 16 * cpu.l1d_bytes else 8)
+    return passes * size / (32 if size <= l2_bytes(cpu) else 8)
 
 
 #: cycles (or instructions) per float of the unary ops whose C calls libm, in the
