@@ -3,8 +3,8 @@ ${signature}
     for (size_t o = 0; o < ${p['outer']}u; ++o) {
         const float *xo = x + o * ${p['inner']}u;
 % if p['kind'] == 'max':
-        float acc = xo[0];
-        for (size_t i = 1; i < ${p['inner']}u; ++i)
+        float acc = -INFINITY;  /* NaN inputs never win, as in pool2d */
+        for (size_t i = 0; i < ${p['inner']}u; ++i)
             acc = xo[i] > acc ? xo[i] : acc;
         y[o] = acc;
 % else:

@@ -11,22 +11,22 @@
 ${signature}
 {
 % if full:
-${simd.types(lanes, is_max and full > lanes)}\
+${simd.types(lanes, is_max)}\
+% if is_max:
+${simd.max_op(lanes)}\
+% endif
 % endif
     for (size_t o = 0; o < ${p['outer']}u; ++o) {
         const float *xo = x + o * ${inner}u;
 % if full:
-        vf acc = *(const vfu *)xo;
-% if full > lanes:
-        for (size_t i = ${lanes}; i < ${full}u; i += ${lanes}) {
-            const vf v = *(const vfu *)(xo + i);
 % if is_max:
-            const vi more = v > acc;
-            acc = (vf)(((vi)v & more) | ((vi)acc & ~more));
+        vf acc = (vf){0} - INFINITY;  /* never NaN: NaN inputs never win */
+        for (size_t i = 0; i < ${full}u; i += ${lanes})
+            acc = simd_max_v${lanes}(acc, *(const vfu *)(xo + i));
 % else:
-            acc += v;
-% endif
-        }
+        vf acc = *(const vfu *)xo;
+        for (size_t i = ${lanes}; i < ${full}u; i += ${lanes})
+            acc += *(const vfu *)(xo + i);
 % endif
         float r = acc[0];
 % for l in range(1, lanes):
@@ -37,7 +37,7 @@ ${simd.types(lanes, is_max and full > lanes)}\
 % endif
 % endfor
 % else:
-        float r = ${'xo[0]' if is_max else '0.0f'};
+        float r = ${'-INFINITY' if is_max else '0.0f'};
 % endif
         for (size_t i = ${full}u; i < ${inner}u; ++i)
             r = ${'xo[i] > r ? xo[i] : r' if is_max else 'r + xo[i]'};

@@ -16,8 +16,7 @@
     is_max = p['kind'] == 'max'
     pad = '-INFINITY' if is_max else '0.0f'
     def vmax(acc, v):
-        return (f"{{ const vi more = {v} > {acc}; {acc} = (vf)(((vi){v} & more) | ((vi){acc} & ~more)); }}"
-                if is_max else f"{acc} += {v};")
+        return f"{acc} = simd_max_v{L}({acc}, {v});" if is_max else f"{acc} += {v};"
     def tap(ptr):
         if sw == 1:
             return f"*(const vfu *)({ptr})"
@@ -29,6 +28,9 @@
 ${signature}
 {
 ${simd.types(L, is_max)}\
+% if is_max:
+${simd.max_op(L)}\
+% endif
     float *const row = (float *)scratch;
     for (size_t i = 0; i < ${p['row_len']}u; ++i)
         row[i] = ${pad};
@@ -54,8 +56,13 @@ ${simd.types(L, is_max)}\
                 int j = 0;
 % if wfull:
                 for (; j < ${wfull}; j += ${L}) {
+% if is_max:
+                    vf acc = (vf){0} - INFINITY;  /* never NaN: NaN inputs never win */
+                    for (int r = 0; r < rows; ++r) {
+% else:
                     vf acc = *(const vfu *)(src[0] + j);
                     for (int r = 1; r < rows; ++r) {
+% endif
                         const vf v = *(const vfu *)(src[r] + j);
                         ${vmax('acc', 'v')}
                     }
@@ -64,11 +71,13 @@ ${simd.types(L, is_max)}\
 % endif
 % if w > wfull:
                 for (; j < ${w}; ++j) {
-                    float acc = src[0][j];
-                    for (int r = 1; r < rows; ++r)
 % if is_max:
+                    float acc = -INFINITY;
+                    for (int r = 0; r < rows; ++r)
                         acc = src[r][j] > acc ? src[r][j] : acc;
 % else:
+                    float acc = src[0][j];
+                    for (int r = 1; r < rows; ++r)
                         acc += src[r][j];
 % endif
                     mid[j] = acc;

@@ -11,3 +11,33 @@
 % endif
     typedef float vfu __attribute__((vector_size(${4 * lanes}), aligned(4), may_alias));
 </%def>
+<%doc>
+  Lane-wise max: simd_max_v<lanes>(acc, v) is `v > acc ? v : acc`, a macro a kernel
+  defines with `max_op(lanes)` after `types(lanes, masks=True)` (once a kernels file: the
+  guard). One instruction where the CPU has one that agrees: x86 (v)maxps(v, acc) is that
+  select exactly (a NaN in either gives acc); AArch64 fmaxnm agrees unless acc is NaN
+  (then it gives v). Else a compare and a select: armv7 NEON's vmax gives NaN for a NaN in
+  either. So a NaN in v never wins; a kernel whose result must not depend on NaN inputs
+  (pooling, as the reference kernels and onnxruntime) starts acc at -inf, never NaN.
+</%doc>
+<%def name="max_op(lanes)">\
+#ifndef simd_max_v${lanes}
+% if lanes == 16:
+#if defined(__AVX512F__)
+#define simd_max_v16(acc, v) ((vf)__builtin_ia32_maxps512_mask((v), (acc), (v), (unsigned short)-1, 4))
+% elif lanes == 8:
+#if defined(__AVX__)
+#define simd_max_v8(acc, v) ((vf)__builtin_ia32_maxps256((v), (acc)))
+% elif lanes == 4:
+#if defined(__aarch64__)
+#define simd_max_v4(acc, v) ((vf)__builtin_aarch64_fmaxv4sf((acc), (v)))
+#elif defined(__SSE__)
+#define simd_max_v4(acc, v) ((vf)__builtin_ia32_maxps((v), (acc)))
+% else:
+#if 0
+% endif
+#else
+#define simd_max_v${lanes}(acc, v) ((vf)(((vi)(v) & ((v) > (acc))) | ((vi)(acc) & ~((v) > (acc)))))
+#endif
+#endif
+</%def>

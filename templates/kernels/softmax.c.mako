@@ -19,19 +19,29 @@ ${signature}
             for (size_t i = 0; i < ${n}u; ++i)
                 yo[i * ${inner}u] = i == best ? 1 : 0;
 % else:
+${column(T, n, inner, kind, 'exp' + f, 'log' + f)}\
+% endif
+        }
+    }
+}
+<%doc>
+  Softmax or LogSoftmax of the n elements xo[i * inner] into yo[i * inner], with the
+  functions `exp` and `log` (libm's, or vmath's in the vector kernel's last columns).
+</%doc>
+<%def name="column(T, n, inner, kind, exp, log)">\
             ${T} max = xo[0];
             for (size_t i = 1; i < ${n}u; ++i)
                 max = xo[i * ${inner}u] > max ? xo[i * ${inner}u] : max;
             ${T} sum = 0;
 % if kind == 'LogSoftmax':
             for (size_t i = 0; i < ${n}u; ++i)
-                sum += exp${f}(xo[i * ${inner}u] - max);
-            const ${T} shift = max + log${f}(sum);
+                sum += ${exp}(xo[i * ${inner}u] - max);
+            const ${T} shift = max + ${log}(sum);
             for (size_t i = 0; i < ${n}u; ++i)
                 yo[i * ${inner}u] = xo[i * ${inner}u] - shift;
 % else:
             for (size_t i = 0; i < ${n}u; ++i) {
-                const ${T} e = exp${f}(xo[i * ${inner}u] - max);
+                const ${T} e = ${exp}(xo[i * ${inner}u] - max);
                 yo[i * ${inner}u] = e;
                 sum += e;
             }
@@ -39,7 +49,4 @@ ${signature}
             for (size_t i = 0; i < ${n}u; ++i)
                 yo[i * ${inner}u] *= inv;
 % endif
-% endif
-        }
-    }
-}
+</%def>

@@ -1,12 +1,15 @@
 <%namespace name="simd" file="/kernels/simd.mako"/>\
 <%namespace name="tile" file="/kernels/tile.mako"/>\
+<%namespace name="reference" file="/kernels/softmax.c.mako"/>\
 <%doc>
   Softmax or LogSoftmax over n float32 elements spaced inner apart, vectorized with the
   libm-free exp (and log) of vmath.mako; the max is subtracted for range safety. Along the
-  last axis (inner 1) a row runs in vectors: a max pass, an exp and sum pass (the last
-  elements padded with -inf, whose exp adds 0), then a scale pass. Along another axis the
-  vectors run across inner (lanes neighbouring columns at once), the last columns one by one.
-  The exp polynomial may use fused multiply-adds (contracted: 17% faster on AVX2).
+  last axis (inner 1) a row runs in vectors: a max pass (four accumulators, the lanes then
+  folded by shuffles), an exp and sum pass (the last elements padded with -inf, whose exp
+  adds 0), then a scale pass. Along another axis the vectors run across inner (lanes
+  neighbouring columns at once), the last columns one by one (the reference kernel's loops
+  with vmath's functions). The exp polynomial may use fused multiply-adds (contracted: 17%
+  faster on AVX2).
 </%doc>\
 <%
     n, inner, outer, L = p['n'], p['inner'], p['outer'], p['lanes']
@@ -14,38 +17,88 @@
     full = n // L * L
     rest = n - full
     cols = inner // L * L
-    def vmax(acc, v):
-        return f"{{ const vi more = {v} > {acc}; {acc} = (vf)(((vi){v} & more) | ((vi){acc} & ~more)); }}"
+    nvec = full // L
+    acc = min(4, nvec)
+%>\
+<%doc>
+  `e`, the exp of vector `d` = x - max: in [-inf, 0], or NaN (a NaN input, or inf - inf).
+  vmath's exp without its range selects: one max clamps below (exp(-104) rounds to 0; a
+  NaN becomes -104, so none reaches the float -> int conversion), an or gives NaN back.
+</%doc>
+<%def name="exp(e, d, indent)">\
+<% pad = ' ' * indent %>\
+${pad}vf ${e};
+${pad}{
+${pad}    const vf d_ = ${d};
+${pad}    vm_i${L} n_;
+${pad}    const vf q_ = vm_expq_v${L}(simd_max_v${L}((vf){0} - 104.0f, d_), &n_);
+${pad}    ${e} = (vf)((vi)vm_scaled_v${L}(1.0f + q_, n_) | (d_ != d_));
+${pad}}
+</%def>
+<%doc> `v` folded over its lanes by `op` (max or +) in log2(L) shuffles: every lane holds the result. </%doc>
+<%def name="fold(v, op)">\
+<% step = L // 2 %>\
+% while step:
+        ${v} = ${op(v, "__builtin_shufflevector(%s, %s, %s)" % (v, v, ', '.join(str(i ^ step) for i in range(L))))};
+<% step //= 2 %>\
+% endwhile
+</%def>
+<%
+    def vmax(a, b):
+        return f"simd_max_v{L}({a}, {b})"
+
+    def vadd(a, b):
+        return f"{a} + {b}"
 %>\
 ${tile.contracted(signature)}
 {
 % if inner == 1 or cols:
 ${simd.types(L, True)}\
+${simd.max_op(L)}\
 % endif
 % if inner == 1:
     for (size_t o = 0; o < ${outer}u; ++o) {
         const float *xo = x + o * ${n}u;
         float *yo = y + o * ${n}u;
-        float max = xo[0];
-% if full:
-        {
-            vf m = *(const vfu *)xo;
-            for (size_t i = ${L}; i < ${full}u; i += ${L}) {
-                const vf v = *(const vfu *)(xo + i);
-                ${vmax('m', 'v')}
-            }
-            for (int k = 0; k < ${L}; ++k)
-                max = m[k] > max ? m[k] : max;
+% if rest:
+        float t[${L}];
+        for (int k = 0; k < ${L}; ++k)
+            t[k] = -INFINITY;
+        memcpy(t, xo + ${full}, ${rest}u * sizeof(float));
+        const vf tail = *(const vfu *)t;
+% endif
+% if acc:
+% for a in range(acc):
+        vf m${a} = *(const vfu *)(xo + ${a * L});
+% endfor
+<% blocks, left = divmod(nvec - acc, acc) %>\
+% if blocks:
+        for (size_t i = ${acc * L}; i < ${(1 + blocks) * acc * L}u; i += ${acc * L}) {
+% for a in range(acc):
+            m${a} = ${vmax(f'm{a}', f'*(const vfu *)(xo + i + {a * L})')};
+% endfor
         }
 % endif
+% for a in range(left):
+        m${a} = ${vmax(f'm{a}', f'*(const vfu *)(xo + {((1 + blocks) * acc + a) * L})')};
+% endfor
 % if rest:
-        for (size_t i = ${full}u; i < ${n}u; ++i)
-            max = xo[i] > max ? xo[i] : max;
+        m0 = ${vmax('m0', 'tail')};
 % endif
+% for a, b in [(0, 1), (2, 3), (0, 2)]:
+% if b < acc:
+        m${a} = ${vmax(f'm{a}', f'm{b}')};
+% endif
+% endfor
+% else:
+        vf m0 = tail;
+% endif
+${fold('m0', vmax)}\
+        const float max = m0[0];
         vf s = (vf){0};
 % if full:
         for (size_t i = 0; i < ${full}u; i += ${L}) {
-            const vf e = vm_exp_v${L}(*(const vfu *)(xo + i) - max);
+${exp('e', '*(const vfu *)(xo + i) - max', 12)}\
 % if not log:
             *(vfu *)(yo + i) = e;
 % endif
@@ -54,11 +107,7 @@ ${simd.types(L, True)}\
 % endif
 % if rest:
         {
-            float t[${L}];
-            for (int k = 0; k < ${L}; ++k)
-                t[k] = -INFINITY;
-            memcpy(t, xo + ${full}, ${rest}u * sizeof(float));
-            const vf e = vm_exp_v${L}(*(const vfu *)t - max);
+${exp('e', 'tail - max', 12)}\
 % if not log:
             *(vfu *)t = e;
             memcpy(yo + ${full}, t, ${rest}u * sizeof(float));
@@ -66,9 +115,8 @@ ${simd.types(L, True)}\
             s += e;
         }
 % endif
-        float sum = 0.0f;
-        for (int k = 0; k < ${L}; ++k)
-            sum += s[k];
+${fold('s', vadd)}\
+        const float sum = s[0];
 % if log:
         const float shift = max + vm_log_s(sum);
 % if full:
@@ -98,13 +146,11 @@ ${simd.types(L, True)}\
             const float *xo = x + o * ${n * inner}u + c;
             float *yo = y + o * ${n * inner}u + c;
             vf m = *(const vfu *)xo;
-            for (size_t i = 1; i < ${n}u; ++i) {
-                const vf v = *(const vfu *)(xo + i * ${inner}u);
-                ${vmax('m', 'v')}
-            }
+            for (size_t i = 1; i < ${n}u; ++i)
+                m = ${vmax('m', f'*(const vfu *)(xo + i * {inner}u)')};
             vf s = (vf){0};
             for (size_t i = 0; i < ${n}u; ++i) {
-                const vf e = vm_exp_v${L}(*(const vfu *)(xo + i * ${inner}u) - m);
+${exp('e', f'*(const vfu *)(xo + i * {inner}u) - m', 16)}\
 % if not log:
                 *(vfu *)(yo + i * ${inner}u) = e;
 % endif
@@ -122,29 +168,10 @@ ${simd.types(L, True)}\
         }
 % endif
 % if cols < inner:
-        for (size_t c = ${cols}u; c < ${inner}u; ++c) {
-            const float *xo = x + o * ${n * inner}u + c;
-            float *yo = y + o * ${n * inner}u + c;
-            float max = xo[0];
-            for (size_t i = 1; i < ${n}u; ++i)
-                max = xo[i * ${inner}u] > max ? xo[i * ${inner}u] : max;
-            float sum = 0.0f;
-            for (size_t i = 0; i < ${n}u; ++i) {
-                const float e = vm_exp_s(xo[i * ${inner}u] - max);
-% if not log:
-                yo[i * ${inner}u] = e;
-% endif
-                sum += e;
-            }
-% if log:
-            const float shift = max + vm_log_s(sum);
-            for (size_t i = 0; i < ${n}u; ++i)
-                yo[i * ${inner}u] = xo[i * ${inner}u] - shift;
-% else:
-            const float inv = 1.0f / sum;
-            for (size_t i = 0; i < ${n}u; ++i)
-                yo[i * ${inner}u] *= inv;
-% endif
+        for (size_t s = ${cols}u; s < ${inner}u; ++s) {
+            const float *xo = x + o * ${n * inner}u + s;
+            float *yo = y + o * ${n * inner}u + s;
+${reference.column('float', n, inner, p['kind'], 'vm_exp_s', 'vm_log_s')}\
         }
 % endif
     }
