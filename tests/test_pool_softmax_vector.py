@@ -3,14 +3,19 @@ Softmax / LogSoftmax (ops/normalize.py) forced on odd shapes, edges, tails and e
 inputs, run against onnxruntime on AVX2, NEON (armv7a, qemu) and AVX-512 where the host has it."""
 
 import numpy as np
+import onnx
+import onnxruntime as ort
 import pytest
 from onnx import helper
 
+from onnxcc import ceil_pools
+from onnxcc.errors import OnnxccError
+from onnxcc.importer import import_model
 from onnxcc.ops import pool
 from onnxcc.targets import host_cpu_flags
 from test_tactics import save_model, verify
 
-TARGETS = ["x86_64", "armv7a",
+TARGETS = ["x86_64", "armv7a", "aarch64",
            pytest.param("x86_64-avx512", marks=pytest.mark.skipif(
                "avx512f" not in host_cpu_flags(), reason="this host has no AVX-512"))]
 
@@ -45,6 +50,18 @@ POOLS = [
     ("AveragePool", [1, 3, 29], P(kernel_shape=[3], strides=[2], pads=[1, 1])),
     ("AveragePool", [1, 3, 30], P(kernel_shape=[2], strides=[3], pads=[1, 0],
                                   count_include_pad=1, ceil_mode=1)),
+    # ceil_mode windows that would start in the right padding: onnxruntime drops them,
+    # onnx's shape inference does not (onnxcc/ceil_pools.py)
+    ("MaxPool", [1, 3, 29], P(kernel_shape=[2], strides=[3], pads=[1, 0], ceil_mode=1)),
+    ("AveragePool", [1, 3, 29], P(kernel_shape=[2], strides=[3], pads=[1, 1], ceil_mode=1)),
+    ("AveragePool", [1, 3, 29], P(kernel_shape=[2], strides=[3], pads=[1, 1], ceil_mode=1,
+                                  count_include_pad=1)),
+    ("MaxPool", [1, 2, 29, 14], P(kernel_shape=[2, 3], strides=[3, 2], pads=[1, 0, 0, 0],
+                                  ceil_mode=1)),  # the other axis' last window past the input
+    ("AveragePool", [1, 2, 14, 29], P(kernel_shape=[3, 2], strides=[2, 3], pads=[0, 1, 0, 0],
+                                      ceil_mode=1)),
+    ("AveragePool", [1, 2, 29, 15], P(kernel_shape=[2, 3], strides=[3, 2], pads=[1, 0, 0, 0],
+                                      ceil_mode=1, count_include_pad=1)),
 ]
 
 
@@ -127,3 +144,112 @@ def test_softmax_keeps_the_reference_kernel_at_opt_size_and_on_scalar_cpus(scons
         assert r.returncode == 0, r.stdout + r.stderr
         kernels = (scons.build_dir / target / "softmax" / "softmax_kernels.c").read_text()
         assert "vm_exp_v" not in kernels and "expf(" in kernels
+
+
+def _ceil_model(path, op, shape, declared, **attrs):
+    """``op`` (ceil_mode) then Relu, the output declared ``declared`` (as an exporter would)."""
+    graph = helper.make_graph(
+        [helper.make_node(op, ["x"], ["p"], name="pool", ceil_mode=1, **attrs),
+         helper.make_node("Relu", ["p"], ["y"])], "ceil",
+        [helper.make_tensor_value_info("x", 1, shape)], [helper.make_tensor_value_info("y", 1, declared)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return path
+
+
+@pytest.mark.parametrize("op", ["MaxPool", "AveragePool"])
+def test_ceil_pool_counts_as_onnxruntime_where_onnx_counts_one_more(scons, tmp_path, op):
+    """onnx's shape inference gives [1, 3, 11]; onnxruntime (and the spec) 10: a model that
+    declares 10 builds and matches; one that declares 11 is refused, naming the node."""
+    attrs = dict(kernel_shape=[2], strides=[3], pads=[1, 0])
+    verify(scons, _ceil_model(tmp_path / "ort.onnx", op, [1, 3, 29], [1, 3, 10], **attrs),
+           "x86_64", f"{op}:vector")
+    r = scons(f"model={_ceil_model(tmp_path / 'onnx.onnx', op, [1, 3, 29], [1, 3, 11], **attrs)}",
+              "target=x86_64", "verify")
+    assert r.returncode != 0 and "'pool' (MaxPool)".replace("MaxPool", op) in r.stdout + r.stderr
+    assert "Traceback" not in r.stdout + r.stderr
+
+
+def test_ceil_pool_refuses_what_it_cannot_count_as_onnxruntime(tmp_path):
+    """count_include_pad with a window dropped on one axis and one reaching past the padding
+    on the other: the floor form's longer padding would change that window's divisor."""
+    path = _ceil_model(tmp_path / "m.onnx", "AveragePool", [1, 2, 29, 14], [1, 2, 10, 7],
+                       kernel_shape=[2, 3], strides=[3, 2], pads=[1, 0, 0, 0], count_include_pad=1)
+    with pytest.raises(OnnxccError, match="node 'pool' \\(op AveragePool\\): ceil_mode=1 and count_include_pad=1"):
+        import_model(str(path))
+
+
+def test_ceil_outputs_are_onnxruntimes():
+    """ceil_pools.spec_outputs against onnxruntime's count, every small 1-D case at once."""
+    cases, nodes, inputs, outputs = [], [], [], []
+    for size in range(1, 11):
+        for k in range(1, 4):
+            for s in range(1, 4):
+                for d in (1, 2):
+                    for begin in range(k):
+                        for end in range(k):
+                            if size + begin + end < (k - 1) * d + 1:
+                                continue
+                            j = len(cases)
+                            cases.append(ceil_pools.spec_outputs(size, k, s, d, begin, end))
+                            nodes.append(helper.make_node(
+                                "MaxPool", [f"x{j}"], [f"y{j}"], kernel_shape=[k], strides=[s],
+                                dilations=[d], pads=[begin, end], ceil_mode=1))
+                            inputs.append(helper.make_tensor_value_info(f"x{j}", 1, [1, 1, size]))
+                            outputs.append(helper.make_tensor_value_info(f"y{j}", 1, None))
+    model = helper.make_model(helper.make_graph(nodes, "sweep", inputs, outputs),
+                              opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    got = session.run(None, {i.name: np.zeros(i.shape, np.float32) for i in session.get_inputs()})
+    assert [y.shape[2] for y in got] == cases
+    assert len(cases) > 500
+
+
+NAN = np.float32(np.nan)
+#: (op, input shape, attributes, where NaN is added: indices into the input)
+NAN_POOLS = [
+    # 1-D: onnxruntime ignores a NaN anywhere in a window; so does onnxcc
+    ("MaxPool", [1, 3, 37], P(kernel_shape=[3], strides=[2], ceil_mode=1),
+     [(0, 0, 0), (0, 1, 5), (0, 1, 6), (0, 2, 36), (0, 2, 35)]),
+    ("MaxPool", [1, 2, 29], P(kernel_shape=[4], strides=[4]), [(0, 0, 3), (0, 1, 8), (0, 1, 9)]),
+    # 2-D: onnxruntime's kernel (MLAS) restarts its max after a NaN (the max of the
+    # elements after it); only a NaN first in a window is ignored by both
+    ("MaxPool", [1, 2, 13, 21], P(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+     [(0, 0, 0, 0), (0, 1, 0, 0)]),
+    ("MaxPool", [1, 2, 13, 21], P(kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1),
+     [(0, 0, 0, 0)]),
+    ("GlobalMaxPool", [1, 3, 5, 7], {}, [(0, 0, 0, 0), (0, 1, 4, 6), (0, 2, 2, 3)]),
+    ("MaxPool", [1, 3, 4, 5], P(kernel_shape=[4, 5]), [(0, 0, 0, 0), (0, 2, 1, 1)]),  # global
+    ("Softmax", [3, 9], P(axis=-1), [(0, 0), (2, 8)]),
+    ("Softmax", [3, 40], P(axis=-1), [(1, 17)]),
+    ("LogSoftmax", [3, 9], P(axis=-1), [(1, 3)]),
+    ("Softmax", [2, 5, 11], P(axis=1), [(0, 0, 0), (1, 4, 10), (1, 2, 3)]),
+]
+
+
+def nan_zoo(path):
+    """Each op after an Add of a mask that is NaN at the given indices (0 elsewhere)."""
+    nodes, inputs, outputs, inits = [], {}, {}, {}
+    for k, (op, shape, attrs, where) in enumerate(NAN_POOLS):
+        mask = np.zeros(shape, np.float32)
+        for i in where:
+            mask[i] = NAN
+        inits[f"nan{k}"] = mask
+        nodes += [helper.make_node("Add", [f"x{k}", f"nan{k}"], [f"m{k}"]),
+                  helper.make_node(op, [f"m{k}"], [f"y{k}"], **attrs)]
+        inputs[f"x{k}"], outputs[f"y{k}"] = shape, len(shape)
+    return save_model(path, nodes, inputs, outputs, inits)
+
+
+@pytest.mark.parametrize("target", ["x86_64", "aarch64", "armv7a"])
+@pytest.mark.parametrize("tactic", ["vector", "reference"])
+def test_nan_inputs_never_win_a_max_and_fill_a_softmax_row(scons, tmp_path, target, tactic):
+    if tactic == "reference" and target != "x86_64":
+        pytest.skip("the reference kernels are plain C: one target is enough")
+    model = nan_zoo(tmp_path / "nan.onnx")
+    ops = "MaxPool,GlobalMaxPool,Softmax,LogSoftmax"
+    verify(scons, model, target, ",".join(f"{op}:{tactic}" for op in ops.split(",")))

@@ -18,7 +18,7 @@ from google.protobuf.message import DecodeError
 from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
-from . import attributes, limits, ops, wellformed
+from . import attributes, ceil_pools, limits, ops, wellformed
 from .cgen import c_type
 from .errors import OnnxccError
 from .external_data import load_external_data
@@ -182,12 +182,14 @@ def _put_weights_back(model, aside):
 def _infer_shapes(model, path):
     """The shape-inferred copy of ``model`` (whose weights it takes: use the copy)."""
     aside = _set_weights_aside(model)
+    rewritten = ceil_pools.count_as_onnxruntime(model, path)
     try:
         inferred = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True,
                                                      data_prop=True)
     except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError) as e:
         first = str(e).strip().splitlines()[0]
-        raise OnnxccError(f"shape inference failed: {first}", where=path) from None
+        raise OnnxccError(f"shape inference failed: {first}", where=path,
+                          hint=ceil_pools.hint(rewritten) if rewritten else None) from None
     return _put_weights_back(inferred, aside)
 
 

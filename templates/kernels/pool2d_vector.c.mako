@@ -41,7 +41,7 @@ ${simd.max_op(L)}\
         const float *xc = x + (size_t)nc * ${h * w}u;
         for (int oy = 0; oy < ${oh}; ++oy) {
             const int iy0 = oy * ${sh} - ${pt};
-            const float *src[${kh}];
+            const float *src[${kh}] = {0};  /* (GCC cannot see rows of them are set) */
             int rows = 0;
             for (int ky = 0; ky < ${kh}; ++ky) {
                 const int iy = iy0 + ky * ${dh};
