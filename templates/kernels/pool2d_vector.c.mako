@@ -25,6 +25,18 @@
             return f"__builtin_shufflevector(*(const vfu *)({ptr}), *(const vfu *)({ptr} + {L}), {evens})"
         return "(vf){" + ', '.join(f"({ptr})[{i * sw}]" for i in range(L)) + "}"
 %>\
+<%def name="reduce_rows(j, is_max, vmax)">\
+% if is_max:
+                    vf acc = (vf){0} - INFINITY;  /* never NaN: NaN inputs never win */
+                    for (int r = 0; r < rows; ++r)
+                        ${vmax('acc', f'*(const vfu *)(src[r] + {j})')}
+% else:
+                    vf acc = *(const vfu *)(src[0] + ${j});
+                    for (int r = 1; r < rows; ++r)
+                        ${vmax('acc', f'*(const vfu *)(src[r] + {j})')}
+% endif
+                    *(vfu *)(mid + ${j}) = acc;
+</%def>\
 ${signature}
 {
 ${simd.types(L, is_max)}\
@@ -53,24 +65,17 @@ ${simd.max_op(L)}\
                 for (int j = 0; j < ${w}; ++j)
                     mid[j] = ${pad};
             } else {
-                int j = 0;
 % if wfull:
-                for (; j < ${wfull}; j += ${L}) {
-% if is_max:
-                    vf acc = (vf){0} - INFINITY;  /* never NaN: NaN inputs never win */
-                    for (int r = 0; r < rows; ++r) {
-% else:
-                    vf acc = *(const vfu *)(src[0] + j);
-                    for (int r = 1; r < rows; ++r) {
-% endif
-                        const vf v = *(const vfu *)(src[r] + j);
-                        ${vmax('acc', 'v')}
-                    }
-                    *(vfu *)(mid + j) = acc;
+                for (int j = 0; j < ${wfull}; j += ${L}) {
+${reduce_rows("j", is_max, vmax)}\
+                }
+% if w > wfull:
+                {  /* the last vector overlaps the one before */
+${reduce_rows(str(w - L), is_max, vmax)}\
                 }
 % endif
-% if w > wfull:
-                for (; j < ${w}; ++j) {
+% else:
+                for (int j = 0; j < ${w}; ++j) {
 % if is_max:
                     float acc = -INFINITY;
                     for (int r = 0; r < rows; ++r)
@@ -93,7 +98,11 @@ ${simd.max_op(L)}\
 % endif
 % endif
             float *yr = y + ((size_t)nc * ${oh} + oy) * ${ow}u;
-            for (int ox0 = 0; ox0 < ${nv * L}; ox0 += ${L}) {
+            for (int ox0 = 0; ox0 < ${ow}; ox0 += ${L}) {
+% if ow % L and ow > L:
+                if (ox0 > ${ow - L})
+                    ox0 = ${ow - L};  /* the last vector overlaps the one before */
+% endif
                 const float *t = row + ox0 * ${sw};
                 vf acc = ${tap('t')};
 % for kx in range(1, kw):
@@ -105,15 +114,13 @@ ${simd.max_op(L)}\
 % if not is_max:
                 acc = acc / (count * *(const vfu *)(cols + ox0));
 % endif
-% if ow % L:
-                if (ox0 + ${L} > ${ow}) {
-                    float part[${L}];
-                    *(vfu *)part = acc;
-                    memcpy(yr + ox0, part, ${ow % L}u * sizeof(float));
-                    break;
-                }
-% endif
+% if ow < L:
+                float part[${L}];
+                *(vfu *)part = acc;
+                memcpy(yr, part, ${ow}u * sizeof(float));
+% else:
                 *(vfu *)(yr + ox0) = acc;
+% endif
             }
         }
     }
