@@ -9,7 +9,6 @@ onnxruntime on one thread (speed.interleave: medians, onnxruntime's call overhea
 subtracted). The shapes are MobileNetV2's and EfficientNet-B0's.
 """
 
-import argparse
 import os
 import sys
 import tempfile
@@ -61,12 +60,7 @@ def layer(c, h, k, s, act):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--target", default="x86_64")
-    ap.add_argument("--only", help="comma-separated layer names")
-    ap.add_argument("--rounds", type=int, default=8)
-    ap.add_argument("--chunk", type=int, default=10)
-    args = ap.parse_args()
+    args = speed.layer_parser(__doc__).parse_args()
     names = args.only.split(",") if args.only else list(LAYERS)
     work = tempfile.mkdtemp(prefix="dwlayers")
     print(f"| layer | C x HxW k s | onnxcc us | GMAC/s | onnxruntime us | GMAC/s | ratio |")

@@ -10,7 +10,6 @@ Softmax, M5's LogSoftmax), built with opt=speed and timed interleaved with onnxr
 one thread (speed.interleave: medians, onnxruntime's call overhead subtracted).
 """
 
-import argparse
 import os
 import subprocess
 import sys
@@ -58,12 +57,8 @@ def build_at(repo, model, build_dir, target):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--target", default="x86_64")
-    ap.add_argument("--only", help="comma-separated layer names")
+    ap = speed.layer_parser(__doc__, chunk=20)
     ap.add_argument("--baseline", help="another onnxcc checkout to time alongside")
-    ap.add_argument("--rounds", type=int, default=8)
-    ap.add_argument("--chunk", type=int, default=20)
     args = ap.parse_args()
     names = args.only.split(",") if args.only else list(LAYERS)
     work = tempfile.mkdtemp(prefix="poolsoftmax")

@@ -156,6 +156,17 @@ def measure(model_path, build_dir, rounds, chunk, target):
     return med, sizes
 
 
+def layer_parser(doc, chunk=10):
+    """The options of a benchmark of single layers (--target, --only, --rounds, --chunk),
+    for it to add its own to."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--target", default="x86_64")
+    ap.add_argument("--only", help="comma-separated layer names")
+    ap.add_argument("--rounds", type=int, default=8)
+    ap.add_argument("--chunk", type=int, default=chunk)
+    return ap
+
+
 def geometric_mean(values):
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
