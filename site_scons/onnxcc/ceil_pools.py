@@ -80,7 +80,8 @@ def _shapes(model):
     onnx's count is what this module is fixing)."""
     inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
     shapes = {}
-    for v in list(inferred.graph.input) + list(inferred.graph.value_info) + list(inferred.graph.output):
+    g = inferred.graph
+    for v in list(g.input) + list(g.value_info) + list(g.output):
         dims = v.type.tensor_type.shape.dim
         if v.type.HasField("tensor_type") and v.type.tensor_type.HasField("shape") \
                 and all(x.HasField("dim_value") for x in dims):
