@@ -25,27 +25,18 @@ onnxruntime.
 """
 
 import argparse
-import json
 import math
 import os
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(REPO, "site_scons"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from speed import ort_session, overhead_model, time_harness, time_session  # noqa: E402
-
-from onnxcc import verify  # noqa: E402
-from onnxcc.importer import read_model  # noqa: E402
+import speed  # noqa: E402
+from speed import REPO  # noqa: E402
 
 F = TensorProto.FLOAT
 RNG = np.random.default_rng(0)
@@ -118,71 +109,38 @@ def unary(path, op, shape=(1, 64, 56, 56)):
 UNARY = ["silu", "sigmoid", "tanh", "gelu", "mish", "softplus", "elu", "exp"]
 
 
-def scons(repo, *args):
-    r = subprocess.run([sys.executable, "-m", "SCons", "-Q", *args], cwd=repo,
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit(f"activations.py: {' '.join(args)} failed:\n{r.stdout[-2000:]}{r.stderr[-2000:]}")
-    return r.stdout
-
-
-def bench_elf(repo, model, build_dir, target="x86_64", opt="speed"):
-    name = os.path.basename(model)[:-5]
-    elf = os.path.join(build_dir, target, name, "bench", f"{name}_bench")
-    scons(repo, f"model={model}", f"target={target}", f"opt={opt}", f"build_dir={build_dir}", elf)
-    return elf
-
-
-def measure(model, engines, rounds, chunk):
-    """Median microseconds of each engine ({name: elf}) and of onnxruntime."""
-    inputs = verify.random_inputs(read_model(model), {}, 0)
-    proto = onnx.load(model)
-    session, idle = ort_session(proto.SerializeToString()), ort_session(overhead_model(proto))
-    feeds = {i.name: x for i, x in zip(session.get_inputs(), inputs)}
-    idle_feeds = {i.name: x for i, x in zip(idle.get_inputs(), inputs)}
-    samples = {k: [] for k in list(engines) + ["ort", "idle"]}
-    time_session(session, feeds, chunk)
-    for _ in range(rounds):
-        for name, elf in engines.items():
-            samples[name] += time_harness(elf, chunk, "x86_64")
-        samples["ort"] += time_session(session, feeds, chunk)
-        samples["idle"] += time_session(idle, idle_feeds, chunk)
-    med = {k: statistics.median(v) / 1000 for k, v in samples.items()}
-    med["ort_call"] = med.pop("idle")
-    med["ort"] -= med["ort_call"]
-    return med
+def _repos(args):
+    """The checkouts to time: this one, and --baseline's."""
+    return {"onnxcc": REPO, **({"baseline": args.baseline} if args.baseline else {})}
 
 
 def host(models, args, folder):
-    names = ["onnxcc"] + (["baseline"] if args.baseline else [])
+    names = list(_repos(args))
     print(f"| model | {' | '.join(f'{n} (us)' for n in names)} | onnxruntime (us) | "
           f"{' | '.join(f'{n} / ort' for n in names)} | onnxruntime call (us) |")
     print("| --- |" + " ---: |" * (2 * len(names) + 2))
     for model in models:
-        engines = {"onnxcc": bench_elf(REPO, model, os.path.join(folder, "onnxcc"))}
-        if args.baseline:
-            engines["baseline"] = bench_elf(args.baseline, model, os.path.join(folder, "baseline"))
-        med = measure(model, engines, args.rounds, args.chunk)
-        ort = med["ort"]
+        engines = {n: (speed.harness(model, os.path.join(folder, n), options=["opt=speed"],
+                                     repo=repo)[0], "x86_64") for n, repo in _repos(args).items()}
+        med = speed.interleave(engines, model, args.rounds, args.chunk)
+        ort = med["ort"] - med["idle"]
         times = " | ".join(f"{med[n]:.1f}" for n in names)
         ratios = " | ".join(f"{med[n] / ort:.2f}" for n in names)
         print(f"| {os.path.basename(model)[:-5]} | {times} | {ort:.1f} | {ratios} | "
-              f"{med['ort_call']:.1f} |", flush=True)
+              f"{med['idle']:.1f} |", flush=True)
 
 
 def cortex_m(models, args, folder):
     """Instructions per inference on the Cortex-M4 (QEMU -icount: deterministic)."""
-    repos = {"onnxcc": REPO, **({"baseline": args.baseline} if args.baseline else {})}
+    repos = _repos(args)
     columns = [(r, opt) for r in repos for opt in ("speed", "size")]
     print("| model | " + " | ".join(f"{r} opt={opt}" for r, opt in columns) + " |")
     print("| --- |" + " ---: |" * len(columns))
     for model in models:
         name, counts = os.path.basename(model)[:-5], []
         for r, opt in columns:
-            build = os.path.join(folder, f"m4-{r}-{opt}")
-            scons(repos[r], f"model={model}", "target=armv7", f"opt={opt}", f"build_dir={build}", "bench")
-            with open(os.path.join(build, "armv7", name, "bench", "bench.json")) as f:
-                counts.append(json.load(f)["median"])
+            counts.append(speed.cortex_m_bench(model, os.path.join(folder, f"m4-{r}-{opt}"),
+                                               [f"opt={opt}"], repo=repos[r])[0])
         print(f"| {name} | " + " | ".join(f"{c:,}" for c in counts) + " |", flush=True)
 
 
@@ -202,7 +160,10 @@ def main():
         models += [unary(os.path.join(tmp, f"{op}.onnx"), op, (1, 16, 16, 16) if small else (1, 64, 56, 56))
                    for op in UNARY]
         models = [m for m in models if not args.only or os.path.basename(m)[:-5] in args.only]
-        (cortex_m if args.cortex_m else host)(models, args, folder)
+        try:
+            (cortex_m if args.cortex_m else host)(models, args, folder)
+        except speed.BuildFailed as e:
+            sys.exit(f"activations.py: {e}")
 
 
 if __name__ == "__main__":

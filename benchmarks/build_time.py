@@ -23,7 +23,6 @@ import os
 import re
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,9 +31,9 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+import speed
 import zoo_models
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXPLAIN = re.compile(r"^scons: (?:re)?building `([^']+)' because", re.M)
 #: what a weights-only edit may rebuild (file names in the model's build folder)
 WEIGHTS_ONLY = re.compile(r"(imported|optimized)\.(onnx|bin)|\w+_weights\.(c|S|bin|o|su)"
@@ -55,18 +54,13 @@ def scale_weights(path, factor):
 def scons(folder, model, target, weights, jobs, explain=False):
     """Seconds of one ``scons`` run in the repository building into ``folder``, and the
     build folder's files SCons rebuilt (with ``explain``)."""
-    cmd = [sys.executable, "-m", "SCons", "-Q", f"-j{jobs}", f"model={model}",
-           f"target={target}", f"weights_format={weights}", f"build_dir={folder}"]
-    if explain:
-        cmd.append("--debug=explain")
     start = time.perf_counter()
-    r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    out = speed.scons(f"-j{jobs}", f"model={model}", f"target={target}",
+                      f"weights_format={weights}", f"build_dir={folder}",
+                      *(["--debug=explain"] if explain else []))
     seconds = time.perf_counter() - start
-    if r.returncode != 0:
-        sys.exit(f"build failed: {' '.join(cmd)}\n{r.stdout[-3000:]}{r.stderr[-3000:]}")
     stem = os.path.splitext(os.path.basename(model))[0]
-    built = {p.split(f"/{stem}/", 1)[-1] for p in EXPLAIN.findall(r.stdout)
-             if f"/{stem}/" in p}
+    built = {p.split(f"/{stem}/", 1)[-1] for p in EXPLAIN.findall(out) if f"/{stem}/" in p}
     return seconds, built
 
 
@@ -89,14 +83,8 @@ def measure(model, target, weights, repeat, jobs, work):
     return statistics.median(scratch), statistics.median(edit)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--models", default="resnet18,kws")
-    parser.add_argument("--weights", default="bin,c")
-    parser.add_argument("--target", default="x86_64")
-    parser.add_argument("--jobs", type=int, default=2)
-    args = parser.parse_args()
+def run(args):
+    """Print the table."""
     with tempfile.TemporaryDirectory(prefix="onnxcc-build-time-") as work:
         print(f"target {args.target}, scons -j{args.jobs}, median of {args.repeat} runs (s); "
               f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the start")
@@ -106,7 +94,7 @@ def main():
             if name == "resnet18":
                 onnx.save(zoo_models.resnet18(), model)
             else:
-                shutil.copy(os.path.join(ROOT, "models", f"{name}.onnx"), model)
+                shutil.copy(os.path.join(speed.REPO, "models", f"{name}.onnx"), model)
             megabytes = sum(numpy_helper.to_array(t).nbytes
                             for t in onnx.load(model).graph.initializer) / 1e6
             for weights in args.weights.split(","):
@@ -114,6 +102,19 @@ def main():
                 print(f"{name:<10} {weights:<8} {megabytes:>6.1f} {scratch:>8.1f} {edit:>13.1f}",
                       flush=True)
 
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--models", default="resnet18,kws")
+    parser.add_argument("--weights", default="bin,c")
+    parser.add_argument("--target", default="x86_64")
+    parser.add_argument("--jobs", type=int, default=2)
+    args = parser.parse_args()
+    try:
+        run(args)
+    except speed.BuildFailed as e:
+        sys.exit(f"build_time.py: {e}")
 
 if __name__ == "__main__":
     main()

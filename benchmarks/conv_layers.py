@@ -6,13 +6,13 @@
 Each layer is a one-node model built with opt=speed (or the tactic forced); the bench
 harness and an onnxruntime session (one thread) run interleaved in rounds, and the
 medians, GFLOP/s and their ratio (onnxcc / onnxruntime) are printed, with the tactic the
-select stage chose.
+select stage chose (benchmarks/speed.py's builds and rounds; onnxruntime's time includes its
+Python call, small beside a layer's).
 """
 
 import argparse
 import json
 import os
-import statistics
 import sys
 
 import numpy as np
@@ -60,11 +60,8 @@ def model(C, H, K, k, s, g):
 
 
 def build(path, target, build_dir, tactic):
-    name = os.path.splitext(os.path.basename(path))[0]
-    out = os.path.join(build_dir, target, name)
-    elf = os.path.join(out, "bench", f"{name}_bench")
-    speed.scons(f"model={path}", f"target={target}", "opt=speed", f"build_dir={build_dir}", elf,
-                *([f"tactic=Conv:{tactic}"] if tactic else []))
+    elf, out = speed.harness(path, build_dir, target,
+                             ["opt=speed"] + ([f"tactic=Conv:{tactic}"] if tactic else []))
     with open(os.path.join(out, "tactics.json")) as f:
         return elf, [n["tactic"] for n in json.load(f)["nodes"]]
 
@@ -84,15 +81,8 @@ def main():
         onnx.save(m, path)
         bdir = os.path.join(a.build_dir, a.tactic or "speed")
         elf, tactics = build(path, a.target, bdir, a.tactic)
-        sess = speed.ort_session(m.SerializeToString())
-        shape = (1,) + tuple(d.dim_value for d in m.graph.input[0].type.tensor_type.shape.dim[1:])
-        feeds = {"x": np.random.default_rng(1).standard_normal(shape).astype(np.float32)}
-        ours, theirs = [], []
-        speed.time_session(sess, feeds, 5)
-        for _ in range(a.rounds):
-            ours += speed.time_harness(elf, 10, a.target)
-            theirs += speed.time_session(sess, feeds, 10)
-        mo, mt = statistics.median(ours) / 1000, statistics.median(theirs) / 1000
+        med = speed.interleave({"onnxcc": (elf, a.target)}, path, a.rounds, 10)
+        mo, mt = med["onnxcc"], med["ort"]
         print(f"{n:10s} onnxcc {mo:9.1f} us ({flops / mo / 1e3:6.1f} GF/s) ort {mt:9.1f} us "
               f"({flops / mt / 1e3:6.1f} GF/s) ratio {mo / mt:5.2f} {tactics}", flush=True)
 

@@ -16,9 +16,7 @@ on the Cortex-M4 both ways, with their arena.
 """
 
 import argparse
-import json
 import os
-import statistics
 import sys
 
 import numpy as np
@@ -76,24 +74,11 @@ def host(models, args):
           "ratio before | speedup |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for path, cell in models:
-        model = onnx.load(path)
-        inputs = [np.random.default_rng(1).standard_normal([STEPS, 1, FEATURES]).astype(np.float32)]
-        session = speed.ort_session(model.SerializeToString())
-        idle = speed.ort_session(speed.overhead_model(model))
-        feeds = {session.get_inputs()[0].name: inputs[0]}
-        idle_feeds = {idle.get_inputs()[0].name: inputs[0]}
         elfs = {"fast": speed.build(path, "speed", os.path.join(args.build_dir, "fast"))[0],
                 "reference": speed.build(path, "speed", os.path.join(args.build_dir, "reference"),
                                          options=reference_option(cell))[0]}
-        samples = {k: [] for k in ("fast", "reference", "ort", "idle")}
-        speed.time_session(session, feeds, args.chunk)  # warm up
-        speed.time_session(idle, idle_feeds, args.chunk)
-        for _ in range(args.rounds):
-            for kind, elf in elfs.items():
-                samples[kind] += speed.time_harness(elf, args.chunk, "x86_64")
-            samples["ort"] += speed.time_session(session, feeds, args.chunk)
-            samples["idle"] += speed.time_session(idle, idle_feeds, args.chunk)
-        med = {k: statistics.median(v) / 1000 for k, v in samples.items()}
+        med = speed.interleave({kind: (elf, "x86_64") for kind, elf in elfs.items()}, path,
+                               args.rounds, args.chunk)
         ort = med["ort"] - med["idle"]
         name = os.path.splitext(os.path.basename(path))[0]
         print(f"| {name} | {med['fast']:.1f} | {med['reference']:.1f} | {ort:.1f} "
@@ -107,17 +92,10 @@ def cortex_m(models, args):
     print("| --- | ---: | ---: | ---: | ---: |")
     for path, cell in models:
         name = os.path.splitext(os.path.basename(path))[0]
-        result = {}
-        for kind, options in (("fast", []), ("reference", reference_option(cell))):
-            build_dir = os.path.join(args.build_dir, kind)
-            out = os.path.join(build_dir, "armv7", name)
-            speed.scons(f"model={path}", "target=armv7", *options, f"build_dir={build_dir}",
-                        "bench", os.path.join(out, "size.json"))
-            with open(os.path.join(out, "bench", "bench.json")) as f:
-                instructions = json.load(f)["median"]
-            with open(os.path.join(out, "size.json")) as f:
-                result[kind] = (instructions, json.load(f)["ram"]["arena"])
-        (fast, arena), (ref, ref_arena) = result["fast"], result["reference"]
+        (fast, sizes), (ref, ref_sizes) = (
+            speed.cortex_m_bench(path, os.path.join(args.build_dir, kind), options)
+            for kind, options in (("fast", []), ("reference", reference_option(cell))))
+        arena, ref_arena = sizes["ram"]["arena"], ref_sizes["ram"]["arena"]
         print(f"| {name} | {fast:,.0f} | {ref:,.0f} | {ref / fast:.2f}x | "
               f"{arena / 1024:.1f} / {ref_arena / 1024:.1f} |", flush=True)
 

@@ -47,22 +47,31 @@ class BuildFailed(Exception):
     """A scons run failed; the message has the tail of its output."""
 
 
-def scons(*args):
+def scons(*args, repo=REPO):
+    """Run scons with ``args`` in the checkout ``repo``; its output (BuildFailed if it failed)."""
     cmd = [sys.executable, "-m", "SCons", "-Q", *args]
-    r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+    r = subprocess.run(cmd, cwd=repo, capture_output=True, text=True, stdin=subprocess.DEVNULL)
     if r.returncode != 0:
         raise BuildFailed(f"{' '.join(args)} failed:\n{r.stdout[-2000:]}{r.stderr[-2000:]}")
     return r.stdout
 
 
+def harness(model, build_dir, target="x86_64", options=(), also=(), repo=REPO):
+    """Build the bench harness of ``model`` into ``build_dir`` with SCons ``options`` (and the
+    files ``also`` of the model's build folder, e.g. size.json); (its ELF, that folder)."""
+    name = os.path.splitext(os.path.basename(model))[0]
+    out = os.path.join(build_dir, target, name)
+    elf = os.path.join(out, "bench", f"{name}_bench")
+    scons(f"model={model}", f"target={target}", *options, f"build_dir={build_dir}", elf,
+          *(os.path.join(out, f) for f in also), repo=repo)
+    return elf, out
+
+
 def build(model, opt, build_dir, target="x86_64", options=()):
     """The bench harness ELF and size.json of ``model`` built with ``opt`` (and more SCons
     ``options``, e.g. tactic=...)."""
-    name = os.path.splitext(os.path.basename(model))[0]
-    out = os.path.join(build_dir, opt, target, name)
-    elf = os.path.join(out, "bench", f"{name}_bench")
-    scons(f"model={model}", f"target={target}", f"opt={opt}", *options,
-          f"build_dir={os.path.join(build_dir, opt)}", elf, os.path.join(out, "size.json"))
+    elf, out = harness(model, os.path.join(build_dir, opt), target, [f"opt={opt}", *options],
+                       also=["size.json"])
     with open(os.path.join(out, "size.json")) as f:
         return elf, json.load(f)
 
@@ -171,19 +180,23 @@ def geometric_mean(values):
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
-def cortex_m(model_path, build_dir):
-    """Instructions per inference on the Cortex-M4 (deterministic) and flash, per opt."""
+def cortex_m_bench(model_path, build_dir, options=(), repo=REPO):
+    """(instructions per inference on the Cortex-M4, QEMU -icount: deterministic, and
+    size.json) of ``model_path`` built into ``build_dir`` with SCons ``options``."""
     name = os.path.splitext(os.path.basename(model_path))[0]
-    result = {}
-    for opt in OPTS:
-        out = os.path.join(build_dir, opt, "armv7", name)
-        scons(f"model={model_path}", "target=armv7", f"opt={opt}",
-              f"build_dir={os.path.join(build_dir, opt)}", "bench", os.path.join(out, "size.json"))
-        with open(os.path.join(out, "bench", "bench.json")) as f:
-            instructions = json.load(f)["median"]
-        with open(os.path.join(out, "size.json")) as f:
-            result[opt] = (instructions, json.load(f))
-    return result
+    out = os.path.join(build_dir, "armv7", name)
+    scons(f"model={model_path}", "target=armv7", *options, f"build_dir={build_dir}", "bench",
+          os.path.join(out, "size.json"), repo=repo)
+    with open(os.path.join(out, "bench", "bench.json")) as f:
+        instructions = json.load(f)["median"]
+    with open(os.path.join(out, "size.json")) as f:
+        return instructions, json.load(f)
+
+
+def cortex_m(model_path, build_dir):
+    """Instructions per inference on the Cortex-M4 and size.json, per opt."""
+    return {opt: cortex_m_bench(model_path, os.path.join(build_dir, opt), [f"opt={opt}"])
+            for opt in OPTS}
 
 
 def code_bytes(sizes):

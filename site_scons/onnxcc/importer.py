@@ -23,7 +23,7 @@ from .cgen import c_type
 from .errors import OnnxccError
 from .external_data import load_external_data
 from .functions import expand_functions
-from .onnx_io import graph_from_model, save_graph
+from .onnx_io import graph_from_model, infer_model_shapes, save_graph
 from .passes.fold_constants import SHAPE_OPS, compile_time_nodes
 from .passes.qdq_to_qlinear import annotate_quantization
 from .qoperator import qoperator_to_qdq
@@ -151,46 +151,12 @@ def check_element_types(graph, path):
             raise OnnxccError(f"tensor '{info.name}': {e.message}", where=path, hint=e.hint) from None
 
 
-#: float initializers of at least this many bytes are weights, whose values shape
-#: inference never reads (shapes come from dims; it reads the values of small integer
-#: constants: Reshape's shape, Slice's starts...)
-WEIGHT_BYTES = 1024
-_FLOATS = {onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProto.FLOAT16,
-           onnx.TensorProto.BFLOAT16}
-
-
-def _set_weights_aside(model):
-    """Take the bytes of ``model``'s weights (WEIGHT_BYTES) out of it: shape inference
-    serializes the whole model and parses its result, 45 MB each way for ResNet-18.
-    Returns them, by initializer index, for :func:`_put_weights_back`."""
-    aside = {}
-    for k, t in enumerate(model.graph.initializer):
-        if t.data_type in _FLOATS and len(t.raw_data) >= WEIGHT_BYTES:
-            aside[k] = (t.name, t.raw_data)
-            t.raw_data = b"\0"  # (a placeholder: a tensor has a value field)
-    return aside
-
-
-def _put_weights_back(model, aside):
-    inits = model.graph.initializer
-    for k, (name, data) in aside.items():
-        assert inits[k].name == name and len(inits[k].raw_data) == 1  # (kept in order)
-        inits[k].raw_data = data
-    return model
-
-
 def _infer_shapes(model, path):
-    """The shape-inferred copy of ``model`` (whose weights it takes: use the copy)."""
-    aside = _set_weights_aside(model)
+    """The shape-inferred copy of ``model`` (whose weights it takes: use the copy), its
+    ceil_mode pools first counted as onnxruntime counts them (ceil_pools)."""
     rewritten = ceil_pools.count_as_onnxruntime(model, path)
-    try:
-        inferred = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True,
-                                                     data_prop=True)
-    except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError) as e:
-        first = str(e).strip().splitlines()[0]
-        raise OnnxccError(f"shape inference failed: {first}", where=path,
-                          hint=ceil_pools.hint(rewritten) if rewritten else None) from None
-    return _put_weights_back(inferred, aside)
+    return infer_model_shapes(model, path, check_type=True,
+                              hint=ceil_pools.hint(rewritten) if rewritten else None)
 
 
 def import_model(path, input_shapes=None):

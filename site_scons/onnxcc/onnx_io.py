@@ -224,14 +224,49 @@ def _read_constants(model, graph, onnx_path):
     return values
 
 
-def infer_shapes(graph, where):
-    """Re-run ONNX shape inference on ``graph`` (after folding made more shapes static)."""
+#: float initializers of at least this many bytes are weights, whose values shape
+#: inference never reads (shapes come from dims; it reads the values of small integer
+#: constants: Reshape's shape, Slice's starts...)
+WEIGHT_BYTES = 1024
+_FLOATS = {TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16, TensorProto.BFLOAT16}
+
+
+def _set_weights_aside(model):
+    """Take the bytes of ``model``'s weights (WEIGHT_BYTES) out of it; returns them, by
+    initializer index, for :func:`_put_weights_back`."""
+    aside = {}
+    for k, t in enumerate(model.graph.initializer):
+        if t.data_type in _FLOATS and len(t.raw_data) >= WEIGHT_BYTES:
+            aside[k] = (t.name, t.raw_data)
+            t.raw_data = b"\0"  # (a placeholder: a tensor has a value field)
+    return aside
+
+
+def _put_weights_back(model, aside):
+    inits = model.graph.initializer
+    for k, (name, data) in aside.items():
+        assert inits[k].name == name and len(inits[k].raw_data) == 1  # (kept in order)
+        inits[k].raw_data = data
+    return model
+
+
+def infer_model_shapes(model, where, check_type=False, hint=None):
+    """The shape-inferred copy of ``model`` (whose weights it takes: use the copy). The
+    weights are set aside meanwhile: shape inference serializes the whole model and
+    parses its result, 45 MB each way for ResNet-18."""
+    aside = _set_weights_aside(model)
     try:
-        inferred = onnx.shape_inference.infer_shapes(model_from_graph(graph), strict_mode=True,
-                                                     data_prop=True)
+        inferred = onnx.shape_inference.infer_shapes(model, check_type=check_type,
+                                                     strict_mode=True, data_prop=True)
     except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError) as e:
         raise OnnxccError(f"shape inference failed: {str(e).strip().splitlines()[0]}",
-                          where=where) from None
+                          where=where, hint=hint) from None
+    return _put_weights_back(inferred, aside)
+
+
+def infer_shapes(graph, where):
+    """Re-run ONNX shape inference on ``graph`` (after folding made more shapes static)."""
+    inferred = infer_model_shapes(model_from_graph(graph), where)
     for name, info in graph_from_model(inferred, where, with_values=False).tensors.items():
         if name in graph.tensors and graph.tensors[name].shape is None:
             graph.tensors[name] = info

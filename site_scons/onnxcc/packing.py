@@ -70,26 +70,27 @@ def gate_rows(spec):
 
 
 def _gate_panels(spec):
-    """(first packed row, width) of each panel of one direction."""
-    count = spec["gates"] * padded_hidden(spec)
+    """(first packed row, panels spec) of each slice of one direction's rows (gate_rows)
+    that is cut into panels: all of them, in panels of ``width``; or (width 0) each
+    group's, in panels of one block of its gates."""
     if spec["width"]:
-        return [(r, spec["width"]) for r in range(0, count, spec["width"])]
-    panels, start = [], 0
+        return [(0, panels_spec(spec["gates"] * padded_hidden(spec), spec["depth"], spec["width"]))]
+    slices, start = [], 0
     for group in spec["groups"]:
-        for _ in range(padded_hidden(spec) // spec["block"]):
-            panels.append((start, len(group) * spec["block"]))
-            start += len(group) * spec["block"]
-    return panels
+        rows = len(group) * padded_hidden(spec)
+        slices.append((start, panels_spec(rows, spec["depth"], len(group) * spec["block"])))
+        start += rows
+    return slices
 
 
 def _pack_gates(values, spec):
     order = gate_rows(spec)
-    width = max(w for _, w in _gate_panels(spec))
     out = []
     for matrix in values.reshape(spec["directions"], -1, spec["depth"]):
-        rows = np.zeros((len(order) + width, spec["depth"]), matrix.dtype)
-        rows[:len(order)][order >= 0] = matrix[order[order >= 0]]
-        out += [rows[r:r + w].T.reshape(-1) for r, w in _gate_panels(spec)]
+        rows = np.zeros((len(order), spec["depth"]), matrix.dtype)
+        rows[order >= 0] = matrix[order[order >= 0]]
+        out += [pack(rows[start:start + panels["rows"]], panels)
+                for start, panels in _gate_panels(spec)]
     return np.concatenate(out)
 
 
@@ -123,13 +124,12 @@ def packed_size(spec):
     if spec["kind"] == "pairs":
         return (spec["rows"] + spec["rows"] % 2) * pairs_depth(spec["depth"])
     if spec["kind"] == "winograd":
-        panels = _panel_count(spec["rows"], spec["width"])
-        return (spec["m"] + 2) ** 2 * panels * spec["width"] * spec["depth"]
+        return (spec["m"] + 2) ** 2 * packed_size(_winograd_panels(spec))
     if spec["kind"] == "panels":
         per_group = spec["rows"] // spec["groups"]
         return spec["groups"] * _panel_count(per_group, spec["width"]) * spec["width"] * spec["depth"]
     if spec["kind"] == "gates":
-        return spec["directions"] * spec["depth"] * sum(w for _, w in _gate_panels(spec))
+        return spec["directions"] * sum(packed_size(panels) for _, panels in _gate_panels(spec))
     if spec["kind"] == "gate_bias":
         apart = padded_hidden(spec) if spec["apart"] is not None else 0
         return spec["directions"] * (spec["gates"] * padded_hidden(spec) + apart)
@@ -167,10 +167,14 @@ def pack(values, spec):
 def _pack_winograd(values, spec):
     from .ops.winograd import transform_weights  # here: ops imports this module
     u = transform_weights(values.reshape(spec["rows"], spec["depth"], 3, 3), spec["m"])
-    panels = panels_spec(spec["rows"], spec["depth"], spec["width"])
-    packed = np.concatenate([pack(matrix, panels) for matrix in u])
+    packed = np.concatenate([pack(matrix, _winograd_panels(spec)) for matrix in u])
     assert packed.size == packed_size(spec)
     return packed
+
+
+def _winograd_panels(spec):
+    """The panels each of the (m+2)^2 transformed matrices is cut into."""
+    return panels_spec(spec["rows"], spec["depth"], spec["width"])
 
 
 def _pack_pairs(values, spec):

@@ -324,13 +324,6 @@ def _outputs(*siblings):
     return emit
 
 
-def _weights_outputs(target, source, env):
-    """weights_format=bin writes the binary file beside the assembler file."""
-    if env["ONNXCC_WEIGHTS_FORMAT"] == "bin":
-        return _outputs("{stem}.bin")(target, source, env)
-    return target, source
-
-
 def _tactics_outputs(target, source, env):
     """autotune also writes the measured choices beside the model (autotune.record_path)."""
     return target[:1] + ([env["ONNXCC_RECORD"]] if env["ONNXCC_AUTOTUNE"] else []), source
@@ -365,8 +358,7 @@ BUILDERS = {
     "OnnxccGenerateWeights": _python_builder("generate", _generate_weights,
                                              ["ONNXCC_NAME", "ONNXCC_SOURCE", "ONNXCC_WEIGHTS_SECTION",
                                               "ONNXCC_WEIGHTS_FORMAT"],
-                                             templates=("model_weights.c.mako", "model_weights.S.mako"),
-                                             emitter=_weights_outputs),
+                                             templates=("model_weights.c.mako", "model_weights.S.mako")),
     "OnnxccFragments": _python_builder("generate", _fragments,
                                        ["ONNXCC_NAME", "ONNXCC_TARGET_NAME", "ONNXCC_SYSTEM_LIBS",
                                         "ONNXCC_TARGET_CFLAGS", "ONNXCC_WEIGHTS_SECTION"],
@@ -442,6 +434,28 @@ _LINK_MODEL = SCons.Builder.Builder(action=SCons.Action.Action(
 #: folder: nothing of the build's paths ends up in the object.
 _ASSEMBLE_WEIGHTS = SCons.Builder.Builder(action=SCons.Action.Action(
     "$CC $CCFLAGS -Xassembler -I${SOURCE.dir} -c -o $TARGET $SOURCE", "$ONNXCC_ASCOMSTR"))
+
+
+def _compiled(e, at, sources, stack_usage):
+    """The object of the library's C file ``sources[0]``; gcc's stack usage of it (.su,
+    for the size report) goes to ``stack_usage``."""
+    stem = os.path.splitext(os.path.basename(str(sources[0])))[0]
+    obj, su = e.Object([at(stem + ".o"), at(stem + ".su")], sources[0],
+                       CCFLAGS=e["CCFLAGS"] + ["-fstack-usage"])
+    stack_usage.append(su)
+    return obj
+
+
+def _assembled(e, at, sources, stack_usage):
+    """The object of the weights' assembler file ``sources[0]``, which includes the
+    binary file ``sources[1]`` (a source too: the object follows its bytes)."""
+    stem = os.path.splitext(os.path.basename(str(sources[0])))[0]
+    return e.OnnxccAssembleWeights(at(stem + ".o"), sources)[0]
+
+
+#: per ``weights_format``: the files the weights stage writes (codegen.run_weights), and
+#: how the library's object is made of them
+_WEIGHTS = {"bin": (("S", "bin"), _assembled), "c": (("c",), _compiled)}
 
 
 @dataclass
@@ -647,23 +661,18 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
     plan = e.OnnxccPlan(at("plan.json"), [optimized[0], chosen])
     header_c = e.OnnxccGenerateModel(at(f"{name}.h"), [optimized[0], plan, chosen])
     kernels = e.OnnxccGenerateKernels(at(f"{name}_kernels.c"), [optimized[0], plan, chosen])
-    weights = e.OnnxccGenerateWeights(at(f"{name}_weights.{'S' if weights_format == 'bin' else 'c'}"),
+    weights_files, weights_object = _WEIGHTS[weights_format]
+    weights = e.OnnxccGenerateWeights([at(f"{name}_weights.{x}") for x in weights_files],
                                       optimized + chosen + plan)
     fragments = e.OnnxccFragments(at(f"{name}.mk"), [plan[0], header_c[0]])
 
-    # the library's objects, each with gcc's stack usage (.su) for the size report
-    lib_sources = [header_c[1], kernels[0], os.path.join(RUNTIME_DIR, "onnxcc_runtime.c")]
-    if weights_format == "c":
-        lib_sources.insert(2, weights[0])
-    objects, stack_usage = [], []
-    for src in lib_sources:
-        stem = os.path.splitext(os.path.basename(str(src)))[0]
-        obj, su = e.Object([at(stem + ".o"), at(stem + ".su")], src,
-                           CCFLAGS=e["CCFLAGS"] + ["-fstack-usage"])
-        objects.append(obj)
-        stack_usage.append(su)
-    if weights_format == "bin":  # (the .S, then the .bin it includes)
-        objects.insert(2, e.OnnxccAssembleWeights(at(f"{name}_weights.o"), weights)[0])
+    # the library's objects, the C ones with gcc's stack usage (.su) for the size report
+    stack_usage = []
+    runtime = [os.path.join(RUNTIME_DIR, "onnxcc_runtime.c")]
+    objects = [_compiled(e, at, header_c[1:2], stack_usage),
+               _compiled(e, at, kernels[:1], stack_usage),
+               weights_object(e, at, weights, stack_usage),
+               _compiled(e, at, runtime, stack_usage)]
     lib_object = e.OnnxccLinkModel(at(f"lib{name}.o"), objects)
     # nothing links the library (the footprint, verify and bench programs, a firmware)
     # before it is known to fit the target: onnxcc's line, not the linker's "overflowed"

@@ -1,4 +1,5 @@
 <%namespace name="tl" file="/kernels/tile.mako"/>\
+<%namespace name="planes" file="/kernels/conv_planes.mako"/>\
 <%doc>
   Winograd F(t x t, 3 x 3) convolution (ops/winograd.py). Per chunk of `cols` output
   tiles (t x t pixels each): every input channel's (t+2)^2 patches are transformed,
@@ -10,11 +11,11 @@
 </%doc>\
 <%
     n, c, h, w, m = p['n'], p['c'], p['h'], p['w'], p['m']
-    oh, ow, pt, pl = p['oh'], p['ow'], p['pt'], p['pl']
+    oh, ow = p['oh'], p['ow']
     rows, vecs, lanes, cols = p['rows'], p['vecs'], p['lanes'], p['cols']
     t, th, tw = p['tile'], p['tiles_h'], p['tiles_w']
     a = t + 2
-    ph, pw = th * t + 2, tw * t + 2  # the zero-padded input plane of every tile's patch
+    ph, pw = p['plane_rows'], p['plane_cols']  # the zero-padded input plane (phase_planes)
     points = a * a
     tiles = th * tw
     width = vecs * lanes
@@ -52,25 +53,15 @@ ${tl.types(lanes)}\
     float *const pad = (float *)scratch;
     float *const v = pad + ${c * ph * pw}u;
     float *const mm = v + ${points * c * cols}u;
+    for (int ic = 0; ic < ${c}; ++ic) {  /* the padding: the same for every image */
+        float *pc = pad + (size_t)ic * ${ph * pw}u;
+${planes.clear_border(p, 'pc', 8)}\
+    }
     for (int nb = 0; nb < ${n}; ++nb) {
         for (int ic = 0; ic < ${c}; ++ic) {
             const float *xc = x + ((size_t)nb * ${c} + ic) * ${h * w}u;
             float *pc = pad + (size_t)ic * ${ph * pw}u;
-            for (int r = 0; r < ${ph}; ++r) {
-                float *pr = pc + r * ${pw};
-                const int iy = r - ${pt};
-                if (iy < 0 || iy >= ${h}) {
-                    memset(pr, 0, ${pw}u * sizeof(float));
-                    continue;
-                }
-% if pl:
-                memset(pr, 0, ${pl}u * sizeof(float));
-% endif
-                memcpy(pr + ${pl}, xc + iy * ${w}, ${w}u * sizeof(float));
-% if pw - pl - w > 0:
-                memset(pr + ${pl + w}, 0, ${pw - pl - w}u * sizeof(float));
-% endif
-            }
+${planes.fill(p, 'xc', 'pc', 12)}\
         }
         for (int t0 = 0; t0 < ${tiles}; t0 += ${cols}) {
             const int count = t0 + ${cols} <= ${tiles} ? ${cols} : ${tiles} - t0;

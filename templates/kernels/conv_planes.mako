@@ -2,8 +2,10 @@
   The padded input of a convolution or pooling window split into stride phases
   (ops/conv.py: phase_planes), which conv2d_implicit, conv2d_depthwise and pool2d_vector
   read their windows from: tap (ky, kx) of the pixels of an output row is then one
-  contiguous run of a plane. The padding is the same for every channel and image: the
-  planes are cleared once per call (clear), then each channel copies in its pixels (fill).
+  contiguous run of a plane (conv2d_winograd's one plane per channel holds its tiles'
+  patches). The padding is the same for every channel and image: the planes are cleared
+  once per call (clear, or clear_border beside planes filled image by image), then each
+  channel copies in its pixels (fill).
 </%doc>
 
 ## Set `count` floats from pointer `dst` to `value` (a C float expression).
@@ -15,6 +17,44 @@ ${ind}memset(${dst}, 0, ${count}u * sizeof(float));
 ${ind}for (size_t i = 0; i < ${count}u; ++i)
 ${ind}    ${dst}[i] = ${value};
 % endif
+</%def>
+
+<%doc>
+  Zero what fill leaves alone in the planes of one channel at `dst`: the rows no input row
+  lands on, and the columns beside the copied ones (for a kernel that refills its planes
+  image by image: each channel's once per call, without writing the pixels twice).
+</%doc>
+<%def name="clear_border(p, dst, indent)">\
+<%
+    ind = ' ' * indent
+    rows, cols = p['plane_rows'], p['plane_cols']
+    plane = rows * cols
+%>\
+% for k, f in enumerate(p['fills']):
+<%
+    r_lo, r_hi = f['rows']
+    c_lo, c_hi = f['cols']
+    pp = f"{dst} + {k * plane}u" if k else dst
+    if c_hi <= c_lo:  # (no pixel: the whole plane)
+        r_lo = r_hi = 0
+%>\
+% if r_lo:
+${ind}memset(${pp}, 0, ${r_lo * cols}u * sizeof(float));
+% endif
+% if r_hi < rows:
+${ind}memset(${pp} + ${r_hi * cols}u, 0, ${(rows - r_hi) * cols}u * sizeof(float));
+% endif
+% if r_hi > r_lo and (c_lo or c_hi < cols):
+${ind}for (int r = ${r_lo}; r < ${r_hi}; ++r) {
+% if c_lo:
+${ind}    memset(${pp} + (size_t)r * ${cols}u, 0, ${c_lo}u * sizeof(float));
+% endif
+% if c_hi < cols:
+${ind}    memset(${pp} + (size_t)r * ${cols}u + ${c_hi}u, 0, ${cols - c_hi}u * sizeof(float));
+% endif
+${ind}}
+% endif
+% endfor
 </%def>
 
 <%doc>

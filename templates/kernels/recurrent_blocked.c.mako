@@ -1,5 +1,4 @@
 <%namespace name="tl" file="/kernels/tile.mako"/>\
-<%namespace name="simd" file="/kernels/simd.mako"/>\
 <%doc>
   ${p['cell']} over ${p['seq']} time steps, ${p['directions']} direction(s), batch ${p['batch']}, hidden ${p['hidden']}
   (${'[batch][seq]' if p['layout'] else '[seq][batch]'} layout), the blocked tactic (ops/recurrent.py). Per direction
@@ -10,9 +9,6 @@
   units are padded to whole blocks (zero weights); only the real ones are stored.
   Gate order (ONNX): ${ {'RNN': 'i', 'GRU': 'z r h', 'LSTM': 'i o f c'}[p['cell']] }.
 </%doc>\
-<%!
-    import re
-%>\
 <%
     cell, G, H, I = p['cell'], p['gates'], p['hidden'], p['input']
     S, B, D, layout = p['seq'], p['batch'], p['directions'], p['layout']
@@ -27,9 +23,8 @@
     rows, vecs, chunk = p['rows'], p['vecs'], p['chunk']
     width = vecs * lanes
     full_panels, rest = divmod(GHp, width)
-    w_dir = I * (full_panels + (1 if rest else 0)) * width
     apart = cell == 'GRU' and p['linear_before_reset']
-    b_dir = GHp + (Hp if apart else 0)
+    per_direction = p['direction_floats']  # of each packed input (packing.packed_size)
     clip = p['clip']
     # scratch, in floats
     o_pre = chunk * GHp
@@ -47,8 +42,6 @@
         return lanes > 1 and step['op'] is not None and vectorizable([step['op']], 0)
     vector_ops = [s['op'] for s in [a for per in p['activations'] for a in per] + [clip_step]
                   if s is not None and in_vectors(s)]
-    # lane masks (vi) only when some vector code selects with them
-    masks = any(re.search(r'\bvi\b', vector_epilogue('x', [op], (), 0, lanes, lanes)) for op in vector_ops)
     def apply(var, step):
         """C statements applying one activation (or the clip) to `var` in place: on the
         vector when the op has vector code (epilogue.py), else lane by lane (Affine and
@@ -62,6 +55,9 @@
             code = (f"{{ float v = {var}; {scalar} {var} = v; }}" if lanes == 1 else
                     f"for (int l = 0; l < {lanes}; ++l) {{ float v = {var}[l]; {scalar} {var}[l] = v; }}")
         return code + (' ' if step is clip_step else '')
+    def activated(var, act):
+        """The clip (when there is one), then the activation: what every gate gets."""
+        return apply(var, clip_step) + apply(var, act)
     def x_at(s, d):
         t = f"(len - 1u - ({s}))" if p['reverse'][d] else f"({s})"
         return f"x + (e * {S}u + {t}) * {I}u" if layout else f"x + ({t} * {B}u + e) * {I}u"
@@ -111,14 +107,13 @@ ${tl.tile(nrows, rest // lanes, lanes, I, 1, a_at, b_at, zero, out, rest, bias_c
                         const float *pb = pt + ${start}u + jb * ${gw}u;
 ${tl.tile(1, len(group) * U, lanes, H, 1, lambda i, t: f"{operand}[kc]", lambda t: f"rpanel + (size_t)kc * {gw}u", zero, lambda i: "pre", gw, [], lambda i, col: ["0", col], 0, 24)}\
 </%def>\
-<%def name="gate(var, q, u, extra='')">\
+<%def name="gate(var, q, u, act, extra='')">\
                             ${vt} ${var} = ${ld(f'pre + {q * blk + u * lanes}u')} + ${ld(f'pb + {q * blk + u * lanes}u')}${extra};
+                            ${activated(var, act)}
 </%def>\
 ${tl.contracted(signature)}
 {
-% if lanes > 1:
-${simd.types(lanes, masks)}\
-% endif
+${tl.types(lanes, vector_ops)}\
     float *const proj = (float *)scratch;
     float *const pre = proj + ${o_pre}u;
 % if lstm:
@@ -138,10 +133,10 @@ ${simd.types(lanes, masks)}\
     h_act = acts[2] if len(acts) > 2 else None
 %>\
     { /* direction ${d}: ${'reverse' if p['reverse'][d] else 'forward'} */
-        const float *wd = w + ${d * w_dir}u;
-        const float *rd = r + ${d * GHp * H}u;
+        const float *wd = w + ${d * per_direction['w']}u;
+        const float *rd = r + ${d * per_direction['r']}u;
 % if 'b' in has:
-        const float *bias = b + ${d * b_dir}u;
+        const float *bias = b + ${d * per_direction['b']}u;
 % endif
 % if lstm and 'p' in has:
         for (int k = 0; k < 3; ++k) {
@@ -186,46 +181,36 @@ ${gemv(gi, 'rh' if cell == 'GRU' and not apart and gi == 1 else 'hc')}\
                         {
 <% ju = f"j + {u * lanes}u" %>\
 % if cell == 'RNN':
-${gate('gv', 0, u)}\
-                            ${apply('gv', clip_step)}${apply('gv', f_act)}
+${gate('gv', 0, u, f_act)}\
                             ${st(f'hn + {ju}', 'gv')}
 % elif lstm:
                             const ${vt} cp = ${ld(f'cs + {ju}')};
-${gate('gi', 0, u, f" + {ld(f'peep + {ju}')} * cp" if 'p' in has else '')}\
-                            ${apply('gi', clip_step)}${apply('gi', f_act)}
+${gate('gi', 0, u, f_act, f" + {ld(f'peep + {ju}')} * cp" if 'p' in has else '')}\
 % if p['input_forget']:
                             const ${vt} gf = 1.0f - gi;
 % else:
-${gate('gf', 2, u, f" + {ld(f'peep + {2 * Hp}u + {ju}')} * cp" if 'p' in has else '')}\
-                            ${apply('gf', clip_step)}${apply('gf', f_act)}
+${gate('gf', 2, u, f_act, f" + {ld(f'peep + {2 * Hp}u + {ju}')} * cp" if 'p' in has else '')}\
 % endif
-${gate('gc', 3, u)}\
-                            ${apply('gc', clip_step)}${apply('gc', g_act)}
+${gate('gc', 3, u, g_act)}\
                             const ${vt} cn = gf * cp + gi * gc;
                             ${st(f'cs + {ju}', 'cn')}
-${gate('go', 1, u, f" + {ld(f'peep + {Hp}u + {ju}')} * cn" if 'p' in has else '')}\
-                            ${apply('go', clip_step)}${apply('go', f_act)}
+${gate('go', 1, u, f_act, f" + {ld(f'peep + {Hp}u + {ju}')} * cn" if 'p' in has else '')}\
                             ${vt} hv = cn;
                             ${apply('hv', h_act)}
                             ${st(f'hn + {ju}', 'go * hv')}
 % elif apart:
-${gate('z', 0, u)}\
-                            ${apply('z', clip_step)}${apply('z', f_act)}
-${gate('rg', 1, u)}\
-                            ${apply('rg', clip_step)}${apply('rg', f_act)}
+${gate('z', 0, u, f_act)}\
+${gate('rg', 1, u, f_act)}\
                             ${vt} hh = ${ld(f'pb + {2 * blk + u * lanes}u')} + rg * (${ld(f'pre + {2 * blk + u * lanes}u')}${f" + {ld(f'bias + {GHp}u + {ju}')}" if 'b' in has else ''});
-                            ${apply('hh', clip_step)}${apply('hh', g_act)}
+                            ${activated('hh', g_act)}
                             ${st(f'hn + {ju}', f"(1.0f - z) * hh + z * {ld(f'hc + {ju}')}")}
 % elif gi == 0:
-${gate('z', 0, u)}\
-                            ${apply('z', clip_step)}${apply('z', f_act)}
+${gate('z', 0, u, f_act)}\
                             ${st(f'zs + {ju}', 'z')}
-${gate('rg', 1, u)}\
-                            ${apply('rg', clip_step)}${apply('rg', f_act)}
+${gate('rg', 1, u, f_act)}\
                             ${st(f'rh + {ju}', f"rg * {ld(f'hc + {ju}')}")}
 % else:
-${gate('hh', 0, u)}\
-                            ${apply('hh', clip_step)}${apply('hh', g_act)}
+${gate('hh', 0, u, g_act)}\
                             const ${vt} z = ${ld(f'zs + {ju}')};
                             ${st(f'hn + {ju}', f"(1.0f - z) * hh + z * {ld(f'hc + {ju}')}")}
 % endif

@@ -340,6 +340,8 @@ def lower_winograd(node, graph, cpu):
     g, inputs, outputs = _geometry(node, graph)
     _, m, rows, vecs, cols = _winograd_plan(g, cpu)
     p = winograd.params(g, cpu, rows, vecs, cols, m)
+    # the padded input: one plane per channel, every tile's whole patch inside it
+    p.update(phase_planes(dict(g, oh=p["tiles_h"] * m, ow=p["tiles_w"] * m), 0))
     tag = _tag(g, f"wino{m}_{rows}x{vecs * cpu.lanes()}_")
     return KernelCall("conv2d_winograd", tag, p, inputs, outputs,
                       scratch_bytes=4 * winograd.scratch_floats(p),

@@ -211,6 +211,8 @@ def lower_blocked(node, graph, cpu):
     if "b" in p["has"]:
         apart = 2 if p["cell"] == "GRU" and p["linear_before_reset"] else None
         packed["b"] = packing.gate_bias_spec(*shape, apart)
+    p["direction_floats"] = {role: packing.packed_size(spec) // p["directions"]
+                             for role, spec in packed.items()}
     tile = f"u{p['units']}x{p['lanes']}_t{p['rows']}x{p['vecs'] * p['lanes']}_c{p['chunk']}"
     return KernelCall("recurrent_blocked", f"{node.op.lower()}_{tile}_{tag}", p, inputs, outputs,
                       scratch_bytes=4 * _scratch_floats(p), packed=packed)
