@@ -145,6 +145,46 @@ def test_mixed_recurrent_model_matches_onnxruntime(scons, tmp_path, target, tact
         assert "LSTM:blocked" in r.stdout and "GRU:blocked" in r.stdout
 
 
+def zero_length_model(path):
+    """Every cell with sequence lengths [3, 0, 2] (an entry of no steps between two that
+    run) and initial states: a bidirectional LSTM, GRUs with both reset orders (one
+    reverse) and an RNN; Y, Y_h and Y_c all outputs. onnxruntime gives the entry of no
+    steps zeros in Y_h and Y_c, not its initial state (the specification names neither)."""
+    rng = np.random.default_rng(11)
+    S, B, I = 3, 3, 5
+    inits = [numpy_helper.from_array(np.array([3, 0, 2], np.int32), "lens")]
+    inputs, nodes, outputs = [helper.make_tensor_value_info("x", F, [S, B, I])], [], []
+    cells = [("LSTM", 2, {"direction": "bidirectional"}), ("GRU", 1, {"linear_before_reset": 0}),
+             ("GRU", 1, {"linear_before_reset": 1, "direction": "reverse"}), ("RNN", 1, {})]
+    for k, (op, directions, attrs) in enumerate(cells):
+        gates, hidden, name = {"RNN": 1, "GRU": 3, "LSTM": 4}[op], 10, f"{op.lower()}{k}"
+        inits += [_weights(rng, f"{name}_w", [directions, gates * hidden, I]),
+                  _weights(rng, f"{name}_r", [directions, gates * hidden, hidden]),
+                  _weights(rng, f"{name}_b", [directions, 2 * gates * hidden])]
+        states = ["h0"] + (["c0"] if op == "LSTM" else [])
+        for s in states:
+            inputs.append(helper.make_tensor_value_info(f"{name}_{s}", F, [directions, B, hidden]))
+        node_outputs = [f"{name}_y", f"{name}_yh"] + ([f"{name}_yc"] if op == "LSTM" else [])
+        outputs += [helper.make_tensor_value_info(o, F, None) for o in node_outputs]
+        nodes.append(helper.make_node(op, ["x", f"{name}_w", f"{name}_r", f"{name}_b", "lens"]
+                                      + [f"{name}_{s}" for s in states], node_outputs,
+                                      hidden_size=hidden, **attrs))
+    graph = helper.make_graph(nodes, "zero_length", inputs, outputs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    model.ir_version = 8
+    model = onnx.shape_inference.infer_shapes(model, strict_mode=True)
+    onnx.checker.check_model(model, full_check=True)
+    onnx.save(model, path)
+    return str(path)
+
+
+@pytest.mark.parametrize("target", ["x86_64", "armv7"])
+@pytest.mark.parametrize("tactic", ["blocked", "reference"])
+def test_an_entry_of_no_steps_ends_in_zero_states_as_in_onnxruntime(scons, tmp_path, target, tactic):
+    model = zero_length_model(tmp_path / "zero_length.onnx")
+    verify_clean(scons, model, f"target={target}", f"tactic=RNN:{tactic},GRU:{tactic},LSTM:{tactic}")
+
+
 def test_speed_chooses_the_blocked_tactic_and_size_the_reference(tmp_path):
     """opt=speed: the blocked tactic for the big LSTM on both CPUs, and for every node on
     the Cortex-M4 (the tiny GRU of 9 units is padded to 16 in AVX2 vectors: estimated

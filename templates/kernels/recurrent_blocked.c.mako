@@ -243,6 +243,14 @@ ${gate('hh', 0, u)}\
             for (size_t t = len; t < ${S}u; ++t) /* past the sequence: zeros */
                 memset(${y_at('t', d)}, 0, ${H}u * sizeof(float));
 % endif
+% if 'sequence_lens' in has and ('y_h' in has or 'y_c' in has):
+            if (len == 0u) { /* no step: zero states, as onnxruntime gives (not the initial ones) */
+                memset(hc, 0, ${H}u * sizeof(float));
+% if 'y_c' in has:
+                memset(cs, 0, ${H}u * sizeof(float));
+% endif
+            }
+% endif
 % if 'y_h' in has:
             memcpy(${state_at('y_h', d)}, hc, ${H}u * sizeof(float));
 % endif
