@@ -49,6 +49,8 @@ REFERENCE_FAILED = "onnxruntime cannot run the model"
 BATCH_TIMEOUT, CASE_TIMEOUT = 120, 60
 #: a case with neither a report nor an error line of its own (built once more)
 UNREPORTED = "verify did not run (no error reported)"
+#: the targets that run on the build machine: every configuration, and "big" graphs
+NATIVE = ("x86_64", "x86_64-avx512")
 #: how long Hypothesis may shrink one failure; then the smallest found so far is saved
 SHRINK_SECONDS = 600
 
@@ -65,7 +67,7 @@ def configurations(spec, target):
     x = spec["anchor"].get("x") or []
     if spec["anchor"]["op"] == "Conv" and len(x) == 4 and x[0] == 1:  # a stage to run in patches
         configs.append(("patches", "speed", spec.get("fuse", True), forced, ("2x1", "2")[spec["seed"] % 2]))
-    if target not in ("x86_64", "x86_64-avx512"):  # emulated: the fast paths only
+    if target not in NATIVE:  # emulated: the fast paths only
         configs = [c for c in configs if c[0] != "size"]
     return configs
 
@@ -258,7 +260,7 @@ def _one_round(target, graphs, seed, batch, jobs, workdir, progress, sanitize, s
               suppress_health_check=list(HealthCheck), print_blob=False, report_multiple_bugs=False,
               phases=[Phase.generate, Phase.shrink] if shrink else [Phase.generate])
     @hypothesis_seed(seed)
-    @given(st.lists(specs(int8=int8, images=images), min_size=batch, max_size=batch))
+    @given(st.lists(specs(int8=int8, images=images, big=target in NATIVE), min_size=batch, max_size=batch))
     def prop(batch_specs):
         if len(seen) >= graphs and not pinned:
             return  # done: the rest of this round's examples pass at once
