@@ -84,7 +84,7 @@ def test_specs_are_valid_models_with_finite_reference():
 
     @settings(max_examples=80, deadline=None, derandomize=True,
               suppress_health_check=list(HealthCheck))
-    @given(fuzz_spec.specs())
+    @given(fuzz_spec.specs(big=True))
     def valid(spec):
         model = fuzz_spec.build_model(spec)
         session = ort.InferenceSession(model.SerializeToString(),
@@ -97,6 +97,41 @@ def test_specs_are_valid_models_with_finite_reference():
         assert list(y.shape) == fuzz_spec.output_shape(spec)
 
     valid()
+
+
+#: per target, the fast branches a seeded sample of draws must reach (fuzz/coverage.py):
+#: the shapes small tails miss -- rows of whole vectors split by shuffles at stride 2 (with
+#: other row strides), winograd's tiles in several chunks, pooling rows of several vectors
+#: and ceil_mode, the recurrent blocked tactic's chunked projection and sequence lengths
+REACHED = {
+    "x86_64": ["conv2d_depthwise: stride-2 shuffle fill, whole vectors",
+               "conv2d_implicit: stride-2 shuffle fill, whole vectors",
+               "conv2d_depthwise: stride-2 shuffle fill, row stride 1",
+               "conv2d_depthwise: stride-2 shuffle fill, row stride 3",
+               "winograd: several chunks", "pool2d_vector: rows of several vectors",
+               "pool2d_vector: ceil_mode", "pool2d_vector: taps at stride 2",
+               "LSTM blocked: chunked projection", "RNN blocked: chunked projection",
+               "LSTM blocked: sequence lengths", "LSTM blocked: several blocks of units"],
+    "x86_64-avx512": ["conv2d_depthwise: stride-2 shuffle fill, whole vectors",
+                      "conv2d_implicit: stride-2 shuffle fill, whole vectors",
+                      "winograd: several chunks", "pool2d_vector: rows of several vectors"],
+    "aarch64": ["conv2d_depthwise: stride-2 shuffle fill, whole vectors",
+                "conv2d_implicit: stride-2 shuffle fill, whole vectors",
+                "pool2d_vector: rows of several vectors", "pool2d_vector: ceil_mode"],
+    "armv7": ["LSTM blocked: chunked projection", "GRU blocked: chunked projection",
+              "RNN blocked: chunked projection"],
+}
+
+
+@pytest.mark.parametrize("target", sorted(REACHED))
+def test_the_draws_reach_the_fast_paths(target):
+    """The fuzzer crosses a fast path only if its graphs reach it: 400 seeded draws, taken
+    through the compiler's stages (not built), reach every branch of ``REACHED``."""
+    from fuzz import coverage
+    counts, drawn, _ = coverage.survey(target, 400, 1)
+    assert drawn >= 300
+    missed = [path for path in REACHED[target] if not counts[path]]
+    assert not missed, (missed, sorted(k for k in counts if ": " in k))
 
 
 def test_a_dropped_chain_is_caught(tmp_path):
