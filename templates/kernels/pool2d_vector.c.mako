@@ -39,7 +39,7 @@ ${simd.types(L, is_max)}\
         const float *xc = x + (size_t)nc * ${h * w}u;
         for (int oy = 0; oy < ${oh}; ++oy) {
             const int iy0 = oy * ${sh} - ${pt};
-            const float *src[${kh}];
+            const float *src[${kh}] = {0};  /* (set up to rows: gcc cannot tell that the tail reads no more) */
             int rows = 0;
             for (int ky = 0; ky < ${kh}; ++ky) {
                 const int iy = iy0 + ky * ${dh};
