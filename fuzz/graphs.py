@@ -4,8 +4,9 @@ on the target and compared with onnxruntime.
     python -m fuzz.graphs [--target T] [--graphs N] [--seed S] [--batch B] [--jobs J]
 
 Hypothesis draws batches of graph specs (fuzz/spec.py: an anchor -- Conv, Gemm, MatMul,
-a pooling or broadcasting binary op -- and an elementwise chain of any length, over
-shapes with tails); every graph is built through the SCons pipeline (fuzz/SConstruct)
+a pooling, RNN/GRU/LSTM or broadcasting binary op -- and an elementwise chain of any
+length, over shapes with tails, wide rows and, on native targets, big images and long
+sequences); every graph is built through the SCons pipeline (fuzz/SConstruct)
 in each configuration of ``configurations``: the cost model's tactics (opt=speed), the
 reference kernels (opt=size) and tactics forced at random with fusion on or off; verify
 runs each on the target (natively or in qemu) and compares it with onnxruntime element by
