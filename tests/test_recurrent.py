@@ -185,6 +185,19 @@ def test_an_entry_of_no_steps_ends_in_zero_states_as_in_onnxruntime(scons, tmp_p
     verify_clean(scons, model, f"target={target}", f"tactic=RNN:{tactic},GRU:{tactic},LSTM:{tactic}")
 
 
+def test_constant_lengths_beyond_the_sequence_are_refused(scons, tmp_path):
+    """sequence_lens [4, 0, 2] of a 3-step X: one line, no kernel that reads past X."""
+    model = onnx.load(zero_length_model(tmp_path / "zero_length.onnx"))
+    lens = next(t for t in model.graph.initializer if t.name == "lens")
+    lens.CopyFrom(numpy_helper.from_array(np.array([4, 0, 2], np.int32), "lens"))
+    path = tmp_path / "too_long.onnx"
+    onnx.save(model, path)
+    r = scons(f"model={path}")
+    assert r.returncode != 0
+    assert "sequence_lens [4, 0, 2] lie outside 0 .. 3 (the sequence length)" in r.stdout + r.stderr
+    assert "Traceback" not in r.stdout + r.stderr
+
+
 def test_speed_chooses_the_blocked_tactic_and_size_the_reference(tmp_path):
     """opt=speed: the blocked tactic for the big LSTM on both CPUs, and for every node on
     the Cortex-M4 (the tiny GRU of 9 units is padded to 16 in AVX2 vectors: estimated

@@ -22,6 +22,7 @@ import math
 
 from .. import packing
 from ..cgen import c_float
+from ..errors import OnnxccError
 from . import KernelCall, Tactic, unsupported
 from .tiling import best_tile, epilogue_cost, l2_bytes, scalar_mac_cost, tile_shapes
 from .unary import EXPRESSIONS, expression_code
@@ -101,7 +102,19 @@ def _problem(node, graph):
     for role, t in inputs + outputs:
         if role != "sequence_lens" and graph.info(t).dtype != "float32":
             raise unsupported(node, f"element type {graph.info(t).dtype} of '{t}'")
+    _check_lengths(node, graph, seq)
     return p, inputs, outputs, tag
+
+
+def _check_lengths(node, graph, seq):
+    """Constant sequence lengths must lie in 0 .. seq_length (the kernels clamp lengths
+    given at run time; onnxruntime refuses them)."""
+    lens = _optional(node, 4)
+    values = graph.constants.get(lens) if lens else None
+    if values is not None and values.size and (values.min() < 0 or values.max() > seq):
+        raise OnnxccError(f"node '{node.name}' (op {node.op}): sequence_lens {values.tolist()} "
+                          f"lie outside 0 .. {seq} (the sequence length)",
+                          hint="a batch entry's length counts its steps of X")
 
 
 # --- reference ------------------------------------------------------------------------
