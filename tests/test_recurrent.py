@@ -16,6 +16,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from conftest import REPO, verify_clean
 from onnxcc import ops, packing, tactics
+from onnxcc.errors import OnnxccError
 from onnxcc.importer import import_model
 from onnxcc.passes import optimize
 from onnxcc.targets import Cpu
@@ -196,6 +197,28 @@ def test_constant_lengths_beyond_the_sequence_are_refused(scons, tmp_path):
     assert r.returncode != 0
     assert "sequence_lens [4, 0, 2] lie outside 0 .. 3 (the sequence length)" in r.stdout + r.stderr
     assert "Traceback" not in r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("activations,alphas", [(["Affine"], []), (["ThresholdedRelu"], []),
+                                                (["ScaledTanh"], [0.5])])
+def test_an_activation_default_onnxruntime_reads_otherwise_is_refused(tmp_path, activations, alphas):
+    """Affine, ScaledTanh and ThresholdedRelu without their alpha (beta): onnxruntime takes
+    0 (an RNN of Affine outputs zeros), the specification the op's default (Affine's alpha
+    1): both tactics refuse in one line; with them given, they run (the mixed model)."""
+    rng = np.random.default_rng(0)
+    node = helper.make_node("RNN", ["x", "w", "r"], ["y"], hidden_size=4, activations=activations,
+                            **({"activation_alpha": alphas} if alphas else {}))
+    graph = helper.make_graph([node], "rnn", [helper.make_tensor_value_info("x", F, [3, 1, 2])],
+                              [helper.make_tensor_value_info("y", F, [3, 1, 1, 4])],
+                              [_weights(rng, "w", [1, 4, 2]), _weights(rng, "r", [1, 4, 4])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    model.ir_version = 8
+    path = str(tmp_path / "rnn.onnx")
+    onnx.save(model, path)
+    graph = optimize(import_model(path), path)
+    for tactic in ops.TACTICS["RNN"]:
+        with pytest.raises(OnnxccError, match=f"activation {activations[0]} without its (alpha|beta)"):
+            tactic.lower(graph.nodes[0], graph, AVX2)
 
 
 def test_speed_chooses_the_blocked_tactic_and_size_the_reference(tmp_path):

@@ -38,6 +38,10 @@ EXTRA_ACTIVATIONS = {
 PARAMETERS = {"LeakyRelu": ("alpha",), "ThresholdedRelu": ("alpha",), "Elu": ("alpha",),
               "HardSigmoid": ("alpha", "beta"), "Affine": ("alpha", "beta"),
               "ScaledTanh": ("alpha", "beta")}
+#: activations whose omitted alpha or beta onnxruntime takes as 0, where the specification
+#: takes the op's default (Affine's alpha 1, ThresholdedRelu's alpha 1; ScaledTanh names
+#: none): refused without them, as no default would match both
+UNSETTLED_DEFAULTS = ("Affine", "ScaledTanh", "ThresholdedRelu")
 
 
 def _activations(node, count, directions):
@@ -56,6 +60,11 @@ def _activation_steps(node, count, directions):
         params = PARAMETERS.get(name, ())
         alpha = alphas.pop(0) if "alpha" in params and alphas else None
         beta = betas.pop(0) if "beta" in params and betas else None
+        missing = [k for k, v in (("alpha", alpha), ("beta", beta)) if k in params and v is None]
+        if name in UNSETTLED_DEFAULTS and missing:
+            raise OnnxccError(f"node '{node.name}' (op {node.op}): activation {name} without its "
+                              f"{' and '.join(missing)}: onnxruntime takes 0, the ONNX specification "
+                              "the op's default", hint="give activation_alpha (and activation_beta) for it")
         if name in EXTRA_ACTIVATIONS:
             bodies.append({"op": None, "scalar": EXTRA_ACTIVATIONS[name](
                 "v", alpha if alpha is not None else 1.0, beta if beta is not None else 0.0)})
