@@ -6,8 +6,8 @@ Draws the graphs a campaign of the same arguments would (fuzz/spec.py), takes ea
 through the compiler's own import, optimize and select stages in the fuzzer's
 configurations that choose fast tactics (the cost model's, and the spec's forced tactics
 with its fusion setting), lowers every node and names the branches of the kernels it gets
-that a small shape misses: a stride-2 row split by vector shuffles (whole vectors or
-halves only), winograd over several tiles and several chunks, pooling rows of several
+that a small shape misses: a stride-2 row of a depthwise convolution split by vector
+shuffles (whole vectors or halves only; several rows at another row stride), winograd over several tiles and several chunks, pooling rows of several
 vectors, the recurrent blocked tactic's chunked projection. Prints how many graphs reach
 each path (docs/trust.md, "What the draws reach").
 """
@@ -41,13 +41,14 @@ def _paired_phases():
 def paths(call, node):
     """The names of the fast branches kernel call ``call`` (of ``node``) takes."""
     p, found = call.params, {f"{node.op}:{call.template}"}
-    if call.template in ("conv2d_implicit", "conv2d_depthwise") and "fills" in p:
-        for _, _, runs in _paired_phases()(p, p["lanes"]):
+    if call.template == "conv2d_depthwise":  # (conv2d_implicit fills its planes by bands, no shuffles)
+        for k0, _, runs in _paired_phases()(p, p["lanes"]):
             widest = max(width for _, _, width in runs)
             kind = "whole vectors" if widest == p["lanes"] else "half vectors only"
             found.add(f"{call.template}: stride-2 shuffle fill, {kind}")
-            if p["sh"] != 2:
-                found.add(f"{call.template}: stride-2 shuffle fill, row stride {min(p['sh'], 3)}")
+            r_lo, r_hi = p["fills"][k0]["rows"]
+            if p["sh"] != 2 and r_hi - r_lo > 1:
+                found.add(f"{call.template}: stride-2 shuffle fill of several rows, row stride {min(p['sh'], 3)}")
     if call.template == "conv2d_winograd":
         tiles = p["tiles_h"] * p["tiles_w"]
         if tiles > 1:

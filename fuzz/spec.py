@@ -80,8 +80,8 @@ TACTICS = {op: [t.name for t in tactics] for op, tactics in sorted(onnxcc_ops.TA
            if len(tactics) > 1}
 
 #: the sizes of a first stage's input: "small" (tails everywhere), "wide" (a few rows of 17
-#: to 70 pixels, a convolution or pooling: rows of several vectors even at stride 2 and 16
-#: lanes, the stride-2 shuffle fill of conv_planes.mako) and "big" (native targets only: a
+#: to 70 pixels, a convolution (stride 2 along them) or pooling: rows of several vectors
+#: even at stride 2 and 16 lanes, the depthwise kernel's stride-2 shuffle fill) and "big" (native targets only: a
 #: 3x3 convolution of 32 to 44 pixels a side and 32 to 48 channels, winograd's many tiles
 #: in several chunks; or a recurrent cell of 100 to 128 units over 300 to 800 steps, the
 #: blocked tactic's projection in chunks); the big ones stay under about 40 million
@@ -110,10 +110,10 @@ def _sizes(draw, spatial, mode):
 def conv_anchor(draw, x=None, image=False, mode="small"):
     """A convolution; on ``x`` (a later stage's input, rank 3 or 4) its kernel shrinks to fit;
     ``image``: 2-D on one image of 4 to 16 pixels a side; ``mode``: ``SIZES``."""
-    spatial = len(x) - 2 if x else 2 if image or mode == "big" else draw(st.sampled_from([2, 2, 2, 1]))
+    spatial = len(x) - 2 if x else 2 if image or mode != "small" else draw(st.sampled_from([2, 2, 2, 1]))
     n = x[0] if x else 1 if image or mode != "small" else draw(st.integers(1, 2))
     kinds = ["dense", "dense", "depthwise", "grouped", "pointwise"]
-    if mode == "wide":  # the kernels that read phase planes
+    if mode == "wide":  # the kernels that read phase planes (the depthwise one's by shuffles)
         kinds = ["dense", "depthwise", "depthwise"]
     elif mode == "big":  # winograd's
         kinds = ["dense"]
@@ -147,7 +147,7 @@ def conv_anchor(draw, x=None, image=False, mode="small"):
         dilations = [draw(st.sampled_from([1, 1, 1, 2])) for _ in range(spatial)]
         pads = [draw(st.integers(0, 2)) for _ in range(2 * spatial)]
         if mode == "wide":  # a stride-2 row whose two column phases are read: split by shuffles
-            strides[-1] = draw(st.sampled_from([2, 2, 1, 3]))
+            strides[-1] = 2
             kernel[-1], dilations[-1] = max(kernel[-1], 2), 1
         elif spatial == 2 and (mode == "big" or draw(st.sampled_from([False, False, True]))):  # the common 3x3
             kernel, strides, dilations = [3, 3], [1, 1], [1, 1]
@@ -479,6 +479,8 @@ def tactics_for(anchors, op):
         return tactic != "gemm1x1" or all(k == 1 for k in kernel)
     if op == "Conv" and any(allowed("winograd", conv) and np.prod(conv["x"][2:]) >= 400 for conv in convs):
         return ["winograd"]  # a "big" image: winograd's several tiles and chunks
+    if op == "Conv" and any(allowed("depthwise", conv) and conv["x"][-1] >= 17 for conv in convs):
+        return ["depthwise"]  # "wide" rows: the depthwise kernel's shuffle fill
     return [t for t in TACTICS[op] if any(allowed(t, conv) for conv in convs)]
 
 
