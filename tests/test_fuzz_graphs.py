@@ -99,27 +99,23 @@ def test_specs_are_valid_models_with_finite_reference():
     valid()
 
 
-#: per target, the fast branches a seeded sample of draws must reach (fuzz/coverage.py):
-#: the shapes small tails miss -- rows of whole vectors split by shuffles at stride 2 (with
-#: other row strides), winograd's tiles in several chunks, pooling rows of several vectors
-#: and ceil_mode, the recurrent blocked tactic's chunked projection and sequence lengths
+#: per target, the fast branches a seeded sample of draws must reach (fuzz/coverage.py;
+#: a branch is named by a part of the names coverage gives): the shapes small tails miss
+#: -- depthwise rows of whole vectors split by shuffles at stride 2 (several rows at another
+#: row stride), winograd's tiles in several chunks, pooling rows of several vectors and
+#: ceil_mode, the recurrent blocked tactic's chunked projection and sequence lengths
 REACHED = {
-    "x86_64": ["conv2d_depthwise: stride-2 shuffle fill, whole vectors",
-               "conv2d_implicit: stride-2 shuffle fill, whole vectors",
-               "conv2d_depthwise: stride-2 shuffle fill, row stride 1",
-               "conv2d_depthwise: stride-2 shuffle fill, row stride 3",
-               "winograd: several chunks", "pool2d_vector: rows of several vectors",
-               "pool2d_vector: ceil_mode", "pool2d_vector: taps at stride 2",
-               "LSTM blocked: chunked projection", "RNN blocked: chunked projection",
-               "LSTM blocked: sequence lengths", "LSTM blocked: several blocks of units"],
-    "x86_64-avx512": ["conv2d_depthwise: stride-2 shuffle fill, whole vectors",
-                      "conv2d_implicit: stride-2 shuffle fill, whole vectors",
-                      "winograd: several chunks", "pool2d_vector: rows of several vectors"],
-    "aarch64": ["conv2d_depthwise: stride-2 shuffle fill, whole vectors",
-                "conv2d_implicit: stride-2 shuffle fill, whole vectors",
+    "x86_64": ["depthwise: stride-2 shuffle fill, whole vectors",
+               "depthwise: stride-2 shuffle fill of several rows", "winograd: several chunks",
+               "pool2d_vector: rows of several vectors", "pool2d_vector: ceil_mode",
+               "pool2d_vector: taps at stride 2", "blocked: chunked projection",
+               "blocked: sequence lengths", "blocked: several blocks of units"],
+    "x86_64-avx512": ["depthwise: stride-2 shuffle fill, whole vectors", "winograd: several chunks",
+                      "pool2d_vector: rows of several vectors"],
+    "aarch64": ["depthwise: stride-2 shuffle fill, whole vectors",
+                "depthwise: stride-2 shuffle fill of several rows",
                 "pool2d_vector: rows of several vectors", "pool2d_vector: ceil_mode"],
-    "armv7": ["LSTM blocked: chunked projection", "GRU blocked: chunked projection",
-              "RNN blocked: chunked projection"],
+    "armv7": ["blocked: chunked projection", "blocked: several blocks of units"],
 }
 
 
@@ -130,7 +126,7 @@ def test_the_draws_reach_the_fast_paths(target):
     from fuzz import coverage
     counts, drawn, _ = coverage.survey(target, 400, 1)
     assert drawn >= 300
-    missed = [path for path in REACHED[target] if not counts[path]]
+    missed = [part for part in REACHED[target] if not any(part in path for path in counts)]
     assert not missed, (missed, sorted(k for k in counts if ": " in k))
 
 
