@@ -172,8 +172,8 @@ ${simd.types(lanes, masks)}\
                 size_t i0 = 0;
                 for (; i0 + ${rows}u <= n; i0 += ${rows}u)
 ${project(rows, d)}\
-% if rows > 1:
-                for (; i0 < n; ++i0)
+% if rows > 1 and ('sequence_lens' in has or S % rows or chunk % rows):
+                for (; i0 < n; ++i0) /* (no such steps when every chunk is whole row tiles) */
 ${project(1, d)}\
 % endif
                 for (size_t i = 0; i < n; ++i) { /* one step: h R^T, block by block */
