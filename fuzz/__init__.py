@@ -2,6 +2,7 @@
 
     python -m fuzz.graphs      random valid graphs, built for every tactic, compared with onnxruntime
     python -m fuzz.malformed   mutated model files: every failure must be one clear line
+    python -m fuzz.coverage    which fast branches the graphs' kernels take (nothing built)
 
 Both run a seeded sample in CI (tests/test_fuzz_*.py) and long campaigns on demand.
 """

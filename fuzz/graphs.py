@@ -4,8 +4,9 @@ on the target and compared with onnxruntime.
     python -m fuzz.graphs [--target T] [--graphs N] [--seed S] [--batch B] [--jobs J]
 
 Hypothesis draws batches of graph specs (fuzz/spec.py: an anchor -- Conv, Gemm, MatMul,
-a pooling or broadcasting binary op -- and an elementwise chain of any length, over
-shapes with tails); every graph is built through the SCons pipeline (fuzz/SConstruct)
+a pooling, RNN/GRU/LSTM or broadcasting binary op -- and an elementwise chain of any
+length, over shapes with tails, wide rows and, on native targets, big images and long
+sequences); every graph is built through the SCons pipeline (fuzz/SConstruct)
 in each configuration of ``configurations``: the cost model's tactics (opt=speed), the
 reference kernels (opt=size) and tactics forced at random with fusion on or off; verify
 runs each on the target (natively or in qemu) and compares it with onnxruntime element by
@@ -49,6 +50,8 @@ REFERENCE_FAILED = "onnxruntime cannot run the model"
 BATCH_TIMEOUT, CASE_TIMEOUT = 120, 60
 #: a case with neither a report nor an error line of its own (built once more)
 UNREPORTED = "verify did not run (no error reported)"
+#: the targets that run on the build machine: every configuration, and "big" graphs
+NATIVE = ("x86_64", "x86_64-avx512")
 #: how long Hypothesis may shrink one failure; then the smallest found so far is saved
 SHRINK_SECONDS = 600
 
@@ -65,7 +68,7 @@ def configurations(spec, target):
     x = spec["anchor"].get("x") or []
     if spec["anchor"]["op"] == "Conv" and len(x) == 4 and x[0] == 1:  # a stage to run in patches
         configs.append(("patches", "speed", spec.get("fuse", True), forced, ("2x1", "2")[spec["seed"] % 2]))
-    if target not in ("x86_64", "x86_64-avx512"):  # emulated: the fast paths only
+    if target not in NATIVE:  # emulated: the fast paths only
         configs = [c for c in configs if c[0] != "size"]
     return configs
 
@@ -258,7 +261,7 @@ def _one_round(target, graphs, seed, batch, jobs, workdir, progress, sanitize, s
               suppress_health_check=list(HealthCheck), print_blob=False, report_multiple_bugs=False,
               phases=[Phase.generate, Phase.shrink] if shrink else [Phase.generate])
     @hypothesis_seed(seed)
-    @given(st.lists(specs(int8=int8, images=images), min_size=batch, max_size=batch))
+    @given(st.lists(specs(int8=int8, images=images, big=target in NATIVE), min_size=batch, max_size=batch))
     def prop(batch_specs):
         if len(seen) >= graphs and not pinned:
             return  # done: the rest of this round's examples pass at once

@@ -79,13 +79,44 @@ BINARY = ["Add", "Sub", "Mul", "Div", "Max", "Min"]
 TACTICS = {op: [t.name for t in tactics] for op, tactics in sorted(onnxcc_ops.TACTICS.items())
            if len(tactics) > 1}
 
+#: the sizes of a first stage's input: "small" (tails everywhere), "wide" (a few rows of 17
+#: to 70 pixels, a convolution (stride 2 along them) or pooling: rows of several vectors
+#: even at stride 2 and 16 lanes, the depthwise kernel's stride-2 shuffle fill) and "big" (native targets only: a
+#: 3x3 convolution of 32 to 44 pixels a side and 32 to 48 channels, winograd's many tiles
+#: in several chunks; or a recurrent cell of 100 to 128 units over 300 to 800 steps, the
+#: blocked tactic's projection in chunks); the big ones stay under about 40 million
+#: multiply-adds
+SIZES = {"small": 10, "wide": 4, "big": 2}
+
+
+def size_mode(big):
+    """A first stage's size mode (``SIZES``; "big" only where ``big``), "small" first so
+    that a failure shrinks to it."""
+    modes = [m for m, weight in SIZES.items() for _ in range(weight) if big or m != "big"]
+    return st.sampled_from(modes)
+
+
+def _sizes(draw, spatial, mode):
+    """Spatial sizes of a first stage's input in ``mode``: for "wide", the last dimension
+    long and the others short."""
+    if mode == "wide":
+        return [draw(st.integers(1, 6)) for _ in range(spatial - 1)] + [draw(st.integers(17, 70))]
+    if mode == "big":
+        return [draw(st.integers(32, 44)) for _ in range(spatial)]
+    return [draw(st.integers(1, 13)) for _ in range(spatial)]
+
+
 @st.composite
-def conv_anchor(draw, x=None, image=False):
+def conv_anchor(draw, x=None, image=False, mode="small"):
     """A convolution; on ``x`` (a later stage's input, rank 3 or 4) its kernel shrinks to fit;
-    ``image``: 2-D on one image of 4 to 16 pixels a side."""
-    spatial = len(x) - 2 if x else 2 if image else draw(st.sampled_from([2, 2, 2, 1]))
-    n = x[0] if x else 1 if image else draw(st.integers(1, 2))
+    ``image``: 2-D on one image of 4 to 16 pixels a side; ``mode``: ``SIZES``."""
+    spatial = len(x) - 2 if x else 2 if image or mode != "small" else draw(st.sampled_from([2, 2, 2, 1]))
+    n = x[0] if x else 1 if image or mode != "small" else draw(st.integers(1, 2))
     kinds = ["dense", "dense", "depthwise", "grouped", "pointwise"]
+    if mode == "wide":  # the kernels that read phase planes (the depthwise one's by shuffles)
+        kinds = ["dense", "depthwise", "depthwise"]
+    elif mode == "big":  # winograd's
+        kinds = ["dense"]
     if x and not any(x[1] % g == 0 for g in (2, 3)):
         kinds.remove("grouped")
     kind = draw(st.sampled_from(kinds))
@@ -97,10 +128,16 @@ def conv_anchor(draw, x=None, image=False):
         group = draw(st.sampled_from([g for g in (2, 3) if x[1] % g == 0])) if x else draw(st.integers(2, 3))
         c = x[1] if x else group * draw(st.integers(1, 3))
         m = group * draw(st.integers(1, 4))
+    elif mode == "big" and not x:  # tiles x (c + m) outgrow winograd's chunk
+        c, m = draw(st.integers(32, 48)), draw(st.integers(32, 48))
     else:
         c, m = (x[1] if x else draw(st.integers(1, 9))), draw(st.integers(1, 19))
-    sizes = list(x[2:]) if x else [draw(st.integers(4, 16) if image else st.integers(1, 13))
-                                   for _ in range(spatial)]
+    if x:
+        sizes = list(x[2:])
+    elif image:
+        sizes = [draw(st.integers(4, 16)) for _ in range(spatial)]
+    else:
+        sizes = _sizes(draw, spatial, mode)
     if kind == "pointwise":
         kernel, dilations, pads = [1] * spatial, [1] * spatial, [0] * 2 * spatial
         strides = [draw(st.sampled_from([1, 1, 2])) for _ in range(spatial)]
@@ -109,7 +146,10 @@ def conv_anchor(draw, x=None, image=False):
         strides = [draw(st.integers(1, 3)) for _ in range(spatial)]
         dilations = [draw(st.sampled_from([1, 1, 1, 2])) for _ in range(spatial)]
         pads = [draw(st.integers(0, 2)) for _ in range(2 * spatial)]
-        if spatial == 2 and draw(st.sampled_from([False, False, True])):  # the common 3x3
+        if mode == "wide":  # a stride-2 row whose two column phases are read: split by shuffles
+            strides[-1] = 2
+            kernel[-1], dilations[-1] = max(kernel[-1], 2), 1
+        elif spatial == 2 and (mode == "big" or draw(st.sampled_from([False, False, True]))):  # the common 3x3
             kernel, strides, dilations = [3, 3], [1, 1], [1, 1]
     for d in range(spatial):  # every window must fit the padded input
         room = sizes[d] + pads[d] + pads[d + spatial]
@@ -154,23 +194,111 @@ def matmul_anchor(draw, x=None):
 
 
 @st.composite
-def pool_anchor(draw, x=None):
+def pool_anchor(draw, x=None, mode="small"):
+    """A pooling; windows with strides, dilations, pads smaller than the window and
+    ceil_mode, on rows up to 70 wide (``mode`` "wide": several vectors a row)."""
     op = draw(st.sampled_from(["MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"]))
     n, c = (x[0], x[1]) if x else (draw(st.integers(1, 2)), draw(st.integers(1, 11)))
-    sizes = list(x[2:]) if x else [draw(st.integers(1, 14)) for _ in range(2)]
+    if x:
+        sizes = list(x[2:])
+    else:
+        sizes = _sizes(draw, 2, mode) if mode == "wide" else [draw(st.integers(1, 14)) for _ in range(2)]
     attrs = {}
     if op in ("MaxPool", "AveragePool"):
         kernel = [draw(st.integers(1, 4)) for _ in range(2)]
+        # (onnxcc refuses an AveragePool's dilations: only MaxPool's are drawn)
+        dilations = [draw(st.sampled_from([1, 1, 1, 2])) if op == "MaxPool" else 1 for _ in range(2)]
         if x:
             kernel = [min(k, size) for k, size in zip(kernel, sizes)]
+            dilations = [dil if dil * (k - 1) < size else 1 for dil, k, size in zip(dilations, kernel, sizes)]
         pads = [draw(st.integers(0, k - 1)) for k in kernel * 2]  # a pad smaller than the window
         attrs = {"kernel_shape": kernel, "strides": [draw(st.integers(1, 3)) for _ in range(2)],
                  "pads": pads}
+        if dilations != [1, 1]:
+            attrs["dilations"] = dilations
         if op == "AveragePool":
             attrs["count_include_pad"] = int(draw(st.booleans()))
         for d in range(2):
-            sizes[d] = max(sizes[d], kernel[d] - pads[d] - pads[d + 2])
+            sizes[d] = max(sizes[d], dilations[d] * (kernel[d] - 1) + 1 - pads[d] - pads[d + 2])
+        if draw(st.sampled_from([False, False, True])) and _ceil_windows_start_inside(sizes, attrs):
+            attrs["ceil_mode"] = 1
     return {"op": op, "x": [n, c] + sizes, "attrs": attrs}
+
+
+def _pool_size(size, d, a, ceil=None):
+    """Output size of a pooling along dimension ``d`` (ONNX's formula, ceil_mode or not)."""
+    span = a.get("dilations", [1, 1])[d] * (a["kernel_shape"][d] - 1) + 1
+    room = size + a["pads"][d] + a["pads"][d + 2] - span
+    ceil = a.get("ceil_mode", 0) if ceil is None else ceil
+    return (-(-room // a["strides"][d]) if ceil else room // a["strides"][d]) + 1
+
+
+def _ceil_windows_start_inside(sizes, a):
+    """ceil_mode's last window starts inside the input or its leading pad: whether a window
+    that starts in the trailing pad counts is the open question of MaxPool's output shape
+    (onnxruntime drops it, ONNX's formula keeps it), left out here."""
+    return all((_pool_size(sizes[d], d, a, ceil=1) - 1) * a["strides"][d] < sizes[d] + a["pads"][d]
+               for d in range(2))
+
+
+#: the recurrent cells and their gates
+CELLS = {"RNN": 1, "GRU": 3, "LSTM": 4}
+#: activations onnxruntime runs in a recurrent cell, and the alpha (beta) they take
+RECURRENT_ACTIVATIONS = {"Sigmoid": [], "Tanh": [], "Relu": [], "Softsign": [], "Softplus": [],
+                         "HardSigmoid": [0.2, 0.5], "Affine": [0.5, 0.1], "LeakyRelu": [0.1],
+                         "ThresholdedRelu": [0.2], "ScaledTanh": [0.9, 1.2], "Elu": [0.5]}
+
+
+@st.composite
+def recurrent_anchor(draw, x=None, mode="small"):
+    """An RNN, GRU or LSTM in layout 0 (onnxruntime runs no other; the node cases of
+    tests/test_recurrent.py cross layout 1) with every optional input and attribute drawn:
+    directions, clip, activations with or without their alpha and beta, sequence lengths
+    (0 included), initial states, peepholes; its output Y, Y_h or Y_c. ``x``: a later
+    stage's [seq, batch, features]; ``mode`` "big": a sequence long enough that the blocked
+    tactic projects it in chunks even with a cache."""
+    op = draw(st.sampled_from(sorted(CELLS)))
+    if x:
+        seq, batch, features = x
+    elif mode == "big":  # seq x gates x hidden outgrow the chunk (half of 16 level-1s)
+        seq = draw(st.integers(650, 800) if op == "RNN" else st.integers(300, 400))
+        batch, features = 1, draw(st.integers(8, 24))
+    else:
+        seq, batch, features = draw(st.integers(1, 12)), draw(st.integers(1, 3)), draw(st.integers(1, 19))
+    hidden = draw(st.integers(100, 128) if mode == "big" and not x else st.integers(1, 20))
+    direction = draw(st.sampled_from(["forward", "reverse", "bidirectional"]))
+    attrs = {"hidden_size": hidden, "direction": direction}
+    if draw(st.booleans()):
+        attrs["clip"] = draw(st.sampled_from([0.5, 1.0, 3.0]))
+    if op == "GRU":
+        attrs["linear_before_reset"] = int(draw(st.booleans()))
+    if op == "LSTM" and draw(st.sampled_from([False, False, True])):
+        attrs["input_forget"] = 1
+    if draw(st.sampled_from([False, False, True])):
+        count = {"RNN": 1, "GRU": 2, "LSTM": 3}[op] * (2 if direction == "bidirectional" else 1)
+        names = [draw(st.sampled_from(sorted(RECURRENT_ACTIVATIONS))) for _ in range(count)]
+        attrs["activations"] = names
+        # the parameters given, else each function's default (onnxcc refuses the defaults
+        # onnxruntime and the specification disagree on: recurrent.UNSETTLED_DEFAULTS)
+        if draw(st.booleans()) or set(names) & {"Affine", "ScaledTanh", "ThresholdedRelu"}:
+            alphas = [RECURRENT_ACTIVATIONS[n][0] for n in names if RECURRENT_ACTIVATIONS[n]]
+            betas = [RECURRENT_ACTIVATIONS[n][1] for n in names if len(RECURRENT_ACTIVATIONS[n]) > 1]
+            attrs.update({k: v for k, v in (("activation_alpha", alphas), ("activation_beta", betas)) if v})
+    lens = None
+    if draw(st.booleans()):
+        lens = [draw(st.integers(0, seq)) for _ in range(batch)]
+    outputs = ["Y", "Y_h"] + (["Y_c"] if op == "LSTM" else [])
+    return {"op": op, "x": [seq, batch, features], "attrs": attrs, "bias": draw(st.booleans()),
+            "lens": lens, "initial": draw(st.sampled_from(["none", "const", "input"])),
+            "peepholes": op == "LSTM" and draw(st.booleans()), "output": draw(st.sampled_from(outputs))}
+
+
+def recurrent_output(anchor):
+    """Y's shape [seq, directions, batch, hidden], or Y_h's and Y_c's [directions, batch, hidden]."""
+    seq, batch, _ = anchor["x"]
+    a = anchor["attrs"]
+    state = [2 if a["direction"] == "bidirectional" else 1, batch, a["hidden_size"]]
+    return [seq] + state if anchor["output"] == "Y" else state
 
 
 @st.composite
@@ -264,12 +392,19 @@ def chain(draw, shape, channel_axis):
 MAX_ELEMENTS = 20000
 
 
-def stage_anchor(x=None):
-    """The anchors that can take a tensor of shape ``x`` (None: the first stage's, any)."""
+def stage_anchor(x=None, mode="small"):
+    """The anchors that can take a tensor of shape ``x`` (None: the first stage's, any, of
+    size ``mode``)."""
+    if x is None and mode == "wide":
+        return st.one_of(conv_anchor(mode=mode), pool_anchor(mode=mode))
+    if x is None and mode == "big":
+        return st.one_of(conv_anchor(mode=mode), recurrent_anchor(mode=mode))
     if x is None:
         return st.one_of(conv_anchor(), gemm_anchor(), matmul_anchor(), pool_anchor(),
-                         binary_anchor(), data_anchor(), st.just({"op": None}))
+                         binary_anchor(), data_anchor(), st.just({"op": None}), recurrent_anchor())
     choices = [binary_anchor(x), data_anchor(x)]
+    if len(x) == 3:
+        choices.append(recurrent_anchor(x))
     if len(x) in (3, 4):
         choices.append(conv_anchor(x))
     if len(x) == 4:
@@ -282,11 +417,12 @@ def stage_anchor(x=None):
 
 
 @st.composite
-def specs(draw, tactics=True, stages=3, int8=False, images=False):
+def specs(draw, tactics=True, stages=3, int8=False, images=False, big=False):
     """A graph of up to ``stages`` stages, each an anchor and its elementwise chain; every
     later stage ("then") reads the stage before it. A quarter are quantized (``int8``:
-    all of them). ``images``: the first anchor a 2-D convolution of one image."""
-    anchor = draw(conv_anchor(image=True) if images else stage_anchor())
+    all of them). ``images``: the first anchor a 2-D convolution of one image; ``big``:
+    some first stages of the "big" size (``SIZES``: for native targets)."""
+    anchor = draw(conv_anchor(image=True) if images else stage_anchor(mode=draw(size_mode(big))))
     if anchor["op"] is None:
         anchor["x"] = draw(st.lists(st.integers(1, 21), min_size=1, max_size=4))
     shape, channel_axis = anchor_output(anchor)
@@ -325,6 +461,8 @@ def specs(draw, tactics=True, stages=3, int8=False, images=False):
 def tactics_for(anchors, op):
     """The tactics worth forcing on ``op``: a convolution's that the structure of one of
     the graph's convolutions allows."""
+    if op in CELLS:  # the reference kernels are built by opt=size
+        return ["blocked"]
     convs = [a for a in anchors if a["op"] == "Conv"]
     if op not in ("Conv", "QLinearConv") or not convs:
         return TACTICS[op]
@@ -339,6 +477,10 @@ def tactics_for(anchors, op):
             return group == 1 and kernel == [3, 3] and conv["attrs"]["strides"] == [1, 1] \
                 and conv["attrs"]["dilations"] == [1, 1]
         return tactic != "gemm1x1" or all(k == 1 for k in kernel)
+    if op == "Conv" and any(allowed("winograd", conv) and np.prod(conv["x"][2:]) >= 400 for conv in convs):
+        return ["winograd"]  # a "big" image: winograd's several tiles and chunks
+    if op == "Conv" and any(allowed("depthwise", conv) and conv["x"][-1] >= 17 for conv in convs):
+        return ["depthwise"]  # "wide" rows: the depthwise kernel's shuffle fill
     return [t for t in TACTICS[op] if any(allowed(t, conv) for conv in convs)]
 
 
@@ -353,10 +495,9 @@ def anchor_output(anchor):
             out.append((x[2 + d] + a["pads"][d] + a["pads"][d + spatial] - span) // a["strides"][d] + 1)
         return out, 1
     if op in ("MaxPool", "AveragePool"):
-        out = [x[0], x[1]]
-        for d in range(2):
-            out.append((x[2 + d] + a["pads"][d] + a["pads"][d + 2] - a["kernel_shape"][d]) // a["strides"][d] + 1)
-        return out, 1
+        return [x[0], x[1]] + [_pool_size(x[2 + d], d, a) for d in range(2)], 1
+    if op in CELLS:
+        return recurrent_output(anchor), None
     if op in ("GlobalAveragePool", "GlobalMaxPool"):
         return x[:2] + [1, 1], 1
     if op == "Gemm":
@@ -460,12 +601,42 @@ def _anchor(g, anchor, current, p):
         return g.node(op, args, f"{p}mm", f"{p}mm", **anchor["attrs"])
     if op in ("MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"):
         return g.node(op, [current], f"{p}pool", f"{p}pool", **anchor["attrs"])
+    if op in CELLS:
+        return _recurrent(g, anchor, current, p)
     if op in ("Add", "Sub", "Mul"):
         other = g.tensor_input(f"{p}x2", anchor["other"])
         return g.node(op, [current, other], f"{p}binary", f"{p}binary")
     if op is None:
         return current
     return _data_anchor(g, anchor, current, p)
+
+
+def _recurrent(g, anchor, current, p):
+    """An RNN, GRU or LSTM node reading ``current``; returns the output the spec names."""
+    op, a, rng = anchor["op"], anchor["attrs"], g.rng
+    seq, batch, features = anchor["x"]
+    hidden, gates = a["hidden_size"], CELLS[op]
+    dirs = 2 if a["direction"] == "bidirectional" else 1
+    args = [current, g.weights(f"{p}W", [dirs, gates * hidden, features], features),
+            g.weights(f"{p}R", [dirs, gates * hidden, hidden], hidden)]
+    optional = [("B", anchor["bias"], lambda: g.constant(f"{p}B", rng.uniform(-0.5, 0.5, [dirs, 2 * gates * hidden]))),
+                ("lens", anchor["lens"] is not None, lambda: g.constant(f"{p}lens", anchor["lens"], np.int32))]
+    for state in ("h0", "c0") if op == "LSTM" else ("h0",):
+        shape = [dirs, batch, hidden]
+        make = ((lambda name=f"{p}{state}", shape=shape: g.tensor_input(name, shape))
+                if anchor["initial"] == "input"
+                else (lambda name=f"{p}{state}", shape=shape: g.constant(name, rng.uniform(-1, 1, shape))))
+        optional.append((state, anchor["initial"] != "none", make))
+    if op == "LSTM":
+        optional.append(("P", anchor["peepholes"], lambda: g.constant(f"{p}P", rng.uniform(-0.5, 0.5, [dirs, 3 * hidden]))))
+    for _, present, make in optional:
+        args.append(make() if present else "")
+    while args[-1] == "":
+        args.pop()
+    out = f"{p}rnn"
+    outputs = [out if name == anchor["output"] else "" for name in ("Y", "Y_h", "Y_c")[:2 + (op == "LSTM")]]
+    g.nodes.append(helper.make_node(op, args, outputs, name=out, **a))
+    return out
 
 
 def _data_anchor(g, anchor, current, p):
@@ -581,8 +752,9 @@ def build_float_model(spec):
         prefix = f"s{i}_" if i else ""
         current = _chain(g, stage["chain"], _anchor(g, stage["anchor"], current, prefix), prefix)
     if not g.nodes:
-        g.node("Relu", [current], "y", "s0")
-    g.nodes[-1].output[0] = "y"
+        current = g.node("Relu", [current], "y", "s0")
+    last = g.nodes[-1].output  # (a recurrent node's other outputs are unnamed)
+    last[list(last).index(current)] = "y"
     graph = helper.make_graph(g.nodes, spec_name(spec), g.inputs,
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], g.inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],

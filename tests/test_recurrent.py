@@ -16,6 +16,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from conftest import REPO, verify_clean
 from onnxcc import ops, packing, tactics
+from onnxcc.errors import OnnxccError
 from onnxcc.importer import import_model
 from onnxcc.passes import optimize
 from onnxcc.targets import Cpu
@@ -128,21 +129,90 @@ def mixed_model(path):
                     helper.make_tensor_value_info("h0", F, [2, B, H]),
                     helper.make_tensor_value_info("c0", F, [2, B, H]),
                     helper.make_tensor_value_info("gh0", F, [1, B, 12])]
-    graph = helper.make_graph(nodes, "mixed", graph_inputs, outputs, inits)
+    return _save(helper.make_graph(nodes, "mixed", graph_inputs, outputs, inits), path)
+
+
+def _save(graph, path):
+    """``graph`` as a checked opset-14 model at ``path``; the path."""
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
     model.ir_version = 8
+    model = onnx.shape_inference.infer_shapes(model, strict_mode=True)
     onnx.checker.check_model(model, full_check=True)
     onnx.save(model, path)
     return str(path)
 
 
+def zero_length_model(path):
+    """Every cell with sequence lengths [3, 0, 2] (an entry of no steps between two that
+    run) and initial states: a bidirectional LSTM, GRUs with both reset orders (one
+    reverse) and an RNN; Y, Y_h and Y_c all outputs. onnxruntime gives the entry of no
+    steps zeros in Y_h and Y_c, not its initial state (the specification names neither)."""
+    rng = np.random.default_rng(11)
+    S, B, I = 3, 3, 5
+    inits = [numpy_helper.from_array(np.array([3, 0, 2], np.int32), "lens")]
+    inputs, nodes, outputs = [helper.make_tensor_value_info("x", F, [S, B, I])], [], []
+    cells = [("LSTM", 2, {"direction": "bidirectional"}), ("GRU", 1, {"linear_before_reset": 0}),
+             ("GRU", 1, {"linear_before_reset": 1, "direction": "reverse"}), ("RNN", 1, {})]
+    for k, (op, directions, attrs) in enumerate(cells):
+        gates, hidden, name = {"RNN": 1, "GRU": 3, "LSTM": 4}[op], 10, f"{op.lower()}{k}"
+        inits += [_weights(rng, f"{name}_w", [directions, gates * hidden, I]),
+                  _weights(rng, f"{name}_r", [directions, gates * hidden, hidden]),
+                  _weights(rng, f"{name}_b", [directions, 2 * gates * hidden])]
+        states = ["h0"] + (["c0"] if op == "LSTM" else [])
+        for s in states:
+            inputs.append(helper.make_tensor_value_info(f"{name}_{s}", F, [directions, B, hidden]))
+        node_outputs = [f"{name}_y", f"{name}_yh"] + ([f"{name}_yc"] if op == "LSTM" else [])
+        outputs += [helper.make_tensor_value_info(o, F, None) for o in node_outputs]
+        nodes.append(helper.make_node(op, ["x", f"{name}_w", f"{name}_r", f"{name}_b", "lens"]
+                                      + [f"{name}_{s}" for s in states], node_outputs,
+                                      hidden_size=hidden, **attrs))
+    return _save(helper.make_graph(nodes, "zero_length", inputs, outputs, inits), path)
+
+
 @pytest.mark.parametrize("target", ["x86_64", "armv7"])
 @pytest.mark.parametrize("tactic", ["blocked", "reference"])
-def test_mixed_recurrent_model_matches_onnxruntime(scons, tmp_path, target, tactic):
-    model = mixed_model(tmp_path / "mixed.onnx")
+@pytest.mark.parametrize("make", [mixed_model, zero_length_model], ids=["mixed", "zero_length"])
+def test_recurrent_models_match_onnxruntime(scons, tmp_path, target, tactic, make):
+    """The mixed model, and the one whose batch entry of no steps must end in zero states."""
+    model = make(tmp_path / "model.onnx")
     r = verify_clean(scons, model, f"target={target}", f"tactic=RNN:{tactic},GRU:{tactic},LSTM:{tactic}")
     if tactic == "blocked":
         assert "LSTM:blocked" in r.stdout and "GRU:blocked" in r.stdout
+
+
+def test_constant_lengths_beyond_the_sequence_are_refused(scons, tmp_path):
+    """sequence_lens [4, 0, 2] of a 3-step X: one line, no kernel that reads past X."""
+    model = onnx.load(zero_length_model(tmp_path / "zero_length.onnx"))
+    lens = next(t for t in model.graph.initializer if t.name == "lens")
+    lens.CopyFrom(numpy_helper.from_array(np.array([4, 0, 2], np.int32), "lens"))
+    path = tmp_path / "too_long.onnx"
+    onnx.save(model, path)
+    r = scons(f"model={path}")
+    assert r.returncode != 0
+    assert "sequence_lens [4, 0, 2] lie outside 0 .. 3 (the sequence length)" in r.stdout + r.stderr
+    assert "Traceback" not in r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("activations,alphas", [(["Affine"], []), (["ThresholdedRelu"], []),
+                                                (["ScaledTanh"], [0.5])])
+def test_an_activation_default_onnxruntime_reads_otherwise_is_refused(tmp_path, activations, alphas):
+    """Affine, ScaledTanh and ThresholdedRelu without their alpha (beta): onnxruntime takes
+    0 (an RNN of Affine outputs zeros), the specification the op's default (Affine's alpha
+    1): both tactics refuse in one line; with them given, they run (the mixed model)."""
+    rng = np.random.default_rng(0)
+    node = helper.make_node("RNN", ["x", "w", "r"], ["y"], hidden_size=4, activations=activations,
+                            **({"activation_alpha": alphas} if alphas else {}))
+    graph = helper.make_graph([node], "rnn", [helper.make_tensor_value_info("x", F, [3, 1, 2])],
+                              [helper.make_tensor_value_info("y", F, [3, 1, 1, 4])],
+                              [_weights(rng, "w", [1, 4, 2]), _weights(rng, "r", [1, 4, 4])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    model.ir_version = 8
+    path = str(tmp_path / "rnn.onnx")
+    onnx.save(model, path)
+    graph = optimize(import_model(path), path)
+    for tactic in ops.TACTICS["RNN"]:
+        with pytest.raises(OnnxccError, match=f"activation {activations[0]} without its (alpha|beta)"):
+            tactic.lower(graph.nodes[0], graph, AVX2)
 
 
 def test_speed_chooses_the_blocked_tactic_and_size_the_reference(tmp_path):

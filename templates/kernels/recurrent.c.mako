@@ -32,7 +32,12 @@ ${signature}
     for (size_t e = 0; e < ${B}u; ++e) { /* batch entry */
         const float *wd = w + ${d * G * H * I}u;
         const float *rd = r + ${d * G * H * H}u;
-        const size_t len = ${'(size_t)sequence_lens[e]' if 'sequence_lens' in has else f'{S}u'};
+% if 'sequence_lens' in has:
+        const int32_t given = sequence_lens[e];
+        const size_t len = given < 0 ? 0u : (size_t)given > ${S}u ? ${S}u : (size_t)given;
+% else:
+        const size_t len = ${S}u;
+% endif
         float h[${H}], gate[${G * H}];
 % if lstm:
         float c[${H}];
@@ -135,6 +140,14 @@ ${signature}
 % if 'y' in has:
         for (size_t t = len; t < ${S}u; ++t) /* past the sequence: zeros */
             memset(${y_at('t', d, 'e')}, 0, sizeof h);
+% endif
+% if 'sequence_lens' in has and ('y_h' in has or 'y_c' in has):
+        if (len == 0u) { /* no step: zero states, as onnxruntime gives (not the initial ones) */
+            memset(h, 0, sizeof h);
+% if 'y_c' in has:
+            memset(c, 0, sizeof c);
+% endif
+        }
 % endif
 % if 'y_h' in has:
         memcpy(${state_at('y_h', d, 'e')}, h, sizeof h);

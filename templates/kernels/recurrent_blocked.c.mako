@@ -167,8 +167,8 @@ ${tl.types(lanes, vector_ops)}\
                 size_t i0 = 0;
                 for (; i0 + ${rows}u <= n; i0 += ${rows}u)
 ${project(rows, d)}\
-% if rows > 1:
-                for (; i0 < n; ++i0)
+% if rows > 1 and ('sequence_lens' in has or S % rows or chunk % rows):
+                for (; i0 < n; ++i0) /* (no such steps when every chunk is whole row tiles) */
 ${project(1, d)}\
 % endif
                 for (size_t i = 0; i < n; ++i) { /* one step: h R^T, block by block */
@@ -227,6 +227,14 @@ ${gate('hh', 0, u, g_act)}\
 % if 'y' in has:
             for (size_t t = len; t < ${S}u; ++t) /* past the sequence: zeros */
                 memset(${y_at('t', d)}, 0, ${H}u * sizeof(float));
+% endif
+% if 'sequence_lens' in has and ('y_h' in has or 'y_c' in has):
+            if (len == 0u) { /* no step: zero states, as onnxruntime gives (not the initial ones) */
+                memset(hc, 0, ${H}u * sizeof(float));
+% if 'y_c' in has:
+                memset(cs, 0, ${H}u * sizeof(float));
+% endif
+            }
 % endif
 % if 'y_h' in has:
             memcpy(${state_at('y_h', d)}, hc, ${H}u * sizeof(float));

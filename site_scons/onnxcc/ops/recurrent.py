@@ -22,6 +22,7 @@ import math
 
 from .. import packing
 from ..cgen import c_float
+from ..errors import OnnxccError
 from . import KernelCall, Tactic, unsupported
 from .tiling import best_tile, epilogue_cost, l2_bytes, scalar_mac_cost, tile_shapes
 from .unary import EXPRESSIONS, expression_code
@@ -37,6 +38,10 @@ EXTRA_ACTIVATIONS = {
 PARAMETERS = {"LeakyRelu": ("alpha",), "ThresholdedRelu": ("alpha",), "Elu": ("alpha",),
               "HardSigmoid": ("alpha", "beta"), "Affine": ("alpha", "beta"),
               "ScaledTanh": ("alpha", "beta")}
+#: activations whose omitted alpha or beta onnxruntime takes as 0, where the specification
+#: takes the op's default (Affine's alpha 1, ThresholdedRelu's alpha 1; ScaledTanh names
+#: none): refused without them, as no default would match both
+UNSETTLED_DEFAULTS = ("Affine", "ScaledTanh", "ThresholdedRelu")
 
 
 def _activations(node, count, directions):
@@ -55,6 +60,11 @@ def _activation_steps(node, count, directions):
         params = PARAMETERS.get(name, ())
         alpha = alphas.pop(0) if "alpha" in params and alphas else None
         beta = betas.pop(0) if "beta" in params and betas else None
+        missing = [k for k, v in (("alpha", alpha), ("beta", beta)) if k in params and v is None]
+        if name in UNSETTLED_DEFAULTS and missing:
+            raise OnnxccError(f"node '{node.name}' (op {node.op}): activation {name} without its "
+                              f"{' and '.join(missing)}: onnxruntime takes 0, the ONNX specification "
+                              "the op's default", hint="give activation_alpha (and activation_beta) for it")
         if name in EXTRA_ACTIVATIONS:
             bodies.append({"op": None, "scalar": EXTRA_ACTIVATIONS[name](
                 "v", alpha if alpha is not None else 1.0, beta if beta is not None else 0.0)})
@@ -101,7 +111,19 @@ def _problem(node, graph):
     for role, t in inputs + outputs:
         if role != "sequence_lens" and graph.info(t).dtype != "float32":
             raise unsupported(node, f"element type {graph.info(t).dtype} of '{t}'")
+    _check_lengths(node, graph, seq)
     return p, inputs, outputs, tag
+
+
+def _check_lengths(node, graph, seq):
+    """Constant sequence lengths must lie in 0 .. seq_length (the kernels clamp lengths
+    given at run time; onnxruntime refuses them)."""
+    lens = _optional(node, 4)
+    values = graph.constants.get(lens) if lens else None
+    if values is not None and values.size and (values.min() < 0 or values.max() > seq):
+        raise OnnxccError(f"node '{node.name}' (op {node.op}): sequence_lens {values.tolist()} "
+                          f"lie outside 0 .. {seq} (the sequence length)",
+                          hint="a batch entry's length counts its steps of X")
 
 
 # --- reference ------------------------------------------------------------------------

@@ -1,0 +1,143 @@
+"""Which fast paths the differential fuzzer's graphs reach, without building them.
+
+    python -m fuzz.coverage [--target T] [--graphs N] [--seed S] [--images] [--int8]
+
+Draws the graphs a campaign of the same arguments would (fuzz/spec.py), takes each
+through the compiler's own import, optimize and select stages in the fuzzer's
+configurations that choose fast tactics (the cost model's, and the spec's forced tactics
+with its fusion setting), lowers every node and names the branches of the kernels it gets
+that a small shape misses: a stride-2 row of a depthwise convolution split by vector
+shuffles (whole vectors or halves only; several rows at another row stride), winograd over several tiles and several chunks, pooling rows of several
+vectors, the recurrent blocked tactic's chunked projection. Prints how many graphs reach
+each path (docs/trust.md, "What the draws reach").
+"""
+
+import argparse
+import collections
+import os
+import sys
+import tempfile
+
+import onnx
+from hypothesis import HealthCheck, given, settings
+from hypothesis import seed as hypothesis_seed
+
+from .graphs import NATIVE
+from .spec import build_model, specs
+
+from onnxcc import ops, tactics  # noqa: E402 (after fuzz.spec put site_scons on the path)
+from onnxcc.codegen.render import _lookup  # noqa: E402
+from onnxcc.errors import OnnxccError  # noqa: E402
+from onnxcc.importer import import_model  # noqa: E402
+from onnxcc.passes import optimize  # noqa: E402
+from onnxcc.targets import load_target  # noqa: E402
+
+
+def _paired_phases():
+    """conv_planes.mako's own test of which stride-2 fills run by vector shuffles."""
+    return _lookup.get_template("/kernels/conv_planes.mako").module.paired_phases
+
+
+def paths(call, node):
+    """The names of the fast branches kernel call ``call`` (of ``node``) takes."""
+    p, found = call.params, {f"{node.op}:{call.template}"}
+    if call.template == "conv2d_depthwise":  # (conv2d_implicit fills its planes by bands, no shuffles)
+        for k0, _, runs in _paired_phases()(p, p["lanes"]):
+            widest = max(width for _, _, width in runs)
+            kind = "whole vectors" if widest == p["lanes"] else "half vectors only"
+            found.add(f"{call.template}: stride-2 shuffle fill, {kind}")
+            r_lo, r_hi = p["fills"][k0]["rows"]
+            if p["sh"] != 2 and r_hi - r_lo > 1:
+                found.add(f"{call.template}: stride-2 shuffle fill of several rows, row stride {min(p['sh'], 3)}")
+    if call.template == "conv2d_winograd":
+        tiles = p["tiles_h"] * p["tiles_w"]
+        if tiles > 1:
+            found.add("winograd: several tiles")
+        if tiles > p["cols"]:
+            found.add("winograd: several chunks")
+    if call.template == "pool2d_vector":
+        if p["vecs"] > 1:
+            found.add("pool2d_vector: rows of several vectors")
+        if p["w"] >= p["lanes"]:
+            found.add("pool2d_vector: whole-vector row reduction")
+        found.add(f"pool2d_vector: taps at stride {min(p['sw'], 3)}")
+        if node.attrs.get("ceil_mode"):
+            found.add("pool2d_vector: ceil_mode")
+    if call.template == "recurrent_blocked":
+        if p["chunk"] < p["seq"]:
+            found.add(f"{node.op} blocked: chunked projection")
+        if p["padded"] > p["units"] * p["lanes"]:
+            found.add(f"{node.op} blocked: several blocks of units")
+        if node.inputs[4:5] and node.inputs[4]:
+            found.add(f"{node.op} blocked: sequence lengths")
+    return found
+
+
+def graph_paths(spec, cpu, work):
+    """Every path the graph of ``spec`` takes in the fast configurations."""
+    path = os.path.join(work, "model.onnx")
+    onnx.save(build_model(spec), path)
+    forced = dict(spec.get("tactic", {}))
+    found = set()
+    for fuse, wanted in ((True, {}), (spec.get("fuse", True), forced)):
+        graph = optimize(import_model(path), path, fuse=fuse)
+        wanted = dict(wanted)
+        while True:  # a forced tactic no node can run is dropped, as the fuzzer does
+            try:
+                selection = tactics.select(graph, cpu, "speed", wanted)
+                break
+            except OnnxccError as e:
+                op = next((k for k in wanted if f"tactic={k}:" in str(e)), None)
+                if op is None:
+                    raise
+                del wanted[op]
+        tactics.annotate(graph, tactics.Selection(cpu, {n["node"]: n["tactic"] for n in selection["nodes"]}))
+        for node in graph.nodes:
+            if node.op in ops.ALIASES or node.op == "Identity":
+                continue
+            found |= paths(ops.lower(node, graph), node)
+    return found
+
+
+def survey(target, graphs, seed, int8=False, images=False):
+    """(Counter of paths over graphs, graphs drawn, graphs the compiler refused)."""
+    cpu = load_target(target).cpu
+    counts, drawn, refused = collections.Counter(), [0], [0]
+
+    @settings(max_examples=graphs, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck), phases=[__import__("hypothesis").Phase.generate])
+    @hypothesis_seed(seed)
+    @given(specs(int8=int8, images=images, big=target in NATIVE))
+    def draw(spec):
+        drawn[0] += 1
+        with tempfile.TemporaryDirectory() as work:
+            try:
+                counts.update(graph_paths(spec, cpu, work))
+            except OnnxccError as e:
+                refused[0] += 1
+                counts[f"refused: {str(e)[:100]}"] += 1
+
+    draw()
+    return counts, drawn[0], refused[0]
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m fuzz.coverage", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--target", default="x86_64")
+    parser.add_argument("--graphs", type=int, default=300)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--int8", action="store_true")
+    parser.add_argument("--images", action="store_true")
+    args = parser.parse_args(argv)
+    counts, drawn, refused = survey(args.target, args.graphs, args.seed, args.int8, args.images)
+    print(f"{args.target}, seed {args.seed}: {drawn} graphs ({refused} the compiler refuses)")
+    for fast in (True, False):  # the fast branches, then the kernels (op:template)
+        print("graphs reaching each fast branch:" if fast else "graphs reaching each kernel:")
+        for name, n in sorted(counts.items()):
+            if (": " in name) == fast or name.startswith("refused"):
+                print(f"  {n:5d}  {name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
