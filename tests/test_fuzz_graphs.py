@@ -65,7 +65,7 @@ def test_seeded_sample_matches_onnxruntime(target, count, seed, tmp_path):
     assert counts["pass"] >= count  # every graph built and verified at least once
 
 
-@pytest.mark.parametrize("target,count,seed", [("x86_64", 8, 12), ("armv7", 4, 13)])
+@pytest.mark.parametrize("target,count,seed", [("x86_64", 8, 12), ("armv7", 4, 14)])
 def test_seeded_image_sample_runs_in_patches(target, count, seed, tmp_path):
     """Graphs that start with a convolution of one image: their builds with 2x1 or 2x2
     patches forced (memory/patches.py) verify like the others, and most of them run."""
