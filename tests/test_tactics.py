@@ -67,6 +67,16 @@ CONVS = [
     ([1, 17, 1, 1], [4, 17, 3, 3], dict(pads=[1, 1, 1, 1]), None),
     ([2, 17, 9, 6], [19, 17, 3, 3], {}, "residual"),
     ([1, 3, 6, 10], [8, 3, 3, 3], dict(pads=[0, 1, 2, 0]), "relu"),
+    # group convolutions (RegNet's): channels a group not a multiple of the vector, stride
+    # 2 rows split into column phases by shuffles (whole, half vectors, floats), one phase
+    # only (1x1, even dilation), a stride along one axis, bands of rows refilled per group
+    ([1, 12, 15, 17], [9, 4, 3, 3], dict(pads=[1, 1, 1, 1], strides=[2, 2], group=3), "residual"),
+    ([2, 10, 20, 37], [10, 2, 3, 3], dict(pads=[0, 1, 2, 1], strides=[2, 2], group=5), "relu"),
+    ([1, 6, 9, 41], [4, 3, 1, 1], dict(strides=[2, 2], group=2), None),
+    ([1, 4, 11, 40], [6, 2, 3, 3], dict(pads=[2, 2, 2, 2], strides=[2, 2], dilations=[2, 2],
+                                        group=2), "relu"),
+    ([1, 4, 8, 19], [4, 2, 3, 3], dict(pads=[1, 1, 1, 1], strides=[1, 2], group=2), None),
+    ([1, 48, 30, 30], [24, 16, 3, 3], dict(pads=[1, 1, 1, 1], strides=[2, 2], group=3), "residual"),
 ]
 
 

@@ -212,11 +212,11 @@ def phase_planes(g, slack, band=None):
 
 
 def _band(g, cpu):
-    """Output rows per band of the implicit GEMM: its planes of every input channel about
-    fill the L1 cache; one row at a time (the least scratch) on a CPU without a cache."""
+    """Output rows per band of the implicit GEMM: its planes of a group's input channels
+    about fill the L1 cache; one row at a time (the least scratch) on a CPU without a cache."""
     whole = phase_planes(g, 0)
     reach = whole["plane_rows"] - g["oh"]
-    row_bytes = 4 * g["c"] * whole["channel_stride"] // whole["plane_rows"]
+    row_bytes = 4 * (g["c"] // g["group"]) * whole["channel_stride"] // whole["plane_rows"]
     fits = cpu.l1d_bytes // row_bytes - reach if cpu.l1d_bytes else 1
     return max(1, min(g["oh"], fits))
 
@@ -229,10 +229,12 @@ def _plan_implicit(g, cpu):
     band = g["oh"] if transposed else _band(g, cpu)
     planes = phase_planes(g, 0 if transposed else vecs * cpu.lanes(), band)
     bands = -(-g["oh"] // band)
-    copy = copy_cost(bands * g["c"] * planes["channel_stride"], cpu, contiguous=g["sw"] == 1)
-    if transposed:  # each panel of channels reads the band's planes
+    # (stride-2 rows are split into their two column phases by vector shuffles)
+    copy = copy_cost(bands * g["c"] * planes["channel_stride"], cpu, contiguous=g["sw"] in (1, 2))
+    if transposed:  # each panel of a group's channels reads the group's planes of the band
         panels = -(-mg // (vecs * cpu.lanes()))
-        reread = bands * reread_cost(4 * g["c"] * planes["channel_stride"], panels, cpu)
+        size = 4 * (g["c"] // g["group"]) * planes["channel_stride"]
+        reread = bands * g["group"] * reread_cost(size, panels, cpu)
     else:  # each output row reads all the weights
         reread = reread_cost(4 * g["m"] * k, g["oh"], cpu)
     return transposed, rows, vecs, planes, cycles + g["n"] * (copy + reread)
@@ -243,7 +245,7 @@ def lower_implicit(node, graph, cpu):
     transposed, rows, vecs, planes, _ = _plan_implicit(g, cpu)
     p = _with_tile(g, cpu, transposed, rows, vecs)
     p.update(planes)
-    size = g["c"] * planes["channel_stride"] + planes["slack"]
+    size = g["c"] // g["group"] * planes["channel_stride"] + planes["slack"]
     return KernelCall("conv2d_implicit", _tag(g, _tile_tag(p)), p, inputs, outputs,
                       scratch_bytes=4 * size, packed=_packed_weights(g, _panel_width(p)))
 
