@@ -29,11 +29,12 @@ def tile_shapes(cpu):
 
 def column_tails(rest, lanes):
     """The last ``rest`` columns of a matrix that must not be read past, as tiles of
-    (first column, vecs, lanes): whole vectors, then one of half the lanes (from 8 lanes
-    up), then single floats."""
+    (first column, vecs, lanes): whole vectors, then one of half the lanes, of a quarter
+    (down to 4 lanes), then single floats."""
     tails, start = [], 0
-    for width in (lanes, lanes // 2 if lanes >= 8 else 0, 1):
-        if width and rest - start >= width:
+    halves = [lanes >> s for s in range(1, lanes.bit_length()) if lanes >> s >= 4]
+    for width in [lanes] + halves + [1]:
+        if rest - start >= width:
             count = (rest - start) // width
             tails.append((start, count, width))
             start += count * width
