@@ -229,8 +229,10 @@ def _plan_implicit(g, cpu):
     band = g["oh"] if transposed else _band(g, cpu)
     planes = phase_planes(g, 0 if transposed else vecs * cpu.lanes(), band)
     bands = -(-g["oh"] // band)
-    # (stride-2 rows are split into their two column phases by vector shuffles)
-    copy = copy_cost(bands * g["c"] * planes["channel_stride"], cpu, contiguous=g["sw"] in (1, 2))
+    # each row of each plane is a copy of its own, for every band and channel (stride-2
+    # rows split into their two column phases by vector shuffles)
+    plane_rows = bands * g["c"] * planes["channel_stride"] // planes["plane_cols"]
+    copy = plane_rows * copy_cost(planes["plane_cols"], cpu, contiguous=g["sw"] in (1, 2))
     if transposed:  # each panel of a group's channels reads the group's planes of the band
         panels = -(-mg // (vecs * cpu.lanes()))
         size = 4 * (g["c"] // g["group"]) * planes["channel_stride"]
