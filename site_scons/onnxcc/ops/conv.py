@@ -149,8 +149,11 @@ def _im2col_columns(g, cpu, k, width):
 
 
 #: cycles per element of the im2col gather (conv2d_im2col.c.mako's bounds-checked loop) on
-#: a SIMD CPU, next to vector tiles; on a scalar one copy_cost's instructions
+#: a SIMD CPU, next to vector tiles
 GATHER_CYCLES = 6
+#: instructions per element of the same loop on a scalar CPU (measured on Cortex-M7:
+#: RegNetX's group convolutions ran 22-24 an element beyond their GEMM's estimate)
+GATHER_INSTRUCTIONS = 24
 
 
 def _plan_im2col(g, cpu):
@@ -158,7 +161,7 @@ def _plan_im2col(g, cpu):
     (rows, vecs), cycles = best_tile(mg, n, k, cpu, overhang=True)
     # each gathered element: its window coordinates, four bounds tests, a load or a zero
     # and a store (measured: RegNetX's stride-2 group convolutions ran 3x their estimate)
-    gather = GATHER_CYCLES * k * n if cpu.lanes() > 1 else copy_cost(k * n, cpu, contiguous=False)
+    gather = (GATHER_CYCLES if cpu.lanes() > 1 else GATHER_INSTRUCTIONS) * k * n
     chunks = -(-n // _im2col_columns(g, cpu, k, vecs * cpu.lanes()))
     weights = reread_cost(4 * mg * k, chunks, cpu)  # every chunk reads all the weights
     return rows, vecs, g["n"] * g["group"] * (cycles + gather + weights)
