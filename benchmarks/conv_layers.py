@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""onnxcc vs onnxruntime on single Conv+Relu layers (ResNet-18, MobileNetV2 shapes).
+"""onnxcc vs onnxruntime on single Conv+Relu layers (ResNet-18, MobileNetV2, RegNetX shapes).
 
     .venv/bin/python benchmarks/conv_layers.py x86_64-avx512 r18_64,r18_512 [--tactic implicit]
 
@@ -40,6 +40,19 @@ LAYERS = {  # name: (C, H, K, kernel, stride, group)
     "mb_exp": (24, 56, 144, 1, 1, 1),
     "mb_dw": (144, 56, 144, 3, 1, 144),
     "mb_dw_s2": (144, 56, 144, 3, 2, 144),
+    "rg_b": (32, 112, 32, 3, 2, 2),
+    "rg_b1": (64, 56, 64, 3, 2, 4),
+    "rg_b2": (64, 28, 64, 3, 1, 4),
+    "rg_b3": (160, 28, 160, 3, 2, 10),
+    "rg_14": (160, 14, 160, 3, 1, 10),
+    "rg_b10": (400, 14, 400, 3, 2, 25),
+    "rg_7": (400, 7, 400, 3, 1, 25),
+    "rg_stem": (3, 224, 32, 3, 2, 1),
+    "rg_proj": (32, 112, 32, 1, 2, 1),
+    "rg_pw14": (160, 14, 160, 1, 1, 1),
+    "rg_pw7": (400, 7, 400, 1, 1, 1),
+    "rg_pw56": (32, 56, 32, 1, 1, 1),
+    "rg_pw28": (64, 28, 64, 1, 1, 1),
 }
 
 

@@ -59,7 +59,7 @@ CONVS = [
     ([1, 32, 3, 3], [40, 32, 1, 1], {}, "residual"),
     ([1, 16, 4, 5], [27, 16, 3, 3], dict(pads=[1, 1, 1, 1]), "relu"),
     ([1, 8, 3, 3], [12, 4, 1, 1], dict(group=2), None),
-    # 13 pixels, read in place: a vector, half a vector and a float
+    # 13 pixels, read in place: 8 + 4 + 1 (AVX2: a vector, half a vector, a float)
     ([1, 4, 1, 13], [3, 4, 1, 1], {}, "relu"),
     # 3x3 stride 1 (winograd's): images not a multiple of its 4x4 tiles, of 2x2 and 1x1
     # pixels, unpadded and unevenly padded, 1 and 17 channels, two images
@@ -67,6 +67,16 @@ CONVS = [
     ([1, 17, 1, 1], [4, 17, 3, 3], dict(pads=[1, 1, 1, 1]), None),
     ([2, 17, 9, 6], [19, 17, 3, 3], {}, "residual"),
     ([1, 3, 6, 10], [8, 3, 3, 3], dict(pads=[0, 1, 2, 0]), "relu"),
+    # group convolutions (RegNet's): channels a group not a multiple of the vector, stride
+    # 2 rows split into column phases by shuffles (whole, half vectors, floats), one phase
+    # only (1x1, even dilation), a stride along one axis, bands of rows refilled per group
+    ([1, 12, 15, 17], [9, 4, 3, 3], dict(pads=[1, 1, 1, 1], strides=[2, 2], group=3), "residual"),
+    ([2, 10, 20, 37], [10, 2, 3, 3], dict(pads=[0, 1, 2, 1], strides=[2, 2], group=5), "relu"),
+    ([1, 6, 9, 41], [4, 3, 1, 1], dict(strides=[2, 2], group=2), None),
+    ([1, 4, 11, 40], [6, 2, 3, 3], dict(pads=[2, 2, 2, 2], strides=[2, 2], dilations=[2, 2],
+                                        group=2), "relu"),
+    ([1, 4, 8, 19], [4, 2, 3, 3], dict(pads=[1, 1, 1, 1], strides=[1, 2], group=2), None),
+    ([1, 48, 30, 30], [24, 16, 3, 3], dict(pads=[1, 1, 1, 1], strides=[2, 2], group=3), "residual"),
 ]
 
 
@@ -151,7 +161,7 @@ def test_every_conv_tactic_matches_onnxruntime(scons, tmp_path, target, lanes, t
     assert ("vector_size" in kernels) == (lanes > 1 and tactic != "direct")
     if lanes > 1 and tactic in ("gemm1x1", "implicit"):  # both orientations ran
         assert "_c" in kernels and "_t" in kernels
-    if lanes == 8 and tactic == "gemm1x1":  # the half-vector tail
+    if lanes >= 8 and tactic == "gemm1x1":  # the 4-float tail: half (AVX2), quarter (AVX-512)
         assert "vector_size(16)" in kernels
 
 

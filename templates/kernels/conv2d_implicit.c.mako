@@ -8,7 +8,8 @@
   rows channels -- or, transposed (narrow images), of rows pixels x (vecs * lanes)
   channels with the weights in panels of that many channels, stored channel by channel.
   No window is ever copied; any stride, dilation and padding. The planes hold the input
-  rows of a band of p['band'] output rows at a time (what fits the cache, or little RAM).
+  rows of one group's channels for a band of p['band'] output rows at a time (what fits
+  the cache, or little RAM), filled right before that group's tiles read them.
 </%doc>\
 <%
     n, c, h, w, m, group = p['n'], p['c'], p['h'], p['w'], p['m'], p['group']
@@ -75,16 +76,16 @@ ${tl.contracted(signature)}
 {
 ${tl.types(lanes, chain, 1 if transposed else 2)}\
     float *const pl = (float *)scratch;
-${planes.clear('pl', c * cs + p['slack'], '0.0f', 4)}\
+${planes.clear('pl', cg * cs + p['slack'], '0.0f', 4)}\
     for (int nb = 0; nb < ${n}; ++nb) {
       for (int oy0 = 0; oy0 < ${oh}; oy0 += ${band}) {
-        for (int ic = 0; ic < ${c}; ++ic) {
-            const float *xc = x + ((size_t)nb * ${c} + ic) * ${h * w}u;
-            float *pc = pl + (size_t)ic * ${cs}u;
-${planes.fill_band(p, 'xc', 'pc', 'oy0', 12)}\
-        }
         for (int gi = 0; gi < ${group}; ++gi) {
-            const float *pg = pl + (size_t)gi * ${cg * cs}u;
+            for (int ic = 0; ic < ${cg}; ++ic) {
+                const float *xc = x + ((size_t)nb * ${c} + gi * ${cg} + ic) * ${h * w}u;
+                float *pc = pl + (size_t)ic * ${cs}u;
+${planes.fill_band(p, 'xc', 'pc', 'oy0', 16, lanes)}\
+            }
+            const float *pg = pl;
             const float *wg = w + (size_t)gi * ${group_floats}u;
             const int oc0 = gi * ${mg};
 % if transposed:

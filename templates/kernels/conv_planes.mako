@@ -73,10 +73,7 @@ ${ind}}
 % if not any(f['rows'][1] > f['rows'][0] and f['cols'][1] > f['cols'][0] for f in p['fills']):
 ${ind}(void)${src};  /* every window reads padding only */
 % endif
-% for width in sorted({run[2] for _, _, runs in pairs for run in runs}):
-${ind}typedef float vp${width} __attribute__((vector_size(${4 * width}), aligned(4), may_alias));
-${ind}typedef int32_t vpm${width} __attribute__((vector_size(${4 * width})));
-% endfor
+${pair_types(pairs, ind)}\
 % for k0, k1, runs in pairs:
 ${fill_pair(p, src, dst, k0, k1, runs, ind)}\
 % endfor
@@ -105,19 +102,21 @@ ${ind}}
 
 <%!
 def paired_phases(p, lanes):
-    """(fill index of column phase 0, of phase 1, the vector runs [(first plane column,
-    end, lanes)]) of each row phase of a stride-2 fill whose both column phases are
-    planes: whole vectors, then half vectors (down to 4 lanes) where a row has room."""
+    """(fill index of column phase 0, of phase 1 or None, the vector runs [(first plane
+    column, end, lanes)]) of each row phase of a stride-2 fill whose column phase 0 is a
+    plane: whole vectors, then half vectors (down to 4 lanes) where a row has room. Each
+    run reads two vectors of a source row and shuffles the even lanes out to phase 0, the
+    odd ones (when a plane) to phase 1."""
     if lanes < 4 or p['sw'] != 2:
         return []
     fills, pl, w = p['fills'], p['pl'], p['w']
     pairs = []
     for k0, f in enumerate(fills):
         k1 = next((k for k, g in enumerate(fills) if g['py'] == f['py'] and g['px'] == 1), None)
-        if f['px'] != 0 or k1 is None or f['rows'][1] <= f['rows'][0]:
+        if f['px'] != 0 or f['rows'][1] <= f['rows'][0]:
             continue
         q = (pl + 1) // 2  # the first column both of whose sources 2q - pl, 2q + 1 - pl are >= 0
-        end = min(f['cols'][1], fills[k1]['cols'][1])  # (where both phases' copies end)
+        end = min(f['cols'][1], fills[k1]['cols'][1] if k1 is not None else f['cols'][1])
         runs, width = [], lanes
         while width >= 4:
             count = max(0, min((w + pl - 2 * q) // (2 * width), (end - q) // width))
@@ -130,14 +129,27 @@ def paired_phases(p, lanes):
     return pairs
 %>
 
-## Rows of the two column phases (fills k0, k1) of one row phase: the runs by vectors.
+## Rows of the column phases (fills k0, k1) of one row phase: the runs by vectors.
 <%def name="fill_pair(p, src, dst, k0, k1, runs, ind)">\
 <%
     cols = p['plane_cols']
     plane = p['plane_rows'] * cols
-    f0, f1 = p['fills'][k0], p['fills'][k1]
+    f0 = p['fills'][k0]
     r_lo, r_hi = f0['rows']
-    row0 = f0['py'] - p['pt']
+%>\
+${ind}for (int r = ${r_lo}; r < ${r_hi}; ++r) {
+${ind}    float *d0 = ${dst} + ${k0 * plane}u + (size_t)r * ${cols}u;
+% if k1 is not None:
+${ind}    float *d1 = ${dst} + ${k1 * plane}u + (size_t)r * ${cols}u;
+% endif
+${ind}    const float *s = ${src} + (size_t)(r * ${p['sh']} + ${f0['py'] - p['pt']}) * ${p['w']}u;
+${copy_row(p, k0, k1, runs, ind + '    ')}\
+${ind}}
+</%def>
+
+## One source row `s` of a row phase split into its column phases at pointers d0 (and d1).
+<%def name="copy_row(p, k0, k1, runs, ind)">\
+<%
     pl = p['pl']
     qa, qe = runs[0][0], runs[-1][1]
     def lanes_of(width, first):
@@ -147,50 +159,78 @@ def paired_phases(p, lanes):
         col0 = f['px'] - pl
         spans = [(f['cols'][0], min(qa, f['cols'][1])), (max(qe, f['cols'][0]), f['cols'][1])]
         return [(lo, hi, d, col0) for lo, hi in spans if hi > lo]
+    phases = [(p['fills'][k0], 'd0', 0)] + ([(p['fills'][k1], 'd1', 1)] if k1 is not None else [])
 %>\
-${ind}for (int r = ${r_lo}; r < ${r_hi}; ++r) {
-${ind}    float *d0 = ${dst} + ${k0 * plane}u + (size_t)r * ${cols}u;
-${ind}    float *d1 = ${dst} + ${k1 * plane}u + (size_t)r * ${cols}u;
-${ind}    const float *s = ${src} + (size_t)(r * ${p['sh']} + ${row0}) * ${p['w']}u;
 % for q0, q1, width in runs:
-${ind}    for (int q = ${q0}; q < ${q1}; q += ${width}) {
-${ind}        const vp${width} a = *(const vp${width} *)(s + 2 * q - ${pl}), b = *(const vp${width} *)(s + 2 * q + ${width - pl});
-${ind}        *(vp${width} *)(d0 + q) = __builtin_shuffle(a, b, (vpm${width}){${lanes_of(width, 0)}});
-${ind}        *(vp${width} *)(d1 + q) = __builtin_shuffle(a, b, (vpm${width}){${lanes_of(width, 1)}});
-${ind}    }
-% endfor
-% for lo, hi, d, col0 in rest(f0, 'd0') + rest(f1, 'd1'):
-${ind}    for (int q = ${lo}; q < ${hi}; ++q)
-${ind}        ${d}[q] = s[q * 2 + ${col0}];
+${ind}for (int q = ${q0}; q < ${q1}; q += ${width}) {
+${ind}    const vp${width} a = *(const vp${width} *)(s + 2 * q - ${pl}), b = *(const vp${width} *)(s + 2 * q + ${width - pl});
+% for f, d, first in phases:
+${ind}    *(vp${width} *)(${d} + q) = __builtin_shuffle(a, b, (vpm${width}){${lanes_of(width, first)}});
 % endfor
 ${ind}}
+% endfor
+% for lo, hi, d, col0 in [r for f, d, _ in phases for r in rest(f, d)]:
+${ind}for (int q = ${lo}; q < ${hi}; ++q)
+${ind}    ${d}[q] = s[q * 2 + ${col0}];
+% endfor
+</%def>
+
+## The vector types of the shuffle runs of `pairs`.
+<%def name="pair_types(pairs, ind)">\
+% for width in sorted({run[2] for _, _, runs in pairs for run in runs}):
+${ind}typedef float vp${width} __attribute__((vector_size(${4 * width}), aligned(4), may_alias));
+${ind}typedef int32_t vpm${width} __attribute__((vector_size(${4 * width})));
+% endfor
 </%def>
 
 <%doc>
   Fill the band of the planes (p['plane_rows'] rows each) that starts at plane row `first`
   (a C expression) from input channel `src`: rows of the input copied in, the rows above
-  and below the input zeroed (a previous band may have written them).
+  and below the input zeroed (a previous band may have written them). With `lanes` >= 4,
+  stride-2 rows are split into their column phases by vector shuffles, as in fill.
 </%doc>
-<%def name="fill_band(p, src, dst, first, indent)">\
+<%def name="fill_band(p, src, dst, first, indent, lanes=1)">\
 <%
     ind = ' ' * indent
     rows, cols = p['plane_rows'], p['plane_cols']
     plane = rows * cols
+    pairs = paired_phases(p, lanes)
+    def at_plane(k):
+        return f"{dst} + {k * plane}u" if k else dst
 %>\
 % if not any(f['cols'][1] > f['cols'][0] for f in p['fills']):
 ${ind}(void)${src};  /* every window reads padding only */
 % endif
-% for k, f in enumerate(p['fills']):
+${pair_types(pairs, ind)}\
+% for k0, k1, runs in pairs:
+<% f0 = p['fills'][k0] %>\
+${ind}for (int r = 0; r < ${rows}; ++r) {
+${ind}    const int at = ${first} + r;
+${ind}    float *d0 = ${at_plane(k0)} + (size_t)r * ${cols}u;
+% if k1 is not None:
+${ind}    float *d1 = ${at_plane(k1)} + (size_t)r * ${cols}u;
+% endif
+${ind}    if (at < ${f0['rows'][0]} || at >= ${f0['rows'][1]}) {
+${ind}        memset(d0, 0, ${cols}u * sizeof(float));
+% if k1 is not None:
+${ind}        memset(d1, 0, ${cols}u * sizeof(float));
+% endif
+${ind}        continue;
+${ind}    }
+${ind}    const float *s = ${src} + (size_t)(at * ${p['sh']} + ${f0['py'] - p['pt']}) * ${p['w']}u;
+${copy_row(p, k0, k1, runs, ind + '    ')}\
+${ind}}
+% endfor
+% for k, f in [(k, f) for k, f in enumerate(p['fills']) if not any(k in pair[:2] for pair in pairs)]:
 <%
     r_lo, r_hi = f['rows']
     c_lo, c_hi = f['cols']
-    pp = f"{dst} + {k * plane}u" if k else dst
     row0 = f['py'] - p['pt']
     col0 = f['px'] - p['pl']
 %>\
 ${ind}for (int r = 0; r < ${rows}; ++r) {
 ${ind}    const int at = ${first} + r;
-${ind}    float *d = ${pp} + (size_t)r * ${cols}u;
+${ind}    float *d = ${at_plane(k)} + (size_t)r * ${cols}u;
 ${ind}    if (at < ${r_lo} || at >= ${r_hi}) {
 ${ind}        memset(d, 0, ${cols}u * sizeof(float));
 ${ind}        continue;

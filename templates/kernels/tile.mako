@@ -61,6 +61,10 @@ ${ind}${apply(f'acc{i}_{v}', lanes, chain, coords(i, v * lanes), lane_axis, min(
 ${ind}{ float *o = ${out(i)}; ${' '.join(f'o[{at(v)}] = acc{i}_{v};' for v in range(count))} }
 % elif in_registers and stride is None and width == count * lanes:
 ${ind}{ float *o = ${out(i)}; ${' '.join(f'*(vfu *)(o + {v * lanes}) = acc{i}_{v};' for v in range(count))} }
+% elif in_registers and stride is None:
+## (a row shorter than its vectors, e.g. an image row: its whole vectors, then the
+## first floats of the last one, as one copy rather than float by float)
+${ind}{ float *o = ${out(i)}; ${' '.join(f'*(vfu *)(o + {v * lanes}) = acc{i}_{v};' for v in range(count - 1))} memcpy(o + ${(count - 1) * lanes}, &acc${i}_${count - 1}, ${width - (count - 1) * lanes}u * sizeof(float)); }
 % else:
 ${ind}{
 ${ind}    float part[${count * lanes}];

@@ -149,8 +149,11 @@ def _im2col_columns(g, cpu, k, width):
 
 
 #: cycles per element of the im2col gather (conv2d_im2col.c.mako's bounds-checked loop) on
-#: a SIMD CPU, next to vector tiles; on a scalar one copy_cost's instructions
+#: a SIMD CPU, next to vector tiles
 GATHER_CYCLES = 6
+#: instructions per element of the same loop on a scalar CPU (measured on Cortex-M7:
+#: RegNetX's group convolutions ran 22-24 an element beyond their GEMM's estimate)
+GATHER_INSTRUCTIONS = 24
 
 
 def _plan_im2col(g, cpu):
@@ -158,7 +161,7 @@ def _plan_im2col(g, cpu):
     (rows, vecs), cycles = best_tile(mg, n, k, cpu, overhang=True)
     # each gathered element: its window coordinates, four bounds tests, a load or a zero
     # and a store (measured: RegNetX's stride-2 group convolutions ran 3x their estimate)
-    gather = GATHER_CYCLES * k * n if cpu.lanes() > 1 else copy_cost(k * n, cpu, contiguous=False)
+    gather = (GATHER_CYCLES if cpu.lanes() > 1 else GATHER_INSTRUCTIONS) * k * n
     chunks = -(-n // _im2col_columns(g, cpu, k, vecs * cpu.lanes()))
     weights = reread_cost(4 * mg * k, chunks, cpu)  # every chunk reads all the weights
     return rows, vecs, g["n"] * g["group"] * (cycles + gather + weights)
@@ -212,11 +215,11 @@ def phase_planes(g, slack, band=None):
 
 
 def _band(g, cpu):
-    """Output rows per band of the implicit GEMM: its planes of every input channel about
-    fill the L1 cache; one row at a time (the least scratch) on a CPU without a cache."""
+    """Output rows per band of the implicit GEMM: its planes of a group's input channels
+    about fill the L1 cache; one row at a time (the least scratch) on a CPU without a cache."""
     whole = phase_planes(g, 0)
     reach = whole["plane_rows"] - g["oh"]
-    row_bytes = 4 * g["c"] * whole["channel_stride"] // whole["plane_rows"]
+    row_bytes = 4 * (g["c"] // g["group"]) * whole["channel_stride"] // whole["plane_rows"]
     fits = cpu.l1d_bytes // row_bytes - reach if cpu.l1d_bytes else 1
     return max(1, min(g["oh"], fits))
 
@@ -229,10 +232,14 @@ def _plan_implicit(g, cpu):
     band = g["oh"] if transposed else _band(g, cpu)
     planes = phase_planes(g, 0 if transposed else vecs * cpu.lanes(), band)
     bands = -(-g["oh"] // band)
-    copy = copy_cost(bands * g["c"] * planes["channel_stride"], cpu, contiguous=g["sw"] == 1)
-    if transposed:  # each panel of channels reads the band's planes
+    # each row of each plane is a copy of its own, for every band and channel (stride-2
+    # rows split into their two column phases by vector shuffles)
+    plane_rows = bands * g["c"] * planes["channel_stride"] // planes["plane_cols"]
+    copy = plane_rows * copy_cost(planes["plane_cols"], cpu, contiguous=g["sw"] in (1, 2))
+    if transposed:  # each panel of a group's channels reads the group's planes of the band
         panels = -(-mg // (vecs * cpu.lanes()))
-        reread = bands * reread_cost(4 * g["c"] * planes["channel_stride"], panels, cpu)
+        size = 4 * (g["c"] // g["group"]) * planes["channel_stride"]
+        reread = bands * g["group"] * reread_cost(size, panels, cpu)
     else:  # each output row reads all the weights
         reread = reread_cost(4 * g["m"] * k, g["oh"], cpu)
     return transposed, rows, vecs, planes, cycles + g["n"] * (copy + reread)
@@ -243,7 +250,7 @@ def lower_implicit(node, graph, cpu):
     transposed, rows, vecs, planes, _ = _plan_implicit(g, cpu)
     p = _with_tile(g, cpu, transposed, rows, vecs)
     p.update(planes)
-    size = g["c"] * planes["channel_stride"] + planes["slack"]
+    size = g["c"] // g["group"] * planes["channel_stride"] + planes["slack"]
     return KernelCall("conv2d_implicit", _tag(g, _tile_tag(p)), p, inputs, outputs,
                       scratch_bytes=4 * size, packed=_packed_weights(g, _panel_width(p)))
 

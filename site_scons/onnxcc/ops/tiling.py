@@ -29,11 +29,12 @@ def tile_shapes(cpu):
 
 def column_tails(rest, lanes):
     """The last ``rest`` columns of a matrix that must not be read past, as tiles of
-    (first column, vecs, lanes): whole vectors, then one of half the lanes (from 8 lanes
-    up), then single floats."""
+    (first column, vecs, lanes): whole vectors, then one of half the lanes, of a quarter
+    (down to 4 lanes), then single floats."""
     tails, start = [], 0
-    for width in (lanes, lanes // 2 if lanes >= 8 else 0, 1):
-        if width and rest - start >= width:
+    halves = [lanes >> s for s in range(1, lanes.bit_length()) if lanes >> s >= 4]
+    for width in [lanes] + halves + [1]:
+        if rest - start >= width:
             count = (rest - start) // width
             tails.append((start, count, width))
             start += count * width
@@ -44,6 +45,11 @@ def step_cost(rows, vecs, cpu, from_l2=False):
     """Cycles (or instructions) of one step of the sum of one tile (of vectors or, as
     fast on a superscalar core, of floats). ``from_l2``: the B vectors stream from the
     level-2 cache (the panel a tile sums over outgrew the level-1): two cycles each."""
+    if _simd(cpu) and cpu.simd_bytes >= 64 and rows < 4:
+        # GCC folds a B vector used 3 times or fewer into the multiply-adds' memory operands,
+        # and folded 512-bit loads issue about one a cycle: every multiply-add and broadcast
+        # is a load (measured: RegNetX's 1x1 convs on 3x4 tiles take 2.1x the time of 4x4)
+        return max(rows * vecs + rows, 4 * vecs if from_l2 else 0) + 0.5
     if _simd(cpu):
         return max(rows * vecs, rows + vecs, 4 * vecs if from_l2 else 0) / 2 + 0.5
     return rows * vecs + rows + vecs + 0.5
