@@ -6,6 +6,8 @@
   implicit   a GEMM that reads the windows in place from a zero-padded copy of the input,
              split into stride phases so that every step reads contiguous vectors
   depthwise  one channel at a time (group == channels), the taps summed over vectors
+  depthwise_nchwc  a block of a vector's channels at a time, transposed into channel
+             vectors (ops/depthwise_lanes.py): small images, many channels
   winograd   3x3 stride 1: Winograd F(4x4, 3x3) or F(2x2, 3x3), fewer multiplies
              (ops/winograd.py)
 
@@ -20,7 +22,7 @@ import math
 from dataclasses import replace
 
 from .. import packing
-from . import KernelCall, Tactic, in_place, winograd
+from . import KernelCall, Tactic, depthwise_lanes, in_place, winograd
 from .epilogue import epilogue_tag, kernel_epilogue, own_inputs, residual_roles, tile_lanes
 from .spatial import window_2d, window_tag
 from .tiling import (best_tile, column_tails, copy_cost, epilogue_cost, gemm_cost, l2_bytes,
@@ -301,6 +303,24 @@ def cost_depthwise(node, graph, cpu):
     return _plan_depthwise(g, cpu)[3] + epilogue_cost(outputs, g["epilogue"], tile_lanes(g["epilogue"], cpu))
 
 
+def _nchwc_applies(node, graph, cpu):
+    g, _, _ = _geometry(node, graph)
+    return _kind(g) == "dw" and depthwise_lanes.applies(g, cpu)
+
+
+def lower_nchwc(node, graph, cpu):
+    g, inputs, outputs = _geometry(node, graph)
+    p = depthwise_lanes.params(g, cpu)
+    return KernelCall("conv2d_dw_nchwc", _tag(g, f"nchwc{p['lanes']}r{p['rows']}_"), p, inputs,
+                      outputs, scratch_bytes=4 * depthwise_lanes.scratch_floats(p),
+                      packed=depthwise_lanes.packed(g, cpu))
+
+
+def cost_nchwc(node, graph, cpu):
+    g, _, _ = _geometry(node, graph)
+    return depthwise_lanes.cost(g, cpu) + depthwise_lanes.epilogue_cycles(g, cpu)
+
+
 # --- winograd ---------------------------------------------------------------------------
 
 def _winograd_applies(node, graph, cpu):
@@ -362,11 +382,11 @@ def _over_residual(lower):
     return call_over
 
 
-def _depthwise_in_place(node, graph, cpu, tensor):
+def _depthwise_in_place(node, graph, cpu, tensor, lower=lower_depthwise):
     """Over a residual, or over x when a channel does not grow: channel c of x is copied
-    into the scratch planes before channel c of y is written, and y's channel c lies
-    within x's channels 0..c."""
-    call = lower_depthwise(node, graph, cpu)
+    into the scratch before channel c of y is written (depthwise_nchwc: its whole block of
+    channels), and y's channel c lies within x's channels 0..c."""
+    call = lower(node, graph, cpu)
     g = call.params
     roles = residual_roles(call, graph) + (["x"] if g["oh"] * g["ow"] <= g["h"] * g["w"] else [])
     return in_place(call, tensor, roles)
@@ -396,6 +416,8 @@ TACTICS = {"Conv": [
     Tactic("implicit", lower_implicit, cost=cost_implicit,
            in_place=_over_residual(lower_implicit)),
     Tactic("depthwise", lower_depthwise, _is_depthwise, cost_depthwise, _depthwise_in_place),
+    Tactic("depthwise_nchwc", lower_nchwc, _nchwc_applies, cost_nchwc,
+           lambda node, graph, cpu, tensor: _depthwise_in_place(node, graph, cpu, tensor, lower_nchwc)),
     Tactic("winograd", lower_winograd, _winograd_applies, cost_winograd,
            _over_residual(lower_winograd)),
 ]}
