@@ -282,8 +282,11 @@ def _plan_depthwise(g, cpu):
             best = (rows, vecs, cycles)
     rows, vecs, cycles = best
     planes = phase_planes(g, vecs * lanes)
-    # (stride-2 rows are split into their two column phases by vector shuffles)
-    copy = copy_cost(planes["channel_stride"], cpu, contiguous=g["sw"] in (1, 2))
+    # (stride-2 rows are split into their two column phases by vector shuffles: twice a
+    # copy's cycles; and each row filled costs a memcpy call or a loop's start, measured
+    # against depthwise_nchwc with benchmarks/depthwise_layers.py --tactics)
+    copy = copy_cost(planes["channel_stride"], cpu, contiguous=g["sw"] in (1, 2)) * (2 if g["sw"] == 2 else 1)
+    copy += 4 * sum(f["rows"][1] - f["rows"][0] for f in planes["fills"] if f["px"] == 0)
     return rows, vecs, planes, g["n"] * g["c"] * (cycles + copy)
 
 
@@ -299,8 +302,10 @@ def lower_depthwise(node, graph, cpu):
 
 def cost_depthwise(node, graph, cpu):
     g, _, _ = _geometry(node, graph)
-    outputs = g["n"] * g["m"] * g["oh"] * g["ow"]
-    return _plan_depthwise(g, cpu)[3] + epilogue_cost(outputs, g["epilogue"], tile_lanes(g["epilogue"], cpu))
+    lanes = tile_lanes(g["epilogue"], cpu)
+    # the epilogue runs on whole vectors along each output row (7 of 16 lanes on 7x7)
+    outputs = g["n"] * g["m"] * g["oh"] * -(-g["ow"] // lanes) * lanes
+    return _plan_depthwise(g, cpu)[3] + epilogue_cost(outputs, g["epilogue"], lanes)
 
 
 def _nchwc_applies(node, graph, cpu):
