@@ -2,7 +2,9 @@
 kernels, strides 1 and 2 (the stride-2 rows split into column phases by vector shuffles
 where whole vector pairs fit, one by one at the edges), asymmetric pads, dilation, odd
 channel counts, rows shorter than a vector, fused Relu, Clip, Swish and a residual -- run against onnxruntime on CPUs
-with 8-, 4- and 1-float vectors (and 16 where the host has AVX-512)."""
+with 8-, 4- and 1-float vectors (and 16 where the host has AVX-512); the same and more
+(channel tails of every block width, 1x1 to 15x15 images, 7x7 kernels) forced on
+depthwise_nchwc, which scalar CPUs refuse."""
 
 import json
 
