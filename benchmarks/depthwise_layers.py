@@ -2,11 +2,13 @@
 """Depthwise convolution layers alone: onnxcc vs onnxruntime, GMAC/s side by side.
 
     .venv/bin/python benchmarks/depthwise_layers.py [--target x86_64] [--only mb_dw,eff_5x5]
+        [--tactics depthwise,depthwise_nchwc]
 
 Each layer is one depthwise Conv (padding k//2) and its fused activation (Relu, or Swish
 as x * Sigmoid(x), EfficientNet's), built with opt=speed and timed interleaved with
 onnxruntime on one thread (speed.interleave: medians, onnxruntime's call overhead
-subtracted). The shapes are MobileNetV2's and EfficientNet-B0's.
+subtracted). The shapes are MobileNetV2's and EfficientNet-B0's. With ``--tactics`` each
+layer is also built with each of those Conv tactics forced, all timed in the same rounds.
 """
 
 import os
@@ -60,22 +62,30 @@ def layer(c, h, k, s, act):
 
 
 def main():
-    args = speed.layer_parser(__doc__).parse_args()
+    ap = speed.layer_parser(__doc__)
+    ap.add_argument("--tactics", default="", help="comma-separated Conv tactics also timed, forced")
+    args = ap.parse_args()
     names = args.only.split(",") if args.only else list(LAYERS)
+    tactics = [t for t in args.tactics.split(",") if t]
     work = tempfile.mkdtemp(prefix="dwlayers")
-    print(f"| layer | C x HxW k s | onnxcc us | GMAC/s | onnxruntime us | GMAC/s | ratio |")
-    print("|---|---|---|---|---|---|---|")
+    forced = "".join(f" {t} us |" for t in tactics)
+    print(f"| layer | C x HxW k s | onnxcc us | GMAC/s | onnxruntime us | GMAC/s | ratio |{forced}")
+    print("|---|---|---|---|---|---|---|" + "---|" * len(tactics))
     for name in names:
         c, h, k, s, act = LAYERS[name]
         m, macs = layer(c, h, k, s, act)
         path = os.path.join(work, f"{name}.onnx")
         onnx.save(m, path)
-        elf, _ = speed.build(path, "speed", os.path.join(work, "build"), args.target)
-        med = speed.interleave({"cc": (elf, args.target)}, path, args.rounds, args.chunk)
+        elfs = {"cc": (speed.build(path, "speed", os.path.join(work, "build"), args.target)[0],
+                       args.target)}
+        for t in tactics:
+            elfs[t] = (speed.build(path, "speed", os.path.join(work, t), args.target,
+                                   [f"tactic=Conv:{t}"])[0], args.target)
+        med = speed.interleave(elfs, path, args.rounds, args.chunk)
         ort = med["ort"] - med["idle"]
         print(f"| {name} | {c} x {h}x{h} {k}x{k} s{s} {act} | {med['cc']:.1f} | "
               f"{macs / med['cc'] / 1e3:.1f} | {ort:.1f} | {macs / ort / 1e3:.1f} | "
-              f"{med['cc'] / ort:.2f} |", flush=True)
+              f"{med['cc'] / ort:.2f} |" + "".join(f" {med[t]:.1f} |" for t in tactics), flush=True)
 
 
 if __name__ == "__main__":

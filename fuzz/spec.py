@@ -469,7 +469,7 @@ def tactics_for(anchors, op):
 
     def allowed(tactic, conv):
         group, kernel = conv["attrs"]["group"], conv["attrs"]["kernel_shape"]
-        if tactic in ("depthwise", "depthwise_q15"):
+        if tactic in ("depthwise", "depthwise_nchwc", "depthwise_q15"):
             return group > 1 and group == conv["x"][1] == conv["w"][0]
         if tactic == "gemm_q15":
             return group == 1

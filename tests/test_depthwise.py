@@ -2,7 +2,9 @@
 kernels, strides 1 and 2 (the stride-2 rows split into column phases by vector shuffles
 where whole vector pairs fit, one by one at the edges), asymmetric pads, dilation, odd
 channel counts, rows shorter than a vector, fused Relu, Clip, Swish and a residual -- run against onnxruntime on CPUs
-with 8-, 4- and 1-float vectors (and 16 where the host has AVX-512)."""
+with 8-, 4- and 1-float vectors (and 16 where the host has AVX-512); the same and more
+(channel tails of every block width, 1x1 to 15x15 images, 7x7 kernels) forced on
+depthwise_nchwc, which scalar CPUs refuse."""
 
 import json
 
@@ -46,9 +48,9 @@ CASES = [
 ]
 
 
-def depthwise_zoo(path):
+def depthwise_zoo(path, cases=CASES):
     nodes, inputs, outputs, inits = [], {}, {}, {}
-    for k, (c, image, kernel, attrs, then) in enumerate(CASES):
+    for k, (c, image, kernel, attrs, then) in enumerate(cases):
         xs, ws = [1, c] + image, [c, 1] + kernel
         inputs[f"x{k}"] = xs
         inits[f"w{k}"] = (RNG.standard_normal(ws) * 0.3).astype(np.float32)
@@ -68,6 +70,10 @@ def depthwise_zoo(path):
             nodes.append(helper.make_node("Abs", [f"r{k}"], [f"a{k}"]))
             nodes.append(helper.make_node("Add", [conv, f"a{k}"], [f"s{k}"]))
             nodes.append(helper.make_node("Transpose", [f"s{k}"], [f"y{k}"], perm=[0, 1, 3, 2]))
+        elif then == "scale":  # a per-channel Mul, then Relu
+            inits[f"m{k}"] = RNG.standard_normal([1, c, 1, 1]).astype(np.float32)
+            nodes.append(helper.make_node("Mul", [conv, f"m{k}"], [f"s{k}"]))
+            nodes.append(helper.make_node("Relu", [f"s{k}"], [f"y{k}"]))
         outputs[f"y{k}"] = 4
     return save_model(path, nodes, inputs, outputs, inits)
 
@@ -84,3 +90,35 @@ def test_depthwise_tactic_matches_onnxruntime(scons, tmp_path, target):
     assert ("__builtin_shuffle" in kernels) == (target != "riscv32")
     assert ("(vpm4)" in kernels) == (target != "riscv32")
     assert ("land in the next rows" in kernels) == (target != "riscv32")
+
+
+#: depthwise_nchwc: channel counts around the block (4, 8, 16 lanes: full blocks and
+#: tails), images from 1x1 to 15x15, 3x3 to 7x7 kernels, stride 2, asymmetric pads,
+#: dilation, pads past the window's reach, a residual, a per-channel Mul and activation chains
+NCHWC_CASES = CASES + [
+    (16, [7, 7], [3, 3], dict(pads=[1, 1, 1, 1]), "relu"),
+    (33, [14, 14], [5, 5], dict(pads=[2, 2, 2, 2]), "swish"),
+    (20, [1, 1], [3, 3], dict(pads=[1, 1, 1, 1]), "residual"),
+    (9, [2, 2], [1, 1], {}, "scale"),
+    (24, [15, 14], [7, 7], dict(pads=[3, 2, 3, 4], strides=[2, 2]), "clip"),
+    (13, [14, 14], [3, 3], dict(pads=[0, 1, 1, 0], strides=[2, 2]), "residual"),
+    (8, [6, 9], [3, 3], dict(pads=[3, 3, 3, 3], dilations=[2, 2]), "swish"),
+    (35, [28, 28], [3, 3], dict(pads=[1, 1, 1, 1], strides=[2, 2]), "scale"),
+]
+
+
+@pytest.mark.parametrize("target", [t for t in TARGETS if t != "riscv32"])
+def test_depthwise_nchwc_matches_onnxruntime(scons, tmp_path, target):
+    model = depthwise_zoo(tmp_path / "dwc.onnx", NCHWC_CASES)
+    verify_clean(scons, model, f"target={target}", "tactic=Conv:depthwise_nchwc")
+    chosen = json.loads((scons.build_dir / target / "dwc" / "tactics.json").read_text())
+    convs = [n for n in chosen["nodes"] if n["op"] == "Conv"]
+    assert len(convs) == len(NCHWC_CASES) and all(n["tactic"] == "depthwise_nchwc" for n in convs)
+    kernels = (scons.build_dir / target / "dwc" / "dwc_kernels.c").read_text()
+    assert "__builtin_shuffle" in kernels and "(vlm)" in kernels
+
+
+def test_depthwise_nchwc_refused_on_scalar_cpus(scons, tmp_path):
+    model = depthwise_zoo(tmp_path / "dwc.onnx", CASES[:1])
+    r = scons(f"model={model}", "target=riscv32", "tactic=Conv:depthwise_nchwc", "verify")
+    assert r.returncode != 0 and "depthwise_nchwc" in r.stdout + r.stderr

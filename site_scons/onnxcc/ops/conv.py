@@ -6,6 +6,8 @@
   implicit   a GEMM that reads the windows in place from a zero-padded copy of the input,
              split into stride phases so that every step reads contiguous vectors
   depthwise  one channel at a time (group == channels), the taps summed over vectors
+  depthwise_nchwc  a block of a vector's channels at a time, transposed into channel
+             vectors (ops/depthwise_lanes.py): small images, many channels
   winograd   3x3 stride 1: Winograd F(4x4, 3x3) or F(2x2, 3x3), fewer multiplies
              (ops/winograd.py)
 
@@ -20,7 +22,7 @@ import math
 from dataclasses import replace
 
 from .. import packing
-from . import KernelCall, Tactic, in_place, winograd
+from . import KernelCall, Tactic, depthwise_lanes, in_place, winograd
 from .epilogue import epilogue_tag, kernel_epilogue, own_inputs, residual_roles, tile_lanes
 from .spatial import window_2d, window_tag
 from .tiling import (best_tile, column_tails, copy_cost, epilogue_cost, gemm_cost, l2_bytes,
@@ -287,8 +289,11 @@ def _plan_depthwise(g, cpu):
             best = (rows, vecs, cycles)
     rows, vecs, cycles = best
     planes = phase_planes(g, vecs * lanes)
-    # (stride-2 rows are split into their two column phases by vector shuffles)
-    copy = copy_cost(planes["channel_stride"], cpu, contiguous=g["sw"] in (1, 2))
+    # (stride-2 rows are split into their two column phases by vector shuffles: twice a
+    # copy's cycles; and each row filled costs a memcpy call or a loop's start, measured
+    # against depthwise_nchwc with benchmarks/depthwise_layers.py --tactics)
+    copy = copy_cost(planes["channel_stride"], cpu, contiguous=g["sw"] in (1, 2)) * (2 if g["sw"] == 2 else 1)
+    copy += 4 * sum(f["rows"][1] - f["rows"][0] for f in planes["fills"] if f["px"] == 0)
     return rows, vecs, planes, g["n"] * g["c"] * (cycles + copy)
 
 
@@ -304,8 +309,28 @@ def lower_depthwise(node, graph, cpu):
 
 def cost_depthwise(node, graph, cpu):
     g, _, _ = _geometry(node, graph)
-    outputs = g["n"] * g["m"] * g["oh"] * g["ow"]
-    return _plan_depthwise(g, cpu)[3] + epilogue_cost(outputs, g["epilogue"], tile_lanes(g["epilogue"], cpu))
+    lanes = tile_lanes(g["epilogue"], cpu)
+    # the epilogue runs on whole vectors along each output row (7 of 16 lanes on 7x7)
+    outputs = g["n"] * g["m"] * g["oh"] * -(-g["ow"] // lanes) * lanes
+    return _plan_depthwise(g, cpu)[3] + epilogue_cost(outputs, g["epilogue"], lanes)
+
+
+def _nchwc_applies(node, graph, cpu):
+    g, _, _ = _geometry(node, graph)
+    return _kind(g) == "dw" and depthwise_lanes.applies(g, cpu)
+
+
+def lower_nchwc(node, graph, cpu):
+    g, inputs, outputs = _geometry(node, graph)
+    p = depthwise_lanes.params(g, cpu)
+    return KernelCall("conv2d_dw_nchwc", _tag(g, f"nchwc{p['lanes']}r{p['rows']}_"), p, inputs,
+                      outputs, scratch_bytes=4 * depthwise_lanes.scratch_floats(p),
+                      packed=depthwise_lanes.packed(g, cpu))
+
+
+def cost_nchwc(node, graph, cpu):
+    g, _, _ = _geometry(node, graph)
+    return depthwise_lanes.cost(g, cpu) + depthwise_lanes.epilogue_cycles(g, cpu)
 
 
 # --- winograd ---------------------------------------------------------------------------
@@ -371,11 +396,11 @@ def _over_residual(lower):
     return call_over
 
 
-def _depthwise_in_place(node, graph, cpu, tensor):
+def _depthwise_in_place(node, graph, cpu, tensor, lower=lower_depthwise):
     """Over a residual, or over x when a channel does not grow: channel c of x is copied
-    into the scratch planes before channel c of y is written, and y's channel c lies
-    within x's channels 0..c."""
-    call = lower_depthwise(node, graph, cpu)
+    into the scratch before channel c of y is written (depthwise_nchwc: its whole block of
+    channels), and y's channel c lies within x's channels 0..c."""
+    call = lower(node, graph, cpu)
     g = call.params
     roles = residual_roles(call, graph) + (["x"] if g["oh"] * g["ow"] <= g["h"] * g["w"] else [])
     return in_place(call, tensor, roles)
@@ -405,6 +430,8 @@ TACTICS = {"Conv": [
     Tactic("implicit", lower_implicit, cost=cost_implicit,
            in_place=_over_residual(lower_implicit)),
     Tactic("depthwise", lower_depthwise, _is_depthwise, cost_depthwise, _depthwise_in_place),
+    Tactic("depthwise_nchwc", lower_nchwc, _nchwc_applies, cost_nchwc,
+           lambda node, graph, cpu, tensor: _depthwise_in_place(node, graph, cpu, tensor, lower_nchwc)),
     Tactic("winograd", lower_winograd, _winograd_applies, cost_winograd,
            _over_residual(lower_winograd)),
 ]}
