@@ -21,6 +21,19 @@
 ## argument and result pass in registers) are the functions a scalar kernel calls.
 <%def name="inline(L)">static inline${' __attribute__((always_inline))' if L == 1 else ''}</%def>
 
+## x86's vector types and intrinsics prefixes by lanes: a primitive that has an AVX-512
+## instruction of its own (vm_scaled) tests the compiler's ISA macros (the target's
+## cflags) and otherwise takes the portable code.
+<%! X86 = {4: ("__m128", "_mm"), 8: ("__m256", "_mm256"), 16: ("__m512", "_mm512")} %>
+<%def name="avx512(L)">${'defined(__AVX512F__)' if L == 16 else 'defined(__AVX512VL__)'}</%def>
+<%def name="x86_header(L)">\
+% if L in X86:
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+% endif
+</%def>
+
 <%def name="types(L)">\
 typedef float vm_f${L} __attribute__((vector_size(${4 * L})));
 typedef int vm_i${L} __attribute__((vector_size(${4 * L})));
@@ -62,15 +75,22 @@ ${inline(L)} vm_f${L} vm_expq_v${L}(vm_f${L} x, vm_i${L} *n)
 <%def name="exp(L)">\
 ${inline(L)} vm_f${L} vm_exp_v${L}(vm_f${L} x)
 {
-    vm_f${L} c = vm_sel_v${L}(x < 89.0f, x, (vm_f${L}){0} + 89.0f);  /* NaN -> 89 */
-    c = vm_sel_v${L}(c > -104.0f, c, (vm_f${L}){0} - 104.0f);
-    vm_i${L} n;
-    const vm_f${L} q = vm_expq_v${L}(c, &n);
-    return vm_sel_v${L}(x == x, vm_scaled_v${L}(1.0f + q, n), x);
+    return vm_exp_capped_v${L}(vm_sel_v${L}(x > 89.0f, (vm_f${L}){0} + 89.0f, x));  /* (NaN stays) */
 }
 % if L == 1:
 ${scalar('exp')}\
 % endif
+</%def>
+
+<%def name="exp_capped(L)">\
+/* exp(x) for x <= 89 or NaN (exp(-|x|) needs no upper clamp) */
+${inline(L)} vm_f${L} vm_exp_capped_v${L}(vm_f${L} x)
+{
+    const vm_f${L} c = vm_sel_v${L}(x > -104.0f, x, (vm_f${L}){0} - 104.0f);  /* NaN -> -104 */
+    vm_i${L} n;
+    const vm_f${L} q = vm_expq_v${L}(c, &n);
+    return vm_sel_v${L}(x == x, vm_scaled_v${L}(1.0f + q, n), x);
+}
 </%def>
 
 <%def name="scaled(L)">\
@@ -78,10 +98,19 @@ ${scalar('exp')}\
    integer addition, which no float reassociation can touch; p 2^(n/2) is a normal float),
    then one product by 2^(n - n/2): one rounding, so results in the denormals are exact,
    and above FLT_MAX the product is inf by itself -- no compare, no select */
+${x86_header(L)}\
 ${inline(L)} vm_f${L} vm_scaled_v${L}(vm_f${L} p, vm_i${L} n)
 {
+% if L in X86:
+#if ${avx512(L)}
+    return (vm_f${L})${X86[L][1]}_scalef_ps((${X86[L][0]})p, (${X86[L][0]})__builtin_convertvector(n, vm_f${L}));
+#else
+% endif
     const vm_i${L} half = n >> 1;
     return (vm_f${L})((vm_i${L})p + (half << 23)) * vm_pow2_v${L}(n - half);
+% if L in X86:
+#endif
+% endif
 }
 </%def>
 
@@ -109,7 +138,7 @@ ${scalar('expm1')}\
 /* 1 / (1 + e), or e / (1 + e) for x < 0 (down into the denormals), e = exp(-|x|) */
 ${inline(L)} vm_f${L} vm_sigmoid_v${L}(vm_f${L} x)
 {
-    const vm_f${L} e = vm_exp_v${L}(-(vm_f${L})((vm_i${L})x & 0x7fffffff));
+    const vm_f${L} e = vm_exp_capped_v${L}((vm_f${L})((vm_i${L})x | ~0x7fffffff));
     const vm_f${L} r = 1.0f / (1.0f + e);
     return vm_sel_v${L}(x < 0.0f, e * r, r);
 }
@@ -166,7 +195,7 @@ ${scalar('log')}\
    (exact argument) when u is over sqrt(2) - 1 */
 ${inline(L)} vm_f${L} vm_softplus_v${L}(vm_f${L} x)
 {
-    const vm_f${L} u = vm_exp_v${L}(-(vm_f${L})((vm_i${L})x & 0x7fffffff));
+    const vm_f${L} u = vm_exp_capped_v${L}((vm_f${L})((vm_i${L})x | ~0x7fffffff));
     const vm_i${L} big = u > 0.414213562f;
     const vm_f${L} f = vm_sel_v${L}(big, (u - 1.0f) * 0.5f, u);
     const vm_f${L} l = (vm_f${L})(big & (vm_i${L})((vm_f${L}){0} + 0.693147182f)) + vm_log1pf_v${L}(f);
