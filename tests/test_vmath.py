@@ -229,6 +229,7 @@ def test_a_wrong_function_fails(tmp_path, inputs):
 
 def test_only_called_functions_are_emitted():
     text = functions("v = vm_sigmoid_v8(v);")
-    assert "vm_sigmoid_v8" in text and "vm_exp_v8" in text and "vm_f8" in text
+    assert "vm_sigmoid_v8" in text and "vm_exp_capped_v8" in text and "vm_f8" in text
+    assert "vm_exp_v8" not in text  # (sigmoid needs no upper clamp)
     assert "vm_erf" not in text and "vm_f1" not in text and "vm_sigmoid_s" not in text
     assert functions("y = x + 1.0f;") == ""
