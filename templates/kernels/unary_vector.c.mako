@@ -1,7 +1,9 @@
 <%namespace name="simd" file="/kernels/simd.mako"/>\
+<%namespace name="tl" file="/kernels/tile.mako"/>\
 <%doc> y = chain(x), element by element, in vectors of `lanes` (the rest one by one). </%doc>\
 <% n, lanes = p['n'], p['lanes'] %>\
-${signature}
+## (contracted: vmath's polynomials take fused multiply-adds, as in the blocked kernels' epilogues)
+${tl.contracted(signature)}
 {
 ${simd.types(lanes, True)}\
     for (size_t i = 0; i < ${n // lanes * lanes}u; i += ${lanes}) {
