@@ -10,6 +10,10 @@
   by a degree-6 polynomial (coefficients fitted minimax to float32 by Lawson's algorithm
   on [-ln2/2, ln2/2]: 0.07 ulp), then times 2^n built in the exponent bits (in two
   halves, so that results down in the denormals and up at the overflow are exact too).
+  Two of these steps have an x86 instruction of their own, taken where the compiler's ISA
+  macros say it exists: the reduction's low part by one fused multiply-add, the scaling
+  by AVX-512's vscalefps (docs/speed.md, "Vector math on x86": a division stays a
+  division, which measured faster than a refined reciprocal estimate).
   log: x = 2^e m, m in [sqrt(1/2), sqrt(2)), log(m) = f - f^2/2 + f^3 Q(f), f = m - 1
   exact. erf: x P(x^2) below 0.875, else 1 - exp(R(|x|)) with R ~ log(erfc). The clamps
   map NaN to a number (no NaN reaches a float -> int conversion) and a last select gives
@@ -35,6 +39,7 @@
 </%def>
 
 <%def name="types(L)">\
+${x86_header(L)}\
 typedef float vm_f${L} __attribute__((vector_size(${4 * L})));
 typedef int vm_i${L} __attribute__((vector_size(${4 * L})));
 ${inline(L)} vm_f${L} vm_sel_v${L}(vm_i${L} m, vm_f${L} a, vm_f${L} b)
@@ -62,7 +67,6 @@ static inline float vm_${name}_s(float x${''.join(f', float {p}' for p in params
    reassociating compiler may merge into x - n ln2 (hi + lo rounded), 60 ulp off. Where
    x86 has fused multiply-adds, r is one (an intrinsic, which no reassociation reaches)
    and the polynomial runs on r: 4 operations fewer */
-${x86_header(L)}\
 ${inline(L)} vm_f${L} vm_expq_v${L}(vm_f${L} x, vm_i${L} *n)
 {
     *n = __builtin_convertvector(x * 1.44269504f + 151.5f, vm_i${L}) - 151;  /* floor(x / ln2 + 1/2) */
@@ -113,13 +117,14 @@ ${inline(L)} vm_f${L} vm_exp_capped_v${L}(vm_f${L} x)
 /* p 2^n = exp(x), p in [0.7, 1.42], n in [-150, 128]: 2^(n/2) in p's exponent bits (an
    integer addition, which no float reassociation can touch; p 2^(n/2) is a normal float),
    then one product by 2^(n - n/2): one rounding, so results in the denormals are exact,
-   and above FLT_MAX the product is inf by itself -- no compare, no select */
-${x86_header(L)}\
+   and above FLT_MAX the product is inf by itself -- no compare, no select. AVX-512's
+   vscalefps computes p 2^n (n as a float: expq's k) with the same single rounding */
 ${inline(L)} vm_f${L} vm_scaled_v${L}(vm_f${L} p, vm_i${L} n)
 {
 % if L in X86:
+<% m, pre = X86[L] %>\
 #if ${avx512(L)}
-    return (vm_f${L})${X86[L][1]}_scalef_ps((${X86[L][0]})p, (${X86[L][0]})__builtin_convertvector(n, vm_f${L}));
+    return (vm_f${L})${pre}_scalef_ps((${m})p, (${m})__builtin_convertvector(n, vm_f${L}));
 #else
 % endif
     const vm_i${L} half = n >> 1;
