@@ -1,6 +1,8 @@
 """Accuracy of the libm-free math functions (templates/kernels/vmath.mako): each compiled
 with gcc into a small program, in its float form and as vectors of 4, 8 and 16 lanes,
-plain and with armv7a's -funsafe-math-optimizations, run over dense sweeps of float32
+plain and with armv7a's -funsafe-math-optimizations, and with the compiler and flags of
+the x86 targets (AVX2; AVX-512, where the host has it: its primitives of their own) and of
+aarch64 and armv7a (run in qemu; as floats and 4 lanes), run over dense sweeps of float32
 (every magnitude, both signs, denormals, the overflow edges, +-inf, NaN), and compared
 with numpy's float64 results rounded to float32.
 
@@ -15,12 +17,14 @@ same formula loses there too).
 """
 
 import math
+import shutil
 import subprocess
 
 import numpy as np
 import pytest
 
 from onnxcc.codegen.vmath import functions
+from onnxcc.targets import host_cpu_flags, load_target
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 
@@ -72,6 +76,24 @@ FLT_MIN = float(np.finfo(np.float32).tiny)
 UNSAFE_ULP = 2
 FLAGS = {"plain": [], "unsafe-math": ["-funsafe-math-optimizations"],
          "native-contracted": ["-march=native", "-ffp-contract=fast"]}
+#: the targets whose own flags select other code (x86's ISA macros) or another compiler;
+#: contracted, as the kernels that call the functions are (templates/kernels/tile.mako).
+#: The ARM ones (in qemu: slow) at their own vector width and as floats only
+TARGETS = ["x86_64", "x86_64-avx512", "aarch64", "armv7a"]
+RUNS = [(lanes, flags) for flags in sorted(FLAGS) + TARGETS for lanes in LANES
+        if not flags.startswith(("aarch64", "armv7")) or lanes in ("s", 4)]
+
+
+def _build(name):
+    """(compiler, flags, runner prefix) of FLAGS[name] or of target ``name``."""
+    if name in FLAGS:
+        return "gcc", FLAGS[name], []
+    t = load_target(name)
+    missing = set(t.cpu.features) - host_cpu_flags() if not t.runner else set()
+    compiler = t.toolchain.prefix + "gcc"
+    if missing or not shutil.which(compiler) or (t.runner and not shutil.which(t.runner[0])):
+        pytest.skip(f"{name}: {compiler}, its runner or CPU features {sorted(missing)} missing")
+    return compiler, [*t.cflags, *t.linkflags, "-ffp-contract=fast"], t.runner
 
 
 def _sweep():
@@ -88,7 +110,7 @@ def _sweep():
     return x
 
 
-def _program(tmp_path, lanes, flags):
+def _program(tmp_path, lanes, build):
     calls = [f"vm_{name}_{'s' if lanes == 's' else f'v{lanes}'}(" for name, *_ in CASES]
     width = 1 if lanes == "s" else lanes
     cases = []
@@ -125,9 +147,10 @@ int main(int argc, char **argv)
     c = tmp_path / f"vmath_{lanes}.c"
     c.write_text(source)
     exe = tmp_path / f"vmath_{lanes}"
-    subprocess.run(["gcc", "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-Wno-psabi", *flags, str(c),
+    compiler, flags, runner = build
+    subprocess.run([compiler, "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-Wno-psabi", *flags, str(c),
                     "-o", str(exe)], check=True)
-    return exe
+    return [a.replace("{elf}", str(exe)) for a in runner] or [str(exe)]
 
 
 def _ulp_errors(got, want):
@@ -161,16 +184,16 @@ def references(inputs):
                 for ftz in (False, True)}
 
 
-@pytest.mark.parametrize("flags", sorted(FLAGS))
-@pytest.mark.parametrize("lanes", LANES)
+@pytest.mark.parametrize(("lanes", "flags"), RUNS)
 def test_accuracy(tmp_path, inputs, references, lanes, flags):
-    exe = _program(tmp_path, lanes, FLAGS[flags])
-    ftz = "-funsafe-math-optimizations" in FLAGS[flags]
+    build = _build(flags)
+    exe = _program(tmp_path, lanes, build)
+    ftz = "-funsafe-math-optimizations" in build[1]
     with np.errstate(invalid="ignore"):  # (signalling NaNs among the bit patterns)
         x64 = inputs.astype(np.float64)
     failures = []
     for k, (name, args, reference, max_ulp, abs_floor, *conditioning) in enumerate(CASES):
-        out = subprocess.run([str(exe), str(k)], input=inputs.tobytes(), capture_output=True,
+        out = subprocess.run([*exe, str(k)], input=inputs.tobytes(), capture_output=True,
                              check=True).stdout
         got = np.frombuffer(out, np.float32)
         assert len(got) == len(inputs)
@@ -196,11 +219,11 @@ def test_accuracy(tmp_path, inputs, references, lanes, flags):
 
 def test_a_wrong_function_fails(tmp_path, inputs):
     """The comparison can fail: exp's polynomial one coefficient off is caught."""
-    exe = _program(tmp_path, 8, [])
+    exe = _program(tmp_path, 8, _build("plain"))
     source = (tmp_path / "vmath_8.c").read_text().replace("0.16666521f", "0.1667f")
     (tmp_path / "bad.c").write_text(source)
-    subprocess.run(["gcc", "-std=c99", "-O2", "-Wno-psabi", str(tmp_path / "bad.c"), "-o", str(exe)], check=True)
-    out = subprocess.run([str(exe), "0"], input=inputs.tobytes(), capture_output=True,
+    subprocess.run(["gcc", "-std=c99", "-O2", "-Wno-psabi", str(tmp_path / "bad.c"), "-o", *exe], check=True)
+    out = subprocess.run([*exe, "0"], input=inputs.tobytes(), capture_output=True,
                          check=True).stdout
     err = _ulp_errors(np.frombuffer(out, np.float32), np.exp(inputs.astype(np.float64)))
     assert err.max() > CASES[0][3]
@@ -208,6 +231,7 @@ def test_a_wrong_function_fails(tmp_path, inputs):
 
 def test_only_called_functions_are_emitted():
     text = functions("v = vm_sigmoid_v8(v);")
-    assert "vm_sigmoid_v8" in text and "vm_exp_v8" in text and "vm_f8" in text
+    assert "vm_sigmoid_v8" in text and "vm_exp_capped_v8" in text and "vm_f8" in text
+    assert "vm_exp_v8" not in text  # (sigmoid needs no upper clamp)
     assert "vm_erf" not in text and "vm_f1" not in text and "vm_sigmoid_s" not in text
     assert functions("y = x + 1.0f;") == ""

@@ -10,6 +10,10 @@
   by a degree-6 polynomial (coefficients fitted minimax to float32 by Lawson's algorithm
   on [-ln2/2, ln2/2]: 0.07 ulp), then times 2^n built in the exponent bits (in two
   halves, so that results down in the denormals and up at the overflow are exact too).
+  Two of these steps have an x86 instruction of their own, taken where the compiler's ISA
+  macros say it exists: the reduction's low part by one fused multiply-add, the scaling
+  by AVX-512's vscalefps (docs/speed.md, "Vector math on x86": a division stays a
+  division, which measured faster than a refined reciprocal estimate).
   log: x = 2^e m, m in [sqrt(1/2), sqrt(2)), log(m) = f - f^2/2 + f^3 Q(f), f = m - 1
   exact. erf: x P(x^2) below 0.875, else 1 - exp(R(|x|)) with R ~ log(erfc). The clamps
   map NaN to a number (no NaN reaches a float -> int conversion) and a last select gives
@@ -21,7 +25,21 @@
 ## argument and result pass in registers) are the functions a scalar kernel calls.
 <%def name="inline(L)">static inline${' __attribute__((always_inline))' if L == 1 else ''}</%def>
 
+## x86's vector types and intrinsics prefixes by lanes: a step that has an instruction of
+## its own there (vm_scaled's AVX-512 vscalefps, vm_expq's fused multiply-add) tests the
+## compiler's ISA macros (the target's cflags) and otherwise takes the portable code.
+<%! X86 = {4: ("__m128", "_mm"), 8: ("__m256", "_mm256"), 16: ("__m512", "_mm512")} %>
+<%def name="avx512(L)">${'defined(__AVX512F__)' if L == 16 else 'defined(__AVX512VL__)'}</%def>
+<%def name="x86_header(L)">\
+% if L in X86:
+#if defined(__AVX512F__) || defined(__FMA__)
+#include <immintrin.h>
+#endif
+% endif
+</%def>
+
 <%def name="types(L)">\
+${x86_header(L)}\
 typedef float vm_f${L} __attribute__((vector_size(${4 * L})));
 typedef int vm_i${L} __attribute__((vector_size(${4 * L})));
 ${inline(L)} vm_f${L} vm_sel_v${L}(vm_i${L} m, vm_f${L} a, vm_f${L} b)
@@ -46,42 +64,74 @@ static inline float vm_${name}_s(float x${''.join(f', float {p}' for p in params
 /* expm1(r), where x = n ln2 + r; x in [-104, 89]. r = h - n lo, h = x - n hi exact (n hi
    is exact); the polynomial runs on h and the n lo part is a factor: exp(-n lo) =
    1 - n lo + (n lo)^2 / 2 (|n lo| < 2.2e-4) -- a sum h - n lo would be one product that a
-   reassociating compiler may merge into x - n ln2 (hi + lo rounded), 60 ulp off */
+   reassociating compiler may merge into x - n ln2 (hi + lo rounded), 60 ulp off. Where
+   x86 has fused multiply-adds, r is one (an intrinsic, which no reassociation reaches)
+   and the polynomial runs on r: 4 operations fewer */
 ${inline(L)} vm_f${L} vm_expq_v${L}(vm_f${L} x, vm_i${L} *n)
 {
     *n = __builtin_convertvector(x * 1.44269504f + 151.5f, vm_i${L}) - 151;  /* floor(x / ln2 + 1/2) */
     const vm_f${L} k = __builtin_convertvector(*n, vm_f${L});
     const vm_f${L} h = x - k * 0.693145752f;
-    const vm_f${L} q = h + h * h * (0.49999994f + h * (0.16666521f + h * (0.04166839f
-                                    + h * (0.00836871f + h * 0.0013814612f))));
+% if L in X86:
+<% m, p = X86[L] %>\
+#if ${avx512(L) if L == 16 else 'defined(__FMA__)'}
+    const vm_f${L} r = (vm_f${L})${p}_fnmadd_ps((${m})k, ${p}_set1_ps(1.42860677e-6f), (${m})h);
+    return ${expm1_poly('r')};
+#else
+% endif
+    const vm_f${L} q = ${expm1_poly('h')};
     const vm_f${L} l = k * 1.42860677e-6f;
     return q - l * (1.0f + q) * (1.0f - 0.5f * l);  /* (1 + q) exp(-l) - 1 */
+% if L in X86:
+#endif
+% endif
 }
 </%def>
+
+## expm1(r) for r in [-ln2/2, ln2/2] (a little more), the minimax polynomial
+<%def name="expm1_poly(r)">${r} + ${r} * ${r} * (0.49999994f + ${r} * (0.16666521f + ${r} * (0.04166839f
+                                    + ${r} * (0.00836871f + ${r} * 0.0013814612f))))</%def>
 
 <%def name="exp(L)">\
 ${inline(L)} vm_f${L} vm_exp_v${L}(vm_f${L} x)
 {
-    vm_f${L} c = vm_sel_v${L}(x < 89.0f, x, (vm_f${L}){0} + 89.0f);  /* NaN -> 89 */
-    c = vm_sel_v${L}(c > -104.0f, c, (vm_f${L}){0} - 104.0f);
-    vm_i${L} n;
-    const vm_f${L} q = vm_expq_v${L}(c, &n);
-    return vm_sel_v${L}(x == x, vm_scaled_v${L}(1.0f + q, n), x);
+    return vm_exp_capped_v${L}(vm_sel_v${L}(x > 89.0f, (vm_f${L}){0} + 89.0f, x));  /* (NaN stays) */
 }
 % if L == 1:
 ${scalar('exp')}\
 % endif
 </%def>
 
+<%def name="exp_capped(L)">\
+/* exp(x) for x <= 89 or NaN (exp(-|x|) needs no upper clamp) */
+${inline(L)} vm_f${L} vm_exp_capped_v${L}(vm_f${L} x)
+{
+    const vm_f${L} c = vm_sel_v${L}(x > -104.0f, x, (vm_f${L}){0} - 104.0f);  /* NaN -> -104 */
+    vm_i${L} n;
+    const vm_f${L} q = vm_expq_v${L}(c, &n);
+    return vm_sel_v${L}(x == x, vm_scaled_v${L}(1.0f + q, n), x);
+}
+</%def>
+
 <%def name="scaled(L)">\
 /* p 2^n = exp(x), p in [0.7, 1.42], n in [-150, 128]: 2^(n/2) in p's exponent bits (an
    integer addition, which no float reassociation can touch; p 2^(n/2) is a normal float),
    then one product by 2^(n - n/2): one rounding, so results in the denormals are exact,
-   and above FLT_MAX the product is inf by itself -- no compare, no select */
+   and above FLT_MAX the product is inf by itself -- no compare, no select. AVX-512's
+   vscalefps computes p 2^n (n as a float: expq's k) with the same single rounding */
 ${inline(L)} vm_f${L} vm_scaled_v${L}(vm_f${L} p, vm_i${L} n)
 {
+% if L in X86:
+<% m, pre = X86[L] %>\
+#if ${avx512(L)}
+    return (vm_f${L})${pre}_scalef_ps((${m})p, (${m})__builtin_convertvector(n, vm_f${L}));
+#else
+% endif
     const vm_i${L} half = n >> 1;
     return (vm_f${L})((vm_i${L})p + (half << 23)) * vm_pow2_v${L}(n - half);
+% if L in X86:
+#endif
+% endif
 }
 </%def>
 
@@ -109,7 +159,7 @@ ${scalar('expm1')}\
 /* 1 / (1 + e), or e / (1 + e) for x < 0 (down into the denormals), e = exp(-|x|) */
 ${inline(L)} vm_f${L} vm_sigmoid_v${L}(vm_f${L} x)
 {
-    const vm_f${L} e = vm_exp_v${L}(-(vm_f${L})((vm_i${L})x & 0x7fffffff));
+    const vm_f${L} e = vm_exp_capped_v${L}((vm_f${L})((vm_i${L})x | ~0x7fffffff));
     const vm_f${L} r = 1.0f / (1.0f + e);
     return vm_sel_v${L}(x < 0.0f, e * r, r);
 }
@@ -166,7 +216,7 @@ ${scalar('log')}\
    (exact argument) when u is over sqrt(2) - 1 */
 ${inline(L)} vm_f${L} vm_softplus_v${L}(vm_f${L} x)
 {
-    const vm_f${L} u = vm_exp_v${L}(-(vm_f${L})((vm_i${L})x & 0x7fffffff));
+    const vm_f${L} u = vm_exp_capped_v${L}((vm_f${L})((vm_i${L})x | ~0x7fffffff));
     const vm_i${L} big = u > 0.414213562f;
     const vm_f${L} f = vm_sel_v${L}(big, (u - 1.0f) * 0.5f, u);
     const vm_f${L} l = (vm_f${L})(big & (vm_i${L})((vm_f${L}){0} + 0.693147182f)) + vm_log1pf_v${L}(f);

@@ -129,9 +129,10 @@ LIBM_COST = {"Exp": 25, "Log": 25, "Erf": 30, "Sigmoid": 30, "Tanh": 40, "Swish"
              "Softsign": 12}
 #: cycles per vector (a float on a scalar CPU) of the same ops' libm-free functions
 #: (templates/kernels/vmath.mako), the other tactics' epilogues: selects, a polynomial,
-#: a division; the counts of their operations
-VMATH_COST = {"Exp": 16, "Log": 22, "Erf": 36, "Sigmoid": 22, "Tanh": 22, "Swish": 23,
-              "Gelu": 38, "Elu": 22, "Selu": 23, "Celu": 23, "Softplus": 36, "Mish": 22,
+#: a division; the counts of their operations on x86 (exp's reduction one fused
+#: multiply-add, its scaling one vscalefps on AVX-512: benchmarks in docs/speed.md)
+VMATH_COST = {"Exp": 13, "Log": 22, "Erf": 33, "Sigmoid": 16, "Tanh": 19, "Swish": 17,
+              "Gelu": 34, "Elu": 20, "Selu": 21, "Celu": 21, "Softplus": 31, "Mish": 19,
               "Softsign": 4}
 
 
