@@ -24,6 +24,7 @@ ${simd.types(lanes, needs_vi)}\
 % for d in range(rank - 1):
 ${'    ' * (d + 1)}for (size_t i${d} = 0; i${d} < ${shape[d]}u; ++i${d}) {
 % endfor
+% if full:  ## (rows shorter than a vector have no vector loop: j < 0u warns)
 ${ind}for (size_t j = 0; j < ${full}u; j += ${lanes}) {
 ${ind}    vf v = ${operand('a', ia, sa)} ${p['op']} ${operand('b', ib, sb)};
 % if p['epilogue']:
@@ -31,6 +32,7 @@ ${ind}    ${vector_epilogue('v', p['epilogue'], [f'{iy} + j'], 0, lanes, lanes)}
 % endif
 ${ind}    *(vfu *)(y + ${iy} + j) = v;
 ${ind}}
+% endif
 % if inner % lanes:
 ${ind}for (size_t j = ${full}u; j < ${inner}u; ++j) {
 ${ind}    float v = a[${ia} + j * ${sa[-1]}u] ${p['op']} b[${ib} + j * ${sb[-1]}u];
