@@ -53,10 +53,13 @@ ${tl.types(lanes)}\
     float *const pad = (float *)scratch;
     float *const v = pad + ${c * ph * pw}u;
     float *const mm = v + ${points * c * cols}u;
+<% border = capture(planes.clear_border, p, 'pc', 8) %>\
+% if border.strip():
     for (int ic = 0; ic < ${c}; ++ic) {  /* the padding: the same for every image */
         float *pc = pad + (size_t)ic * ${ph * pw}u;
-${planes.clear_border(p, 'pc', 8)}\
+${border}\
     }
+% endif
     for (int nb = 0; nb < ${n}; ++nb) {
         for (int ic = 0; ic < ${c}; ++ic) {
             const float *xc = x + ((size_t)nb * ${c} + ic) * ${h * w}u;

@@ -35,7 +35,7 @@ ${pad}    const vf q_ = vm_expq_v${L}(simd_max_v${L}((vf){0} - 104.0f, d_), &n_)
 ${pad}    ${e} = (vf)((vi)vm_scaled_v${L}(1.0f + q_, n_) | (d_ != d_));
 ${pad}}
 </%def>
-<%doc> `v` folded over its lanes by `op` (max or +) in log2(L) shuffles: every lane holds the result. </%doc>
+<%doc> `v` folded over its lanes by `op` (max or +) in shuffles L/2, L/4, ... 1 lanes apart: every lane holds the result. </%doc>
 <%def name="fold(v, op)">\
 <% step = L // 2 %>\
 % while step:
