@@ -20,7 +20,9 @@
 %>\
 ${signature}
 {
+% if full:  ## (no vector loop below: no vector types)
 ${simd.types(lanes, needs_vi)}\
+% endif
 % for d in range(rank - 1):
 ${'    ' * (d + 1)}for (size_t i${d} = 0; i${d} < ${shape[d]}u; ++i${d}) {
 % endfor
