@@ -256,3 +256,52 @@ def test_nan_inputs_never_win_a_max_and_fill_a_softmax_row(scons, tmp_path, targ
     model = nan_zoo(tmp_path / "nan.onnx")
     ops = "MaxPool,GlobalMaxPool,Softmax,LogSoftmax"
     verify(scons, model, target, ",".join(f"{op}:{tactic}" for op in ops.split(",")))
+
+
+def _ceil_chain(count, extra_nodes=(), initializers=()):
+    """``count`` ceil_mode MaxPools in a row, each dropping a window onnx keeps, plus a
+    second pool on each one's input (the same round rewrites both)."""
+    size = 2
+    for _ in range(count):
+        size = 3 * size - 1  # (kernel 2, stride 3, pads [1, 0]: 3n - 1 -> n, one dropped)
+    nodes, outputs, prev = list(extra_nodes), [], "x"
+    for k in range(count):
+        for name in (f"p{k}", f"q{k}"):
+            nodes.append(helper.make_node("MaxPool", [prev], [f"{name}y"], name=name,
+                                          kernel_shape=[2], strides=[3], pads=[1, 0],
+                                          ceil_mode=1))
+        outputs.append(helper.make_tensor_value_info(f"q{k}y", 1, None))
+        prev = f"p{k}y"
+    outputs.append(helper.make_tensor_value_info(prev, 1, None))
+    model = helper.make_model(helper.make_graph(
+        nodes, "chain", [helper.make_tensor_value_info("x", 1, [1, 1, size])], outputs,
+        initializer=list(initializers)), opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+def test_ceil_pools_in_a_row_count_as_onnxruntime():
+    """Pools in a row are recounted a round of shape inference per pool in the row (a round
+    rewrites every pool whose input shape is final), to onnxruntime's shapes; the model's
+    weights are whole after; more than MAX_ROUNDS in a row are refused in one line."""
+    weight = onnx.numpy_helper.from_array(np.arange(512, dtype=np.float32), "w")
+    reshape = helper.make_node("Reshape", ["w", "s"], ["unused"])
+    shape = onnx.numpy_helper.from_array(np.array([512], np.int64), "s")
+    model = _ceil_chain(5, [reshape], [weight, shape])
+    x = np.zeros(model.graph.input[0].type.tensor_type.shape.dim[2].dim_value, np.float32)
+    options = ort.SessionOptions()
+    options.log_severity_level = 3  # (it warns that the declared shapes are onnx's)
+    expected = ort.InferenceSession(model.SerializeToString(), options, providers=[
+        "CPUExecutionProvider"]).run(None, {"x": x.reshape(1, 1, -1)})
+    done = ceil_pools.count_as_onnxruntime(model, "chain.onnx")
+    assert len(done) == 10
+    assert (onnx.numpy_helper.to_array(model.graph.initializer[0]) == np.arange(512)).all()
+    inferred = onnx.shape_inference.infer_shapes(model, strict_mode=True)
+    dims = {v.name: [d.dim_value for d in v.type.tensor_type.shape.dim]
+            for v in list(inferred.graph.value_info) + list(inferred.graph.output)}
+    names = [f"q{k}y" for k in range(5)] + ["p4y"]
+    assert [dims[n] for n in names] == [list(y.shape) for y in expected]
+    too_many = _ceil_chain(ceil_pools.MAX_ROUNDS + 1)
+    with pytest.raises(OnnxccError, match=f"more than {ceil_pools.MAX_ROUNDS} ceil_mode pools "
+                                          f"in a row .*first left: 'p{ceil_pools.MAX_ROUNDS}'"):
+        ceil_pools.count_as_onnxruntime(too_many, "chain.onnx")

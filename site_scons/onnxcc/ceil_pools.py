@@ -18,6 +18,7 @@ import onnx
 from onnx import helper
 
 from .errors import OnnxccError
+from .onnx_io import weights_set_aside
 
 POOLS = ("MaxPool", "AveragePool")
 
@@ -78,7 +79,8 @@ def _rewrite(node, shape, where):
 def _shapes(model):
     """Static shapes inference finds (not strict: a declared shape that disagrees with
     onnx's count is what this module is fixing)."""
-    inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
+    with weights_set_aside(model):
+        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
     shapes = {}
     g = inferred.graph
     for v in list(g.input) + list(g.value_info) + list(g.output):
@@ -89,27 +91,58 @@ def _shapes(model):
     return shapes
 
 
+#: rounds of shape inference: a round rewrites every pool not downstream of another one
+#: rewritten in it, so this bounds pools in a row that each drop a window (a real network
+#: has a few; a crafted chain of thousands would cost a whole-graph inference each)
+MAX_ROUNDS = 16
+
+
+def _round(model, pending, shapes, where):
+    """Rewrite the ``pending`` pools (removed from it as they are decided) whose input
+    shape ``shapes`` knows and is not downstream of a pool rewritten in this round (its
+    shape is stale); the nodes rewritten."""
+    stale, done, waiting = set(), [], {id(p) for p in pending}
+    for node in model.graph.node:  # (topological: the checker ran)
+        inputs_stale = any(i in stale for i in node.input) or (
+            stale and any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+                          for a in node.attribute))  # (a subgraph may read a stale tensor)
+        if id(node) in waiting and not inputs_stale and node.input[0] in shapes:
+            pending[:] = [p for p in pending if p is not node]
+            if _rewrite(node, shapes[node.input[0]], where):
+                done.append(node)
+                inputs_stale = True
+        if inputs_stale:
+            stale.update(node.output)
+    return done
+
+
 def count_as_onnxruntime(model, where):
     """Rewrite ``model``'s ceil_mode pools (in place) whose last window onnx would keep and
     onnxruntime drops, upstream first (a rewrite changes the shapes after it); the nodes
     rewritten."""
-    pools = [n for n in model.graph.node if n.domain in ("", "ai.onnx") and n.op_type in POOLS
-             and _attr(n, "ceil_mode", 0)]
+    pending = [n for n in model.graph.node if n.domain in ("", "ai.onnx") and n.op_type in POOLS
+               and _attr(n, "ceil_mode", 0)]
     done = []
-    while pools:
+    for _ in range(MAX_ROUNDS):
+        if not pending:
+            return done
         try:
             shapes = _shapes(model)
         except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError):
-            break  # (the strict inference after says what is wrong)
-        for node in list(pools):
-            if node.input[0] in shapes:
-                pools.remove(node)
-                if _rewrite(node, shapes[node.input[0]], where):
-                    done.append(node)
-                    del model.graph.value_info[:]  # shapes downstream change: infer again
-                    break
-        else:
-            break
+            return done  # (the strict inference after says what is wrong)
+        before = len(pending)
+        rewritten = _round(model, pending, shapes, where)
+        done += rewritten
+        if rewritten:
+            del model.graph.value_info[:]  # shapes downstream change: infer again
+        elif len(pending) == before:
+            return done  # (the rest have no static input shape: nothing to count)
+    if pending:
+        raise OnnxccError(
+            f"more than {MAX_ROUNDS} ceil_mode pools in a row each drop a window that would "
+            f"start in the right padding (first left: '{pending[0].name}', op "
+            f"{pending[0].op_type}); onnxcc recounts at most {MAX_ROUNDS} in a row",
+            where=where, hint="export the pools with ceil_mode=0 and explicit right pads")
     return done
 
 

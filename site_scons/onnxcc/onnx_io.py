@@ -6,6 +6,7 @@ therefore changes only when the graph structure changes: a weights-only edit lea
 byte-identical, so SCons does not re-plan memory or regenerate kernels.
 """
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -248,6 +249,17 @@ def _put_weights_back(model, aside):
         assert inits[k].name == name and len(inits[k].raw_data) == 1  # (kept in order)
         inits[k].raw_data = data
     return model
+
+
+@contextlib.contextmanager
+def weights_set_aside(model):
+    """``model`` without its weights' bytes for the time of the block (for an analysis
+    that serializes it), then whole again."""
+    aside = _set_weights_aside(model)
+    try:
+        yield model
+    finally:
+        _put_weights_back(model, aside)
 
 
 def infer_model_shapes(model, where, check_type=False, hint=None):
