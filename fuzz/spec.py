@@ -30,6 +30,25 @@ from onnxcc import ops as onnxcc_ops  # noqa: E402 (the tactics to force come fr
 OPSET = 20
 
 
+def _same_draws_in_every_process():
+    """Hypothesis (since 6.131) draws one integer in twenty from constants it reads out of
+    the local modules a process has imported -- fuzz/ and onnxcc/ here, more of them as
+    the compiler imports its stages -- so a seed's graphs depended on what else the process
+    had imported (``fuzz.graphs`` and ``fuzz.coverage`` drew different graphs from one
+    seed). That pool is kept empty (its built-in constants, the same everywhere, stay):
+    a seed draws the same graphs in every process. (Hypothesis' private hook: the pinned
+    version has it; tests/test_fuzz_graphs.py draws a seed in two processes.)"""
+    from hypothesis.internal.conjecture import providers
+    from hypothesis.internal.constants_ast import Constants
+    if not hasattr(providers, "_get_local_constants"):
+        raise ImportError("hypothesis.internal.conjecture.providers._get_local_constants is gone: "
+                          "fuzz/spec.py cannot keep a seed's draws the same in every process")
+    empty = Constants()
+    providers._get_local_constants = lambda: empty
+
+
+_same_draws_in_every_process()
+
 #: unary ops defined and finite on every finite input: op -> attribute strategy
 SAFE_UNARY = {
     "Relu": st.just({}),
