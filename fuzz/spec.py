@@ -34,8 +34,9 @@ def _same_draws_in_every_process():
     """Hypothesis (since 6.131) draws one integer in twenty from constants it reads out of
     the local modules a process has imported -- fuzz/ and onnxcc/ here, more of them as
     the compiler imports its stages -- so a seed's graphs depended on what else the process
-    had imported (``fuzz.graphs`` and ``fuzz.coverage`` drew different graphs from one
-    seed). That pool is kept empty (its built-in constants, the same everywhere, stay):
+    had imported (one that imported every compiler module first parted from a plain
+    ``fuzz.graphs`` at graph 48 of seed 5). That pool is kept empty (its built-in
+    constants, the same everywhere, stay):
     a seed draws the same graphs in every process. (Hypothesis' private hook: the pinned
     version has it; tests/test_fuzz_graphs.py draws a seed in two processes.)"""
     from hypothesis.internal.conjecture import providers
