@@ -1,8 +1,8 @@
 """Which fast paths the differential fuzzer's graphs reach, without building them.
 
-    python -m fuzz.coverage [--target T] [--graphs N] [--seed S] [--images] [--int8]
+    python -m fuzz.coverage [--target T] [--graphs N] [--seed S] [--batch B] [--images] [--int8]
 
-Draws the graphs a campaign of the same arguments would (fuzz/spec.py), takes each
+Draws the graphs a campaign of the same arguments would (graphs.drawn), takes each
 through the compiler's own import, optimize and select stages in the fuzzer's
 configurations that choose fast tactics (the cost model's, and the spec's forced tactics
 with its fusion setting), lowers every node and names the branches of the kernels it gets
@@ -19,11 +19,8 @@ import sys
 import tempfile
 
 import onnx
-from hypothesis import HealthCheck, given, settings
-from hypothesis import seed as hypothesis_seed
-
-from .graphs import NATIVE
-from .spec import build_model, specs
+from .graphs import drawn
+from .spec import build_model
 
 from onnxcc import ops, tactics  # noqa: E402 (after fuzz.spec put site_scons on the path)
 from onnxcc.codegen.render import _lookup  # noqa: E402
@@ -99,26 +96,20 @@ def graph_paths(spec, cpu, work):
     return found
 
 
-def survey(target, graphs, seed, int8=False, images=False):
-    """(Counter of paths over graphs, graphs drawn, graphs the compiler refused)."""
+def survey(target, graphs, seed, int8=False, images=False, batch=16):
+    """(Counter of paths over graphs, graphs drawn, graphs the compiler refused): the graphs
+    of a campaign of the same arguments (graphs.drawn)."""
     cpu = load_target(target).cpu
-    counts, drawn, refused = collections.Counter(), [0], [0]
-
-    @settings(max_examples=graphs, deadline=None, database=None,
-              suppress_health_check=list(HealthCheck), phases=[__import__("hypothesis").Phase.generate])
-    @hypothesis_seed(seed)
-    @given(specs(int8=int8, images=images, big=target in NATIVE))
-    def draw(spec):
-        drawn[0] += 1
+    counts, refused = collections.Counter(), 0
+    specs = drawn(target, graphs, seed, batch, int8, images)
+    for spec in specs:
         with tempfile.TemporaryDirectory() as work:
             try:
                 counts.update(graph_paths(spec, cpu, work))
             except OnnxccError as e:
-                refused[0] += 1
+                refused += 1
                 counts[f"refused: {str(e)[:100]}"] += 1
-
-    draw()
-    return counts, drawn[0], refused[0]
+    return counts, len(specs), refused
 
 
 def main(argv=None):
@@ -128,9 +119,10 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--int8", action="store_true")
     parser.add_argument("--images", action="store_true")
+    parser.add_argument("--batch", type=int, default=16, help="as the campaign's (its graphs depend on it)")
     args = parser.parse_args(argv)
-    counts, drawn, refused = survey(args.target, args.graphs, args.seed, args.int8, args.images)
-    print(f"{args.target}, seed {args.seed}: {drawn} graphs ({refused} the compiler refuses)")
+    counts, graphs, refused = survey(args.target, args.graphs, args.seed, args.int8, args.images, args.batch)
+    print(f"{args.target}, seed {args.seed}: {graphs} graphs ({refused} the compiler refuses)")
     for fast in (True, False):  # the fast branches, then the kernels (op:template)
         print("graphs reaching each fast branch:" if fast else "graphs reaching each kernel:")
         for name, n in sorted(counts.items()):

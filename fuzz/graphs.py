@@ -237,6 +237,40 @@ def campaign(target, graphs, seed, batch, jobs, workdir, progress=print, sanitiz
     return counts, len(seen), list(found.values())
 
 
+def _round(target, graphs, seed, batch, int8=False, images=False, shrink=False):
+    """The Hypothesis decorators of one round of a campaign (its test gets lists of
+    ``batch`` specs): enough batches for ``graphs`` graphs, with a margin -- Hypothesis
+    starts from the simplest batch and repeats some graphs (the campaign goes on with
+    another round, from the next seed)."""
+    def wrap(test):
+        return settings(max_examples=2 * -(-graphs // batch) + 3, deadline=None, database=None,
+                        derandomize=False, suppress_health_check=list(HealthCheck), print_blob=False,
+                        report_multiple_bugs=False,
+                        phases=[Phase.generate, Phase.shrink] if shrink else [Phase.generate])(
+            hypothesis_seed(seed)(given(st.lists(specs(int8=int8, images=images, big=target in NATIVE),
+                                                 min_size=batch, max_size=batch))(test)))
+    return wrap
+
+
+def drawn(target, graphs, seed, batch=16, int8=False, images=False):
+    """The first ``graphs`` graphs (specs, in order) a campaign of these arguments checks
+    while none fails, without building them: its rounds, their batches, each graph once."""
+    seen = {}
+    while len(seen) < graphs:
+        before = len(seen)
+
+        @_round(target, graphs - len(seen), seed, batch, int8, images)
+        def collect(batch_specs):
+            for spec in batch_specs:
+                if len(seen) < graphs:
+                    seen.setdefault(spec_name(spec), spec)
+        collect()
+        seed += 1
+        if len(seen) == before:
+            break  # a round that draws no new graph: nothing more to draw
+    return list(seen.values())
+
+
 def _one_round(target, graphs, seed, batch, jobs, workdir, progress, sanitize, shrink,
                counts, seen, known, start, int8=False, images=False):
     """One Hypothesis run from ``seed``: generates until ``seen`` holds ``graphs`` graphs or
@@ -253,15 +287,7 @@ def _one_round(target, graphs, seed, batch, jobs, workdir, progress, sanitize, s
         names = dict.fromkeys(spec_name(s) for s in batch_specs)
         return [r for name in names for r in cache[name]], len(todo)
 
-    # enough batches for the graphs still to check, with a margin: Hypothesis starts from
-    # the simplest batch and repeats some graphs (the campaign goes on with another round)
-    batches = 2 * -(-(graphs - len(seen)) // batch) + 3
-
-    @settings(max_examples=batches, deadline=None, database=None, derandomize=False,
-              suppress_health_check=list(HealthCheck), print_blob=False, report_multiple_bugs=False,
-              phases=[Phase.generate, Phase.shrink] if shrink else [Phase.generate])
-    @hypothesis_seed(seed)
-    @given(st.lists(specs(int8=int8, images=images, big=target in NATIVE), min_size=batch, max_size=batch))
+    @_round(target, graphs - len(seen), seed, batch, int8, images, shrink)
     def prop(batch_specs):
         if len(seen) >= graphs and not pinned:
             return  # done: the rest of this round's examples pass at once

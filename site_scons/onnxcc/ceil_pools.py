@@ -1,4 +1,4 @@
-"""MaxPool / AveragePool with ceil_mode=1 as onnxruntime and the ONNX spec count them.
+"""MaxPool / AveragePool / LpPool with ceil_mode=1 as onnxruntime and the ONNX spec count them.
 
 The spec (and onnxruntime, onnx's reference evaluator, PyTorch) drops a last window that
 would start in the right padding: with ceil_mode, an output exists only where its window
@@ -7,8 +7,9 @@ it, so a [1, 3, 29] input, kernel 2, stride 3, pads [1, 0] infers 11 outputs whe
 onnxruntime computes 10. Before shape inference, each such node is rewritten into the same
 windows with ceil_mode=0, each axis' right padding set to end where its last window
 ends; then inference, planning and the kernels all see onnxruntime's count. Padding never
-counts in a max, nor in an average without count_include_pad; with it, the divisor is the
-window clipped to the padded input. On an axis where onnx counts one window more, the last
+counts in a max or a p-norm (LpPool's padding adds nothing), nor in an average without
+count_include_pad; with it, the divisor is the window clipped to the padded input. On an
+axis where onnx counts one window more, the last
 real one ends inside the padded input (ceil((size + pads - span) / stride) > out - 1), so
 the cut padding keeps its divisor; on another axis a ceil window may reach past the
 padding, whose divisor the longer padding would change: that one case is refused.
@@ -20,7 +21,7 @@ from onnx import helper
 from .errors import OnnxccError
 from .onnx_io import weights_set_aside
 
-POOLS = ("MaxPool", "AveragePool")
+POOLS = ("MaxPool", "AveragePool", "LpPool")
 
 
 def _ints(node, name, default):

@@ -20,30 +20,24 @@
 %>\
 ${signature}
 {
-% if full:  ## (no vector loop below: no vector types)
 ${simd.types(lanes, needs_vi)}\
-% endif
 % for d in range(rank - 1):
 ${'    ' * (d + 1)}for (size_t i${d} = 0; i${d} < ${shape[d]}u; ++i${d}) {
 % endfor
-% if full:  ## (rows shorter than a vector have no vector loop: j < 0u warns)
-${ind}for (size_t j = 0; j < ${full}u; j += ${lanes}) {
+<%simd:loop i="j" start="${0}" stop="${full}" step="${lanes}" indent="${ind}">\
 ${ind}    vf v = ${operand('a', ia, sa)} ${p['op']} ${operand('b', ib, sb)};
 % if p['epilogue']:
 ${ind}    ${vector_epilogue('v', p['epilogue'], [f'{iy} + j'], 0, lanes, lanes)}
 % endif
 ${ind}    *(vfu *)(y + ${iy} + j) = v;
-${ind}}
-% endif
-% if inner % lanes:
-${ind}for (size_t j = ${full}u; j < ${inner}u; ++j) {
+</%simd:loop>\
+<%simd:loop i="j" start="${full}" stop="${inner}" step="${1}" indent="${ind}">\
 ${ind}    float v = a[${ia} + j * ${sa[-1]}u] ${p['op']} b[${ib} + j * ${sb[-1]}u];
 % if p['epilogue']:
 ${ind}    ${epilogue('v', p['epilogue'], [f'{iy} + j'], fast=True)}
 % endif
 ${ind}    y[${iy} + j] = v;
-${ind}}
-% endif
+</%simd:loop>\
 % for d in reversed(range(rank - 1)):
 ${'    ' * (d + 1)}}
 % endfor

@@ -10,23 +10,23 @@
 %>\
 ${signature}
 {
-% if full:
 ${simd.types(lanes, is_max)}\
 % if is_max:
 ${simd.max_op(lanes)}\
-% endif
 % endif
     for (size_t o = 0; o < ${p['outer']}u; ++o) {
         const float *xo = x + o * ${inner}u;
 % if full:
 % if is_max:
         vf acc = (vf){0} - INFINITY;  /* never NaN: NaN inputs never win */
-        for (size_t i = 0; i < ${full}u; i += ${lanes})
+<%simd:loop i="i" start="${0}" stop="${full}" step="${lanes}" indent="        ">\
             acc = simd_max_v${lanes}(acc, *(const vfu *)(xo + i));
+</%simd:loop>\
 % else:
         vf acc = *(const vfu *)xo;
-        for (size_t i = ${lanes}; i < ${full}u; i += ${lanes})
+<%simd:loop i="i" start="${lanes}" stop="${full}" step="${lanes}" indent="        ">\
             acc += *(const vfu *)(xo + i);
+</%simd:loop>\
 % endif
         float r = acc[0];
 % for l in range(1, lanes):
@@ -36,11 +36,12 @@ ${simd.max_op(lanes)}\
         r += acc[${l}];
 % endif
 % endfor
-% else:
+% else:  ## (the channel is shorter than a vector)
         float r = ${'-INFINITY' if is_max else '0.0f'};
 % endif
-        for (size_t i = ${full}u; i < ${inner}u; ++i)
+<%simd:loop i="i" start="${full}" stop="${inner}" step="${1}" indent="        ">\
             r = ${'xo[i] > r ? xo[i] : r' if is_max else 'r + xo[i]'};
+</%simd:loop>\
         y[o] = ${'r' if is_max else f"r / {c_float(inner)}"};
     }
 }

@@ -2,14 +2,29 @@
   The vector types of a kernel function that works on `lanes` floats at a time (GCC vector
   extensions, so one template serves AVX2, AVX-512, NEON and scalar CPUs): vf, a vector;
   vfu, the same with 4-byte alignment, to load and store at any float; vi, lane masks,
-  only where the kernel selects lane by lane (`masks`).
+  only where the kernel selects lane by lane (`masks`). All `unused`: a kernel whose
+  tensor is shorter than a vector declares them and runs no vector (`loop` below).
 </%doc>
 <%def name="types(lanes, masks=False)">\
-    typedef float vf __attribute__((vector_size(${4 * lanes})));
+    typedef float vf __attribute__((vector_size(${4 * lanes}), unused));
 % if masks:
     typedef int32_t vi __attribute__((vector_size(${4 * lanes}), unused));  /* (a chain of vmath calls selects nothing) */
 % endif
-    typedef float vfu __attribute__((vector_size(${4 * lanes}), aligned(4), may_alias));
+    typedef float vfu __attribute__((vector_size(${4 * lanes}), aligned(4), may_alias, unused));
+</%def>
+<%doc>
+  `for (size_t i = start; i < stop; i += step) { body }` -- the whole vectors of a row
+  (step: lanes) or the elements after them (step 1) -- or nothing where the loop has no
+  iteration: a tensor, row or patch shorter than a vector has no vector loop (`i < 0u`
+  warns under -Wtype-limits), a row of whole vectors no tail. Every vector kernel's
+  loops, so that none needs its own guard. `indent`: the for line's.
+</%doc>
+<%def name="loop(i, start, stop, step, indent)">\
+% if stop > start:
+${indent}for (size_t ${i} = ${start}u; ${i} < ${stop}u; ${f'++{i}' if step == 1 else f'{i} += {step}'}) {
+${caller.body()}\
+${indent}}
+% endif
 </%def>
 <%doc>
   Lane-wise max: simd_max_v<lanes>(acc, v) is `v > acc ? v : acc`, a macro a kernel

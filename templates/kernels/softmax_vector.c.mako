@@ -52,10 +52,8 @@ ${pad}}
 %>\
 ${tile.contracted(signature)}
 {
-% if inner == 1 or cols:
 ${simd.types(L, True)}\
 ${simd.max_op(L)}\
-% endif
 % if inner == 1:
     for (size_t o = 0; o < ${outer}u; ++o) {
         const float *xo = x + o * ${n}u;
@@ -72,13 +70,11 @@ ${simd.max_op(L)}\
         vf m${a} = *(const vfu *)(xo + ${a * L});
 % endfor
 <% blocks, left = divmod(nvec - acc, acc) %>\
-% if blocks:
-        for (size_t i = ${acc * L}; i < ${(1 + blocks) * acc * L}u; i += ${acc * L}) {
+<%simd:loop i="i" start="${acc * L}" stop="${(1 + blocks) * acc * L}" step="${acc * L}" indent="        ">\
 % for a in range(acc):
             m${a} = ${vmax(f'm{a}', f'*(const vfu *)(xo + i + {a * L})')};
 % endfor
-        }
-% endif
+</%simd:loop>\
 % for a in range(left):
         m${a} = ${vmax(f'm{a}', f'*(const vfu *)(xo + {((1 + blocks) * acc + a) * L})')};
 % endfor
@@ -96,15 +92,13 @@ ${simd.max_op(L)}\
 ${fold('m0', vmax)}\
         const float max = m0[0];
         vf s = (vf){0};
-% if full:
-        for (size_t i = 0; i < ${full}u; i += ${L}) {
+<%simd:loop i="i" start="${0}" stop="${full}" step="${L}" indent="        ">\
 ${exp('e', '*(const vfu *)(xo + i) - max', 12)}\
 % if not log:
             *(vfu *)(yo + i) = e;
 % endif
             s += e;
-        }
-% endif
+</%simd:loop>\
 % if rest:
         {
 ${exp('e', 'tail - max', 12)}\
@@ -119,30 +113,25 @@ ${fold('s', vadd)}\
         const float sum = s[0];
 % if log:
         const float shift = max + vm_log_s(sum);
-% if full:
-        for (size_t i = 0; i < ${full}u; i += ${L})
+<%simd:loop i="i" start="${0}" stop="${full}" step="${L}" indent="        ">\
             *(vfu *)(yo + i) = *(const vfu *)(xo + i) - shift;
-% endif
-% if rest:
-        for (size_t i = ${full}u; i < ${n}u; ++i)
+</%simd:loop>\
+<%simd:loop i="i" start="${full}" stop="${n}" step="${1}" indent="        ">\
             yo[i] = xo[i] - shift;
-% endif
+</%simd:loop>\
 % else:
         const float inv = 1.0f / sum;
-% if full:
-        for (size_t i = 0; i < ${full}u; i += ${L})
+<%simd:loop i="i" start="${0}" stop="${full}" step="${L}" indent="        ">\
             *(vfu *)(yo + i) = *(const vfu *)(yo + i) * inv;
-% endif
-% if rest:
-        for (size_t i = ${full}u; i < ${n}u; ++i)
+</%simd:loop>\
+<%simd:loop i="i" start="${full}" stop="${n}" step="${1}" indent="        ">\
             yo[i] *= inv;
-% endif
+</%simd:loop>\
 % endif
     }
 % else:
     for (size_t o = 0; o < ${outer}u; ++o) {
-% if cols:
-        for (size_t c = 0; c < ${cols}u; c += ${L}) {
+<%simd:loop i="c" start="${0}" stop="${cols}" step="${L}" indent="        ">\
             const float *xo = x + o * ${n * inner}u + c;
             float *yo = y + o * ${n * inner}u + c;
             vf m = *(const vfu *)xo;
@@ -165,15 +154,12 @@ ${exp('e', f'*(const vfu *)(xo + i * {inner}u) - m', 16)}\
             for (size_t i = 0; i < ${n}u; ++i)
                 *(vfu *)(yo + i * ${inner}u) = *(const vfu *)(yo + i * ${inner}u) * inv;
 % endif
-        }
-% endif
-% if cols < inner:
-        for (size_t s = ${cols}u; s < ${inner}u; ++s) {
+</%simd:loop>\
+<%simd:loop i="s" start="${cols}" stop="${inner}" step="${1}" indent="        ">\
             const float *xo = x + o * ${n * inner}u + s;
             float *yo = y + o * ${n * inner}u + s;
 ${reference.column('float', n, inner, p['kind'], 'vm_exp_s', 'vm_log_s')}\
-        }
-% endif
+</%simd:loop>\
     }
 % endif
 }
