@@ -2,7 +2,7 @@
 """MatMul layers alone (the zoo transformers' shapes): onnxcc vs onnxruntime (and another checkout).
 
     .venv/bin/python benchmarks/matmul_layers.py [--target x86_64-avx512] [--only dyn_in,dyn_ffn1]
-        [--baseline DIR]   # also a checkout of onnxcc at DIR (e.g. `git archive main | tar -x -C DIR`)
+        [--baseline DIR]   # also a checkout at DIR (`git archive main | tar -x -C DIR`)
 
 Each layer is a MatMul with its fused epilogue as the exporters write it (a constant B,
 then Add of the bias and Relu, or Add of the bias and of the residual), or the
@@ -47,7 +47,8 @@ def layer(sa, sb, const, epilogue):
         inputs.append(helper.make_tensor_value_info("b", 1, sb))
     nodes = [helper.make_node("MatMul", ["a", "b"], ["y" if not const else "m"])]
     if const:
-        inits.append(numpy_helper.from_array(rng.standard_normal(sb[-1]).astype(np.float32), "bias"))
+        bias = rng.standard_normal(sb[-1]).astype(np.float32)
+        inits.append(numpy_helper.from_array(bias, "bias"))
         last = "y" if not epilogue else "t"
         nodes.append(helper.make_node("Add", ["m", "bias"], [last]))
         if epilogue == "relu":
@@ -55,39 +56,31 @@ def layer(sa, sb, const, epilogue):
         elif epilogue == "residual":
             inputs.append(helper.make_tensor_value_info("r", 1, sa[:-1] + [sb[-1]]))
             nodes.append(helper.make_node("Add", ["t", "r"], ["y"]))
-    graph = helper.make_graph(nodes, "matmul", inputs, [helper.make_tensor_value_info("y", 1, None)],
-                              inits)
+    graph = helper.make_graph(nodes, "matmul", inputs,
+                              [helper.make_tensor_value_info("y", 1, None)], inits)
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     m.ir_version = 8
     return onnx.shape_inference.infer_shapes(m, strict_mode=True)
 
 
 def macs(sa, sb):
-    return int(np.prod(np.broadcast_shapes(tuple(sa[:-2]), tuple(sb[:-2])) or 1)) * sa[-2] * sa[-1] * sb[-1]
+    batches = int(np.prod(np.broadcast_shapes(tuple(sa[:-2]), tuple(sb[:-2]))))
+    return batches * sa[-2] * sa[-1] * sb[-1]
 
 
 def main():
-    ap = speed.layer_parser(__doc__, chunk=20)
-    ap.add_argument("--baseline", help="another onnxcc checkout to time alongside")
-    args = ap.parse_args()
+    args = pool_softmax_layers.baseline_parser(__doc__).parse_args()
     names = args.only.split(",") if args.only else list(LAYERS)
     work = tempfile.mkdtemp(prefix="matmul_layers")
-    base = " | baseline us | onnxcc / baseline" if args.baseline else ""
-    print(f"| layer | A x B | onnxcc us (GMAC/s) | onnxruntime us (GMAC/s) | onnxcc / onnxruntime{base} |")
-    print("|---|---|---:|---:|---:|" + ("---:|---:|" if args.baseline else ""))
+    pool_softmax_layers.table_header(args, "A x B", "us (GMAC/s)")
     for name in names:
         sa, sb, const, epilogue = LAYERS[name]
         path = os.path.join(work, f"{name}.onnx")
         onnx.save(layer(sa, sb, const, epilogue), path)
-        engines = {"cc": (pool_softmax_layers.build_at(speed.REPO, path, os.path.join(work, "cc"),
-                                                       args.target), args.target)}
-        if args.baseline:
-            engines["base"] = (pool_softmax_layers.build_at(args.baseline, path,
-                                                            os.path.join(work, "base"), args.target),
-                               args.target)
-        med = speed.interleave(engines, path, args.rounds, args.chunk)
+        med = speed.interleave(pool_softmax_layers.engines(path, work, args), path, args.rounds,
+                               args.chunk)
         ort, n = med["ort"] - med["idle"], macs(sa, sb)
-        shape = f"{'x'.join(map(str, sa))} {'x'.join(map(str, sb))}{' const' if const else ''} {epilogue}"
+        shape = " ".join(["x".join(map(str, sa)), "x".join(map(str, sb)), "const" * const, epilogue])
         row = (f"| {name} | {shape} | {med['cc']:.1f} ({n / med['cc'] / 1e3:.0f}) | {ort:.1f} "
                f"({n / ort / 1e3:.0f}) | {med['cc'] / ort:.2f} |")
         if args.baseline:

@@ -1,6 +1,7 @@
 """The vector tactics of MaxPool / AveragePool (an output row at a time, ops/pool.py),
 Softmax / LogSoftmax and LayerNormalization (ops/normalize.py) forced on odd shapes, edges,
-tails and extreme inputs, run against onnxruntime on AVX2, NEON (armv7a, qemu) and AVX-512 where the host has it."""
+tails and extreme inputs, run against onnxruntime on AVX2, NEON (armv7a, qemu) and AVX-512
+where the host has it."""
 
 import numpy as np
 import onnx
@@ -129,11 +130,17 @@ def softmax_zoo(path):
     return save_model(path, nodes, inputs, outputs, inits)
 
 
+def verified_kernels(scons, model, target, tactic):
+    """The kernels C file of ``model`` built with ``tactic`` forced, once verified."""
+    verify(scons, model, target, tactic)
+    name = model.stem
+    return (scons.build_dir / target / name / f"{name}_kernels.c").read_text()
+
+
 @pytest.mark.parametrize("target", TARGETS)
 def test_vector_softmax_matches_onnxruntime(scons, tmp_path, target):
     model = softmax_zoo(tmp_path / "softmax.onnx")
-    verify(scons, model, target, "Softmax:vector,LogSoftmax:vector")
-    kernels = (scons.build_dir / target / "softmax" / "softmax_kernels.c").read_text()
+    kernels = verified_kernels(scons, model, target, "Softmax:vector,LogSoftmax:vector")
     assert "vm_exp_v" in kernels and "vm_log_" in kernels and "expf(" not in kernels
 
 
@@ -167,8 +174,7 @@ def layer_norm_zoo(path):
 @pytest.mark.parametrize("target", TARGETS)
 def test_vector_layer_norm_matches_onnxruntime(scons, tmp_path, target):
     model = layer_norm_zoo(tmp_path / "ln.onnx")
-    verify(scons, model, target, "LayerNormalization:vector")
-    kernels = (scons.build_dir / target / "ln" / "ln_kernels.c").read_text()
+    kernels = verified_kernels(scons, model, target, "LayerNormalization:vector")
     assert "normalize_rows_vector" in kernels
     # rows shorter than a vector (8 floats on AVX-512) keep the reference kernel
     assert ("ln_normalize_rows_layer_f32_4x8" in kernels) == (target == "x86_64-avx512")
