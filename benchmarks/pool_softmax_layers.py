@@ -56,24 +56,41 @@ def build_at(repo, model, build_dir, target):
     return elf
 
 
-def main():
-    ap = speed.layer_parser(__doc__, chunk=20)
+def baseline_parser(doc):
+    """speed.layer_parser's options and --baseline."""
+    ap = speed.layer_parser(doc, chunk=20)
     ap.add_argument("--baseline", help="another onnxcc checkout to time alongside")
-    args = ap.parse_args()
+    return ap
+
+
+def table_header(args, shape_column, unit="us"):
+    """The markdown header of a layer table (the baseline's columns with --baseline)."""
+    base = " | baseline us | onnxcc / baseline" if args.baseline else ""
+    print(f"| layer | {shape_column} | onnxcc {unit} | onnxruntime {unit} "
+          f"| onnxcc / onnxruntime{base} |")
+    print("|---|---|---:|---:|---:|" + ("---:|---:|" if args.baseline else ""))
+
+
+def engines(path, work, args):
+    """The bench harnesses of the model at ``path`` to time: this checkout's (cc) and, with
+    --baseline, that checkout's (base)."""
+    out = {"cc": (build_at(speed.REPO, path, os.path.join(work, "cc"), args.target), args.target)}
+    if args.baseline:
+        out["base"] = (build_at(args.baseline, path, os.path.join(work, "base"), args.target),
+                       args.target)
+    return out
+
+
+def main():
+    args = baseline_parser(__doc__).parse_args()
     names = args.only.split(",") if args.only else list(LAYERS)
     work = tempfile.mkdtemp(prefix="poolsoftmax")
-    base = " | baseline us | onnxcc / baseline" if args.baseline else ""
-    print(f"| layer | op, input | onnxcc us | onnxruntime us | onnxcc / onnxruntime{base} |")
-    print("|---|---|---:|---:|---:|" + ("---:|---:|" if args.baseline else ""))
+    table_header(args, "op, input")
     for name in names:
         op, shape, attrs = LAYERS[name]
         path = os.path.join(work, f"{name}.onnx")
         onnx.save(layer(op, shape, attrs), path)
-        engines = {"cc": (build_at(speed.REPO, path, os.path.join(work, "cc"), args.target), args.target)}
-        if args.baseline:
-            engines["base"] = (build_at(args.baseline, path, os.path.join(work, "base"), args.target),
-                               args.target)
-        med = speed.interleave(engines, path, args.rounds, args.chunk)
+        med = speed.interleave(engines(path, work, args), path, args.rounds, args.chunk)
         ort = med["ort"] - med["idle"]
         row = f"| {name} | {op} {'x'.join(map(str, shape))} | {med['cc']:.1f} | {ort:.1f} | {med['cc'] / ort:.2f} |"
         if args.baseline:

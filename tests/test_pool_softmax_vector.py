@@ -1,6 +1,7 @@
-"""The vector tactics of MaxPool / AveragePool (an output row at a time, ops/pool.py) and
-Softmax / LogSoftmax (ops/normalize.py) forced on odd shapes, edges, tails and extreme
-inputs, run against onnxruntime on AVX2, NEON (armv7a, qemu) and AVX-512 where the host has it."""
+"""The vector tactics of MaxPool / AveragePool (an output row at a time, ops/pool.py),
+Softmax / LogSoftmax and LayerNormalization (ops/normalize.py) forced on odd shapes, edges,
+tails and extreme inputs, run against onnxruntime on AVX2, NEON (armv7a, qemu) and AVX-512
+where the host has it."""
 
 import numpy as np
 import onnx
@@ -129,12 +130,54 @@ def softmax_zoo(path):
     return save_model(path, nodes, inputs, outputs, inits)
 
 
+def verified_kernels(scons, model, target, tactic):
+    """The kernels C file of ``model`` built with ``tactic`` forced, once verified."""
+    verify(scons, model, target, tactic)
+    name = model.stem
+    return (scons.build_dir / target / name / f"{name}_kernels.c").read_text()
+
+
 @pytest.mark.parametrize("target", TARGETS)
 def test_vector_softmax_matches_onnxruntime(scons, tmp_path, target):
     model = softmax_zoo(tmp_path / "softmax.onnx")
-    verify(scons, model, target, "Softmax:vector,LogSoftmax:vector")
-    kernels = (scons.build_dir / target / "softmax" / "softmax_kernels.c").read_text()
+    kernels = verified_kernels(scons, model, target, "Softmax:vector,LogSoftmax:vector")
     assert "vm_exp_v" in kernels and "vm_log_" in kernels and "expf(" not in kernels
+
+
+#: (input shape, axis, bias, Mean and InvStdDev outputs, offset added first)
+LAYER_NORMS = [([3, 37], -1, True, False, 0.0), ([2, 5, 16], 1, False, False, 0.0),
+               ([4, 8], -1, True, False, 0.0), ([2, 3, 64], -1, True, True, 0.0),
+               ([5, 100], -1, True, False, 1000.0), ([2, 1, 33], -2, False, True, 0.0)]
+
+
+def layer_norm_zoo(path):
+    nodes, inputs, outputs, inits = [], {}, {}, {}
+    rng = np.random.default_rng(5)
+    for k, (shape, axis, bias, stats, offset) in enumerate(LAYER_NORMS):
+        n = int(np.prod(shape[axis:]))
+        inits[f"s{k}"] = rng.standard_normal(shape[axis:]).astype(np.float32)
+        src, ins = f"x{k}", [f"x{k}", f"s{k}"]
+        if bias:
+            inits[f"b{k}"] = rng.standard_normal(n).astype(np.float32).reshape(shape[axis:])
+            ins.append(f"b{k}")
+        if offset:  # values far from 0 that differ little: the corrected variance
+            inits[f"o{k}"] = np.float32(offset)
+            nodes.append(helper.make_node("Add", [src, f"o{k}"], [f"a{k}"]))
+            ins[0] = f"a{k}"
+        outs = [f"y{k}"] + ([f"mean{k}", f"inv{k}"] if stats else [])
+        nodes.append(helper.make_node("LayerNormalization", ins, outs, axis=axis))
+        inputs[f"x{k}"] = shape
+        outputs.update({o: len(shape) for o in outs})
+    return save_model(path, nodes, inputs, outputs, inits)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_vector_layer_norm_matches_onnxruntime(scons, tmp_path, target):
+    model = layer_norm_zoo(tmp_path / "ln.onnx")
+    kernels = verified_kernels(scons, model, target, "LayerNormalization:vector")
+    assert "normalize_rows_vector" in kernels
+    # rows shorter than a vector (8 floats on AVX-512) keep the reference kernel
+    assert ("ln_normalize_rows_layer_f32_4x8" in kernels) == (target == "x86_64-avx512")
 
 
 def test_softmax_keeps_the_reference_kernel_at_opt_size_and_on_scalar_cpus(scons, tmp_path):

@@ -4,6 +4,7 @@ opt=size never bigger than the kernels before tactics; bench."""
 
 import json
 import os
+import re
 
 import numpy as np
 import onnx
@@ -173,8 +174,45 @@ def test_every_matmul_tactic_matches_onnxruntime(scons, tmp_path, target, lanes,
     kernels = (scons.build_dir / target / "gemms" / "gemms_kernels.c").read_text()
     if lanes == 8 and tactic == "blocked":  # 13 computed columns: 8 + 4 + 1
         assert "vector_size(16)" in kernels
-    if lanes > 1 and tactic == "blocked":  # the long sums ran in cached chunks
-        assert "for (int k0 = " in kernels
+    if lanes in (4, 8) and tactic == "blocked":  # the long sums ran in cached chunks
+        assert "for (int k0 = " in kernels  # (AVX-512's tall tiles sum whole)
+
+
+def tall_zoo(path):
+    """MatMuls of more rows than a tall tile (AVX-512: 13-14) with tails everywhere: rows,
+    columns (packed, and computed: vectors, half vectors, floats), odd sums; a bias, Relu
+    and a residual fused; transposed weights; batches broadcast both ways."""
+    inputs = {"x": [1, 31, 23], "r": [1, 31, 45], "g": [33, 17], "p": [3, 29, 17],
+              "q": [3, 17, 45], "s": [2, 1, 27, 9], "t": [1, 3, 9, 20]}
+    inits = {"w": w(23, 45), "c": w(45), "wt": w(37, 17), "ct": w(37)}
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["m1"]),
+        helper.make_node("Add", ["m1", "c"], ["b1"]),
+        helper.make_node("Relu", ["b1"], ["y1"]),
+        helper.make_node("MatMul", ["x", "w"], ["m2"]),
+        helper.make_node("Add", ["m2", "c"], ["b2"]),
+        helper.make_node("Add", ["b2", "r"], ["y2"]),
+        helper.make_node("Gemm", ["g", "wt", "ct"], ["g3"], transB=1),
+        helper.make_node("Relu", ["g3"], ["y3"]),
+        helper.make_node("MatMul", ["p", "q"], ["y4"]),
+        helper.make_node("MatMul", ["s", "t"], ["m5"]),
+        helper.make_node("Mul", ["m5", "m5"], ["y5"]),
+    ]
+    outputs = {"y1": 3, "y2": 3, "y3": 2, "y4": 3, "y5": 4}
+    return save_model(path, nodes, inputs, outputs, inits)
+
+
+@pytest.mark.parametrize("target, lanes", TARGETS[:2] + TARGETS[3:])
+def test_tall_matmul_tiles_match_onnxruntime(scons, tmp_path, target, lanes):
+    model = tall_zoo(tmp_path / "tall.onnx")
+    verify(scons, model, target, "Gemm:blocked,MatMul:blocked")
+    kernels = (scons.build_dir / target / "tall" / "tall_kernels.c").read_text()
+    rows = {int(r) for r in re.findall(r"gemm_blocked_t(\d+)x", kernels)}
+    if lanes == 16:  # tall tiles, whole sums, with a row tail
+        assert max(rows) > 8 and "for (int k0 = " not in kernels
+    else:
+        assert max(rows) <= 8
+    assert '__asm__ volatile("" : "+r"(e0));' in kernels  # the bias stays out of registers
 
 
 POOLS = [("MaxPool", [1, 3, 11, 13], dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])),

@@ -4,7 +4,8 @@ statistics known only at run time), LpNormalization and LRN.
 
 Softmax and LogSoftmax have two tactics: reference (libm's exp, one element at a time)
 and, on float32 with SIMD, vector (vmath's exp and log in vectors along the axis when it
-is the last, else across the axes after it).
+is the last, else across the axes after it). So has LayerNormalization: reference (each
+sum one float) and, with SIMD, vector (the sums in vectors of partial sums).
 """
 
 from . import KernelCall, Tactic, in_place, unsupported
@@ -177,6 +178,34 @@ def layer_norm_in_place(node, graph, tensor):
     """The statistics of a row are taken before any of it is written; then each y[i]
     right after x[i] is read (a call that also writes the statistics is not in place)."""
     return in_place(lower_layer_norm(node, graph), tensor, ("x",))
+
+
+def lower_layer_norm_vector(node, graph, cpu):
+    call = lower_layer_norm(node, graph)
+    call.template = "normalize_rows_vector"
+    call.params = dict(call.params, lanes=cpu.lanes())
+    return call
+
+
+def _layer_norm_vectorizes(node, graph, cpu):
+    return cpu.lanes() > 1 and lower_layer_norm(node, graph).params["n"] >= cpu.lanes()
+
+
+def _layer_norm_cost(node, graph, cpu, lanes=None):
+    """Three passes over the elements; the reference kernel's two sums wait on each add
+    (4 cycles), the vector kernel's on one per vector."""
+    return graph.info(node.inputs[0]).size * (9 if lanes is None else 9 / lanes)
+
+
+def layer_norm_vector_in_place(node, graph, cpu, tensor):
+    """As the reference kernel, vector by vector."""
+    return in_place(lower_layer_norm_vector(node, graph, cpu), tensor, ("x",))
+
+
+TACTICS["LayerNormalization"] = [
+    Tactic("reference", lambda n, g, cpu: lower_layer_norm(n, g), cost=_layer_norm_cost),
+    Tactic("vector", lower_layer_norm_vector, _layer_norm_vectorizes,
+           lambda n, g, cpu: _layer_norm_cost(n, g, cpu, cpu.lanes()), layer_norm_vector_in_place)]
 
 
 LOWERINGS = {"Softmax": lower_softmax, "LogSoftmax": lower_softmax, "Hardmax": lower_softmax,

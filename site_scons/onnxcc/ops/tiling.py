@@ -12,18 +12,27 @@ import math
 
 MAX_ROWS = 8
 MAX_VECS = 8
+#: the row limit of a `tall` tile (a GEMM kernel's, on a CPU of 512-bit vectors)
+TALL_ROWS = 14
 
 
 def _simd(cpu):
     return cpu.lanes() > 1
 
 
-def tile_shapes(cpu):
+def tall_tiles(cpu, tall=True):
+    """Tall tiles are weighed for this kernel on this CPU: one that asks (a GEMM's), on
+    512-bit vectors (measured there, docs/speed.md "Transformer MatMuls")."""
+    return tall and _simd(cpu) and cpu.simd_bytes >= 64
+
+
+def tile_shapes(cpu, tall=False):
     """(rows, vecs) of the tiles whose accumulators, B vectors and A value fit the CPU's
     registers (a few spare for the compiler). A one-row tile reads each B vector once,
-    straight into its multiply-add: those need no register."""
+    straight into its multiply-add: those need no register. ``tall``: up to TALL_ROWS rows."""
     spare = 1 if _simd(cpu) else 4
-    return [(r, v) for r in range(1, MAX_ROWS + 1) for v in range(1, MAX_VECS + 1)
+    max_rows = TALL_ROWS if tall_tiles(cpu, tall) else MAX_ROWS
+    return [(r, v) for r in range(1, max_rows + 1) for v in range(1, MAX_VECS + 1)
             if r * v + (v if r > 1 else 0) + 1 + spare <= cpu.registers]
 
 
@@ -41,10 +50,16 @@ def column_tails(rest, lanes):
     return tails
 
 
-def step_cost(rows, vecs, cpu, from_l2=False):
+def step_cost(rows, vecs, cpu, from_l2=False, tall=False):
     """Cycles (or instructions) of one step of the sum of one tile (of vectors or, as
     fast on a superscalar core, of floats). ``from_l2``: the B vectors stream from the
-    level-2 cache (the panel a tile sums over outgrew the level-1): two cycles each."""
+    level-2 cache (the panel a tile sums over outgrew the level-1): two cycles each.
+    ``tall`` (a GEMM kernel on 512-bit vectors): each B vector of a step costs about 3/4
+    of a cycle more than its multiply-adds, wherever its panel is (measured: a
+    64x256x1024 MatMul's tiles of 4x6 vectors ran at 80 GMAC/s, 8x3 at 107, 12x2 at 113,
+    of a peak of 123; 12x2 at 108 on a 64x1024x256 one, its panels in the level 2)."""
+    if tall_tiles(cpu, tall) and rows >= 4:  # (panels from the level 2 included)
+        return max(rows * vecs, rows + vecs) / 2 + 0.75 * vecs + 0.5
     if _simd(cpu) and cpu.simd_bytes >= 64 and rows < 4:
         # GCC folds a B vector used 3 times or fewer into the multiply-adds' memory operands,
         # and folded 512-bit loads issue about one a cycle: every multiply-add and broadcast
@@ -55,17 +70,17 @@ def step_cost(rows, vecs, cpu, from_l2=False):
     return rows * vecs + rows + vecs + 0.5
 
 
-def tile_cost(rows, vecs, steps, cpu, scatter=False):
+def tile_cost(rows, vecs, steps, cpu, scatter=False, tall=False):
     """One tile: its sum, then storing it (``scatter``: float by float, strided)."""
     store = rows * vecs * (cpu.lanes() + 1) if scatter else 2 * rows * vecs
     from_l2 = cpu.l1d_bytes and steps * vecs * cpu.lanes() * 4 > cpu.l1d_bytes // 2
-    return steps * step_cost(rows, vecs, cpu, from_l2) + store + 8
+    return steps * step_cost(rows, vecs, cpu, from_l2, tall) + store + 8
 
 
-def gemm_cost(m, n, k, rows, vecs, cpu, overhang=True, scatter=False):
+def gemm_cost(m, n, k, rows, vecs, cpu, overhang=True, scatter=False, tall=False):
     """C[m][n] = A[m][k] B[k][n] in tiles of ``rows x vecs`` vectors. ``overhang``: the last
     column tile may read past n (B is padded), else it is split into vectors and floats;
-    ``scatter``: C is stored transposed."""
+    ``scatter``: C is stored transposed; ``tall``: step_cost's."""
     lanes = cpu.lanes()
     width = vecs * lanes
     full_rows, rest_rows = divmod(m, rows)
@@ -75,25 +90,26 @@ def gemm_cost(m, n, k, rows, vecs, cpu, overhang=True, scatter=False):
         if r == 0:
             return 0.0
         full, rest = divmod(n, width)
-        cost = full * tile_cost(r, vecs, k, cpu, scatter)
+        cost = full * tile_cost(r, vecs, k, cpu, scatter, tall)
         if rest and overhang:
-            cost += tile_cost(r, math.ceil(rest / lanes), k, cpu, scatter)
+            cost += tile_cost(r, math.ceil(rest / lanes), k, cpu, scatter, tall)
         elif rest:
-            cost += sum(tile_cost(r, v, k, cpu, scatter) for _, v, _ in column_tails(rest, lanes))
+            cost += sum(tile_cost(r, v, k, cpu, scatter, tall)
+                        for _, v, _ in column_tails(rest, lanes))
         return cost
     return full_rows * column_tiles(rows) + column_tiles(rest_rows)
 
 
 @functools.cache
-def best_tile(m, n, k, cpu, overhang=True, scatter=False):
+def best_tile(m, n, k, cpu, overhang=True, scatter=False, tall=False):
     """The (rows, vecs) of fewest estimated cycles for this GEMM, and that estimate.
     Remembered per shape: a plan lowers each node several times, and a transformer's
-    layers repeat the same few shapes."""
+    layers repeat the same few shapes. ``tall``: weigh tall tiles (tile_shapes)."""
     best = None
-    for rows, vecs in tile_shapes(cpu):
+    for rows, vecs in tile_shapes(cpu, tall):
         if rows > m:
             continue  # a row block taller than the matrix only wastes flash on padding
-        cost = gemm_cost(m, n, k, rows, vecs, cpu, overhang, scatter)
+        cost = gemm_cost(m, n, k, rows, vecs, cpu, overhang, scatter, tall)
         if best is None or cost < best[2]:
             best = (rows, vecs, cost)
     return best[:2], best[2]
