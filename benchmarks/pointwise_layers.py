@@ -7,7 +7,7 @@
 The shapes are MobileNetV2's, EfficientNet-B0's and RegNetX's pointwise convolutions (image
 56x56 .. 7x7: columns 3136 .. 49; K input channels, M output channels), each with its
 epilogue: `clip` (ReLU6), `swish` (x * Sigmoid(x)), `add` (a residual, a second input),
-or none. Each is a one-node model built with opt=speed; the bench harnesses (this checkout,
+`relu` or `none`. Each is a one-node model built with opt=speed; the bench harnesses (this checkout,
 and with --base the same layer built by another checkout) and an onnxruntime session (one
 thread) run interleaved in rounds; medians, GMAC/s and ratios are printed, with the tactic
 and kernel each build chose.
@@ -33,6 +33,11 @@ LAYERS = {  # name: (K input channels, image side, M output channels, epilogue)
     "mb_p28": (192, 28, 32, "add"),
     "mb_e14": (96, 14, 576, "clip"),
     "mb_p14": (576, 14, 96, "add"),
+    "mb_p14b": (384, 14, 64, "add"),
+    "mb_p14c": (192, 14, 64, "none"),
+    "mn_p14": (240, 14, 48, "none"),
+    "ef_p14": (240, 14, 80, "none"),
+    "sq_e13": (64, 13, 256, "relu"),
     "mb_e7": (160, 7, 960, "clip"),
     "mb_p7": (960, 7, 160, "add"),
     "mb_head": (320, 7, 1280, "clip"),
@@ -61,8 +66,10 @@ def model(K, H, M, epilogue):
     elif epilogue == "add":
         inputs.append(helper.make_tensor_value_info("r", TensorProto.FLOAT, [1, M, H, H]))
         nodes.append(helper.make_node("Add", ["c", "r"], ["y"]))
-    else:
+    elif epilogue == "relu":
         nodes.append(helper.make_node("Relu", ["c"], ["y"]))
+    else:
+        nodes[0].output[0] = "y"
     graph = helper.make_graph(nodes, "pw", inputs,
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, M, H, H])], inits)
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
