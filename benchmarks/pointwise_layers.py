@@ -45,6 +45,8 @@ LAYERS = {  # name: (K input channels, image side, M output channels, epilogue)
     "ef_e14": (80, 14, 480, "swish"),
     "ef_e7": (192, 7, 1152, "swish"),
     "ef_p7": (1152, 7, 192, "add"),
+    "ef_se1": (1152, 1, 48, "swish"),
+    "ef_se2": (48, 1, 1152, "swish"),
     "rg_pw56": (32, 56, 32, "relu"),
     "rg_pw7": (400, 7, 400, "relu"),
 }

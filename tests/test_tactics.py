@@ -79,12 +79,14 @@ CONVS = [
     ([1, 48, 30, 30], [24, 16, 3, 3], dict(pads=[1, 1, 1, 1], strides=[2, 2], group=3), "residual"),
     # 1x1 with few pixels, many channels (TRANSPOSED_1X1): the channel-vector tiles' sums
     # transposed back lanes x lanes at a time: pixels and channels not a multiple of the
-    # vector, two groups, two images, Swish and a residual run on the pixel vectors
+    # vector, two groups, two images, Swish and a residual run on the pixel vectors; one
+    # pixel (a squeeze-excitation's): the tiles stored straight, the chain on channel vectors
     ([1, 96, 3, 5], [130, 48, 1, 1], dict(group=2), "swish"),
     ([2, 64, 2, 7], [90, 64, 1, 1], {}, "residual"),
+    ([2, 40, 1, 1], [37, 40, 1, 1], {}, "residual"),
 ]
 #: the CONVS that run gemm1x1 in the transposed orientation on every SIMD target
-TRANSPOSED_1X1 = (len(CONVS) - 2, len(CONVS) - 1)
+TRANSPOSED_1X1 = (len(CONVS) - 3, len(CONVS) - 2, len(CONVS) - 1)
 
 
 def conv_zoo(path):
@@ -253,9 +255,10 @@ def test_transposed_1x1_cases_run_the_transposed_tiles(tmp_path, target):
     tactics.annotate(graph, tactics.Selection(cpu, {n.name: "gemm1x1" for n in cases}))
     for node in cases:
         call = ops.lower(node, graph)
-        assert call.params["transposed"], node.name
-        assert call.scratch_bytes == 4 * call.params["oh"] * call.params["ow"] * \
-            call.params["vecs"] * call.params["lanes"]
+        p = call.params
+        assert p["transposed"], node.name
+        pixels = p["oh"] * p["ow"]
+        assert call.scratch_bytes == (4 * pixels * p["vecs"] * p["lanes"] if pixels > 1 else 0)
 
 
 def test_opt_size_runs_the_reference_kernels_and_speed_the_cheapest(tmp_path):

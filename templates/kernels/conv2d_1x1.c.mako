@@ -9,7 +9,9 @@
   channels, the weights in panels of that many channels) when the image has few pixels:
   the tiles of a panel store their sums as whole vectors into a scratch [pixels][panel],
   which is then transposed back to NCHW a block of lanes x lanes at a time, the epilogue
-  (the bias first) running on each channel's run of lanes pixels as it is stored. Written over x (p['block'], ops/conv.py), a
+  (the bias first) running on each channel's run of lanes pixels as it is stored; an
+  image of one pixel (a squeeze-excitation's) has its channels adjacent in y: its tiles
+  are stored there straight, the epilogue on the channel vectors. Written over x (p['block'], ops/conv.py), a
   column of tiles goes to a scratch block first and is copied over y once every channel
   of its pixels has been read.
 </%doc>\
@@ -51,7 +53,10 @@
         return f"xg[(size_t)kc * {hw}u + p0 + {i}]"
     def t_b_at(t):
         return f"wp + (size_t)kc * {width}u"
+    straight = transposed and hw == 1
     def t_out(i):
+        if straight:
+            return f"y + (size_t)nb * {m} + oc0 + j0"
         return f"so + (size_t)(p0 + {i}) * {width}u"
     def t_coords(i, col):
         return ["nb", f"oc0 + j0 + {col}", f"p0 + {i}"]
@@ -69,6 +74,12 @@
 </%def>\
 <%def name="pixel_blocks(store)">\
 <% nv = -(-store // lanes) %>\
+% if straight:
+                {
+                    const int p0 = 0;
+${tl.tile(1, nv, lanes, cg, 1, t_a_at, t_b_at, zero, t_out, store, chain, t_coords, 1, 20)}\
+                }
+% else:
 % if full_rows:
                 for (int p0 = 0; p0 < ${full_rows * rows}; p0 += ${rows}) {
 ${tl.tile(rows, nv, lanes, cg, 1, t_a_at, t_b_at, zero, t_out, nv * lanes, [], t_coords, 1, 20)}\
@@ -93,6 +104,7 @@ ${back_chunk(cb, min(lanes, store - cb * lanes), hw % lanes, ' ' * 20)}\
                 }
 % endif
 % endfor
+% endif
 </%def>\
 ## Pixels f0 .. f0 + count - 1 of the panel's channel vector cb (its first cv channels) from
 ## the scratch to y: a lanes x lanes transpose, then each channel's run with the epilogue.
@@ -111,8 +123,8 @@ ${tl.store(j, lanes, count, back_out(cb), chain, back_coords(cb), 2, ind)}\
 </%def>\
 ${tl.contracted(signature)}
 {
-${tl.types(lanes if transposed or full or any(l > 1 for _, _, l in tails) else 1, chain, 2)}\
-% if transposed:
+${tl.types(lanes if transposed or full or any(l > 1 for _, _, l in tails) else 1, chain, 1 if straight else 2)}\
+% if transposed and not straight:
     typedef int32_t vlm __attribute__((vector_size(${4 * lanes})));
     float *const so = (float *)scratch; /* a panel's sums: ${hw} pixels x ${width} channels */
 % endif

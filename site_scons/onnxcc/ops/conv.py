@@ -86,14 +86,16 @@ def _packed_weights(g, width):
     return {"w": packing.panels_spec(g["m"], k, width, "rows", g["group"])}
 
 
-def _orient(mg, n, k, cpu, overhang, repeat=1, blocks=False):
+def _orient(mg, n, k, cpu, overhang, repeat=1, transposed_store="scatter"):
     """(transposed, rows, vecs, cycles) of a GEMM of mg channels x n pixels, in the
-    orientation of fewer estimated cycles (``repeat`` times). ``blocks``: the kernel stores
-    a transposed tile through block transposes (tiling.tile_cost), else float by float."""
+    orientation of fewer estimated cycles (``repeat`` times). ``transposed_store``: how the
+    kernel stores a transposed tile: "scatter" (float by float), "blocks" (through block
+    transposes, tiling.tile_cost) or "contiguous" (one pixel: its channels are adjacent)."""
     (rows, vecs), cycles = best_tile(mg, n, k, cpu, overhang)
     if cpu.lanes() > 1:
-        (t_rows, t_vecs), t_cycles = best_tile(n, mg, k, cpu, overhang=True, scatter=not blocks,
-                                               blocks=blocks)
+        (t_rows, t_vecs), t_cycles = best_tile(n, mg, k, cpu, overhang=True,
+                                               scatter=transposed_store == "scatter",
+                                               blocks=transposed_store == "blocks")
         if t_cycles < cycles:
             return True, t_rows, t_vecs, repeat * t_cycles
     return False, rows, vecs, repeat * cycles
@@ -125,7 +127,8 @@ def _is_1x1(node, graph, cpu=None):
 
 def _plan_1x1(g, cpu):
     mg, k, n = _gemm_shape(g)
-    return _orient(mg, n, k, cpu, overhang=False, repeat=g["n"] * g["group"], blocks=True)
+    return _orient(mg, n, k, cpu, overhang=False, repeat=g["n"] * g["group"],
+                   transposed_store="blocks" if n > 1 else "contiguous")
 
 
 def lower_gemm1x1(node, graph, cpu):
@@ -134,8 +137,9 @@ def lower_gemm1x1(node, graph, cpu):
     width = p["vecs"] * p["lanes"]
     full = g["oh"] * g["ow"] // width * width
     p["tails"] = [[full + s, v, l] for s, v, l in column_tails(g["oh"] * g["ow"] - full, p["lanes"])]
-    # transposed: a panel's sums [pixels][panel channels], transposed back to y
-    scratch = 4 * g["oh"] * g["ow"] * width if p["transposed"] else 0
+    # transposed: a panel's sums [pixels][panel channels], transposed back to y (one pixel:
+    # stored straight, its channels are adjacent in y)
+    scratch = 4 * g["oh"] * g["ow"] * width if p["transposed"] and g["oh"] * g["ow"] > 1 else 0
     return KernelCall("conv2d_1x1", _tag(g, _tile_tag(p)), p, inputs, outputs,
                       scratch_bytes=scratch, packed=_packed_weights(g, _panel_width(p)))
 
