@@ -16,7 +16,7 @@ from onnxcc import ops, tactics
 from onnxcc.errors import OnnxccError
 from onnxcc.importer import import_model
 from onnxcc.passes import optimize
-from onnxcc.targets import Cpu, host_cpu_flags
+from onnxcc.targets import Cpu, host_cpu_flags, load_target
 
 RNG = np.random.default_rng(11)
 F = TensorProto.FLOAT
@@ -78,7 +78,16 @@ CONVS = [
                                         group=2), "relu"),
     ([1, 4, 8, 19], [4, 2, 3, 3], dict(pads=[1, 1, 1, 1], strides=[1, 2], group=2), None),
     ([1, 48, 30, 30], [24, 16, 3, 3], dict(pads=[1, 1, 1, 1], strides=[2, 2], group=3), "residual"),
+    # 1x1 with few pixels, many channels (TRANSPOSED_1X1): the channel-vector tiles' sums
+    # transposed back lanes x lanes at a time: pixels and channels not a multiple of the
+    # vector, two groups, two images, Swish and a residual run on the pixel vectors; one
+    # pixel (a squeeze-excitation's): the tiles stored straight, the chain on channel vectors
+    ([1, 96, 3, 5], [130, 48, 1, 1], dict(group=2), "swish"),
+    ([2, 64, 2, 7], [90, 64, 1, 1], {}, "residual"),
+    ([2, 40, 1, 1], [37, 40, 1, 1], {}, "residual"),
 ]
+#: the CONVS that run gemm1x1 in the transposed orientation on every SIMD target
+TRANSPOSED_1X1 = (len(CONVS) - 3, len(CONVS) - 2, len(CONVS) - 1)
 
 
 def conv_zoo(path):
@@ -94,6 +103,9 @@ def conv_zoo(path):
             inputs[f"r{k}"] = [xs[0], ws[0]] + _out_spatial(xs, ws, attrs)
             nodes.append(helper.make_node("Add", [conv, f"r{k}"], [f"s{k}"]))
             nodes.append(helper.make_node("Relu", [f"s{k}"], [f"y{k}"]))
+        elif then == "swish":
+            nodes.append(helper.make_node("Sigmoid", [conv], [f"s{k}"]))
+            nodes.append(helper.make_node("Mul", [conv, f"s{k}"], [f"y{k}"]))
         outputs[f"y{k}"] = len(xs)
     return save_model(path, nodes, inputs, outputs, inits)
 
@@ -268,6 +280,23 @@ def test_orientations_both_appear_in_the_conv_zoo(tmp_path):
             if n.op == "Conv" and ops.applicable(n, graph, AVX2)[1].name == "gemm1x1"]
     tactics.annotate(graph, tactics.Selection(AVX2, {n.name: "gemm1x1" for n in ones}))
     assert {ops.lower(n, graph).params["transposed"] for n in ones} == {True, False}
+
+
+@pytest.mark.parametrize("target", ["x86_64", "x86_64-avx512", "aarch64", "armv7a"])
+def test_transposed_1x1_cases_run_the_transposed_tiles(tmp_path, target):
+    """The conv zoo's TRANSPOSED_1X1 cases reach that orientation (and its scratch panel) on
+    every SIMD target, so the verify tests above run its transposes and tails."""
+    graph = optimized_zoo(tmp_path)
+    cpu = load_target(target).cpu
+    convs = {n.inputs[0]: n for n in graph.nodes if n.op == "Conv"}
+    cases = [convs[f"x{k}"] for k in TRANSPOSED_1X1]
+    tactics.annotate(graph, tactics.Selection(cpu, {n.name: "gemm1x1" for n in cases}))
+    for node in cases:
+        call = ops.lower(node, graph)
+        p = call.params
+        assert p["transposed"], node.name
+        pixels = p["oh"] * p["ow"]
+        assert call.scratch_bytes == (4 * pixels * p["vecs"] * p["lanes"] if pixels > 1 else 0)
 
 
 def test_opt_size_runs_the_reference_kernels_and_speed_the_cheapest(tmp_path):

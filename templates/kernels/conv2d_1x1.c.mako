@@ -1,12 +1,17 @@
 <%namespace name="tl" file="/kernels/tile.mako"/>\
+<%namespace name="tr" file="/kernels/transpose.mako"/>\
 <%doc>
   1x1 convolution, stride 1, no padding: per image and group, y[M][HW] = W[M][C] x[C][HW],
   a GEMM of the packed weights and the input rows in register tiles. Vectors run along
   the pixels (tiles of rows channels x vecs * lanes pixels; the weights in panels of rows
   channels; the last pixels of a row in narrower tiles, down to scalars: nothing reads
   past the input), or, transposed, along the channels (tiles of rows pixels x vecs * lanes
-  channels, the weights in panels of that many channels, the tile stored channel by
-  channel) when the image has few pixels. Written over x (p['block'], ops/conv.py), a
+  channels, the weights in panels of that many channels) when the image has few pixels:
+  the tiles of a panel store their sums as whole vectors into a scratch [pixels][panel],
+  which is then transposed back to NCHW a block of lanes x lanes at a time, the epilogue
+  (the bias first) running on each channel's run of lanes pixels as it is stored; an
+  image of one pixel (a squeeze-excitation's) has its channels adjacent in y: its tiles
+  are stored there straight, the epilogue on the channel vectors. Written over x (p['block'], ops/conv.py), a
   column of tiles goes to a scratch block first and is copied over y once every channel
   of its pixels has been read.
 </%doc>\
@@ -18,7 +23,6 @@
     width = vecs * lanes
     chain = p['epilogue']
     transposed = p['transposed']
-    lane_axis = 1 if transposed else 2
     def zero(i):
         return "0.0f"
     if transposed:
@@ -49,10 +53,17 @@
         return f"xg[(size_t)kc * {hw}u + p0 + {i}]"
     def t_b_at(t):
         return f"wp + (size_t)kc * {width}u"
+    straight = transposed and hw == 1
     def t_out(i):
-        return f"y + ((size_t)nb * {m} + oc0 + j0) * {hw}u + p0 + {i}"
+        if straight:
+            return f"y + (size_t)nb * {m} + oc0 + j0"
+        return f"so + (size_t)(p0 + {i}) * {width}u"
     def t_coords(i, col):
         return ["nb", f"oc0 + j0 + {col}", f"p0 + {i}"]
+    def back_out(cb):
+        return lambda j: f"y + ((size_t)nb * {m} + oc0 + j0 + {cb * lanes + j}) * {hw}u + f0"
+    def back_coords(cb):
+        return lambda j, col: ["nb", f"oc0 + j0 + {cb * lanes + j}", f"f0 + {col}"]
 %>\
 <%def name="copy_block(j0, columns)">\
 % if block:
@@ -62,21 +73,61 @@
 % endif
 </%def>\
 <%def name="pixel_blocks(store)">\
+<% nv = -(-store // lanes) %>\
+% if straight:
+                {
+                    const int p0 = 0;
+${tl.tile(1, nv, lanes, cg, 1, t_a_at, t_b_at, zero, t_out, store, chain, t_coords, 1, 20)}\
+                }
+% else:
 % if full_rows:
                 for (int p0 = 0; p0 < ${full_rows * rows}; p0 += ${rows}) {
-${tl.tile(rows, -(-store // lanes), lanes, cg, 1, t_a_at, t_b_at, zero, t_out, store, chain, t_coords, 1, 20, hw)}\
+${tl.tile(rows, nv, lanes, cg, 1, t_a_at, t_b_at, zero, t_out, nv * lanes, [], t_coords, 1, 20)}\
                 }
 % endif
 % if rest_rows:
                 {
                     const int p0 = ${full_rows * rows};
-${tl.tile(rest_rows, -(-store // lanes), lanes, cg, 1, t_a_at, t_b_at, zero, t_out, store, chain, t_coords, 1, 20, hw)}\
+${tl.tile(rest_rows, nv, lanes, cg, 1, t_a_at, t_b_at, zero, t_out, nv * lanes, [], t_coords, 1, 20)}\
                 }
 % endif
+% for cb in range(nv):
+% if hw // lanes:
+                for (int f0 = 0; f0 < ${hw // lanes * lanes}; f0 += ${lanes}) {
+${back_chunk(cb, min(lanes, store - cb * lanes), lanes, ' ' * 20)}\
+                }
+% endif
+% if hw % lanes:
+                {
+                    const int f0 = ${hw // lanes * lanes};
+${back_chunk(cb, min(lanes, store - cb * lanes), hw % lanes, ' ' * 20)}\
+                }
+% endif
+% endfor
+% endif
+</%def>\
+## Pixels f0 .. f0 + count - 1 of the panel's channel vector cb (its first cv channels) from
+## the scratch to y: a lanes x lanes transpose, then each channel's run with the epilogue.
+<%def name="back_chunk(cb, cv, count, ind)">\
+% for i in range(lanes):
+% if i < count:
+${ind}vf acc${i}_0 = *(const vfu *)(so + (size_t)(f0 + ${i}) * ${width}u + ${cb * lanes});
+% else:
+${ind}vf acc${i}_0 = (vf){0};
+% endif
+% endfor
+${tr.transpose([f'acc{i}_0' for i in range(lanes)], lanes, ind)}\
+% for j in range(cv):
+${tl.store(j, lanes, count, back_out(cb), chain, back_coords(cb), 2, ind)}\
+% endfor
 </%def>\
 ${tl.contracted(signature)}
 {
-${tl.types(lanes if transposed or full or any(l > 1 for _, _, l in tails) else 1, chain, lane_axis)}\
+${tl.types(lanes if transposed or full or any(l > 1 for _, _, l in tails) else 1, chain, 1 if straight else 2)}\
+% if transposed and not straight:
+    typedef int32_t vlm __attribute__((vector_size(${4 * lanes})));
+    float *const so = (float *)scratch; /* a panel's sums: ${hw} pixels x ${width} channels */
+% endif
 % if block:
     float *const blk = (float *)scratch; /* a column of tiles: ${mg} channels x ${width} pixels */
 % endif

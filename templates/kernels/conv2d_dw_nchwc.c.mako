@@ -1,4 +1,5 @@
 <%namespace name="tl" file="/kernels/tile.mako"/>\
+<%namespace name="tr" file="/kernels/transpose.mako"/>\
 <%doc>
   Depthwise convolution with the channels in the lanes (ops/depthwise_lanes.py): a block of
   `lanes` channels is transposed into a zero-padded scratch image of channel vectors
@@ -28,22 +29,7 @@
         if ic == w:
             return f"({p['pt'] * ic}u + (size_t)({f}))"
         return f"((size_t)(({f}) / {w} + {p['pt']}) * {ic}u + ({f}) % {w} + {p['pl']}u)"
-    def masks(hh):
-        lo = [j if not j & hh else L + j - hh for j in range(L)]
-        hi = [j + hh if not j & hh else L + j for j in range(L)]
-        return ', '.join(map(str, lo)), ', '.join(map(str, hi))
-    halves = [L >> k for k in range(1, int(L).bit_length()) if L >> k]
 %>\
-## Transpose the `lanes` x `lanes` block held in vectors names[0..lanes-1]: each stage swaps
-## one bit of the row index with the same bit of the lane index.
-<%def name="transpose(names, ind)">\
-% for hh in halves:
-<% lo, hi = masks(hh) %>\
-% for i in [i for i in range(L) if not i & hh]:
-${ind}{ const vf a = ${names[i]}, b = ${names[i + hh]}; ${names[i]} = __builtin_shuffle(a, b, (vlm){${lo}}); ${names[i + hh]} = __builtin_shuffle(a, b, (vlm){${hi}}); }
-% endfor
-% endfor
-</%def>\
 ## Input pixels f0 .. f0 + count - 1 of the block's cv channels into the scratch image.
 <%def name="fill_chunk(cv, count, ind)">\
 <% names = [f't{j}' for j in range(L)] %>\
@@ -56,7 +42,7 @@ ${ind}vf t${j} = *(const vfu *)(xb + ${j * hw}u + f0);
 ${ind}vf t${j} = (vf){0}; memcpy(&t${j}, xb + ${j * hw}u + f0, ${count}u * sizeof(float));
 % endif
 % endfor
-${transpose(names, ind)}\
+${tr.transpose(names, L, ind)}\
 % for i in range(count):
 ${ind}*(vfu *)(sp + ${dest(f'f0 + {i}')} * ${L}u) = t${i};
 % endfor
@@ -112,7 +98,7 @@ ${ind}vf acc${i}_0 = *(const vfu *)(so + (size_t)(f0 + ${i}) * ${L}u);
 ${ind}vf acc${i}_0 = (vf){0};
 % endif
 % endfor
-${transpose([f'acc{i}_0' for i in range(L)], ind)}\
+${tr.transpose([f'acc{i}_0' for i in range(L)], L, ind)}\
 % for j in range(cv):
 ${tl.store(j, L, count, out, late, coords, 2, ind)}\
 % endfor

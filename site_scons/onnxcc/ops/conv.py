@@ -86,12 +86,16 @@ def _packed_weights(g, width):
     return {"w": packing.panels_spec(g["m"], k, width, "rows", g["group"])}
 
 
-def _orient(mg, n, k, cpu, overhang, repeat=1):
+def _orient(mg, n, k, cpu, overhang, repeat=1, transposed_store="scatter"):
     """(transposed, rows, vecs, cycles) of a GEMM of mg channels x n pixels, in the
-    orientation of fewer estimated cycles (``repeat`` times)."""
+    orientation of fewer estimated cycles (``repeat`` times). ``transposed_store``: how the
+    kernel stores a transposed tile: "scatter" (float by float), "blocks" (through block
+    transposes, tiling.tile_cost) or "contiguous" (one pixel: its channels are adjacent)."""
     (rows, vecs), cycles = best_tile(mg, n, k, cpu, overhang)
     if cpu.lanes() > 1:
-        (t_rows, t_vecs), t_cycles = best_tile(n, mg, k, cpu, overhang=True, scatter=True)
+        (t_rows, t_vecs), t_cycles = best_tile(n, mg, k, cpu, overhang=True,
+                                               scatter=transposed_store == "scatter",
+                                               blocks=transposed_store == "blocks")
         if t_cycles < cycles:
             return True, t_rows, t_vecs, repeat * t_cycles
     return False, rows, vecs, repeat * cycles
@@ -122,8 +126,24 @@ def _is_1x1(node, graph, cpu=None):
 
 
 def _plan_1x1(g, cpu):
+    """(transposed, rows, vecs, cycles). Where pixel tiles could write y over x (which
+    transposed ones cannot: _gemm1x1_in_place) and the estimate of a float-by-float
+    transposed store -- the one the memory plans were made with -- keeps them, they stay:
+    the block transposes' lower estimate would cost a DS-CNN's 64 -> 64 on 25x5 pixels its
+    in-place step (+30 KB of arena)."""
     mg, k, n = _gemm_shape(g)
-    return _orient(mg, n, k, cpu, overhang=False, repeat=g["n"] * g["group"])
+    repeat = g["n"] * g["group"]
+    if _over_x_possible(g):
+        plan = _orient(mg, n, k, cpu, False, repeat)
+        if not plan[0]:
+            return plan
+    return _orient(mg, n, k, cpu, overhang=False, repeat=repeat,
+                   transposed_store="blocks" if n > 1 else "contiguous")
+
+
+def _over_x_possible(g):
+    """Whether gemm1x1's pixel tiles may write y over x (_gemm1x1_in_place)."""
+    return g["group"] == 1 and (g["n"] == 1 or g["m"] <= g["c"])
 
 
 def lower_gemm1x1(node, graph, cpu):
@@ -132,8 +152,11 @@ def lower_gemm1x1(node, graph, cpu):
     width = p["vecs"] * p["lanes"]
     full = g["oh"] * g["ow"] // width * width
     p["tails"] = [[full + s, v, l] for s, v, l in column_tails(g["oh"] * g["ow"] - full, p["lanes"])]
+    # transposed: a panel's sums [pixels][panel channels], transposed back to y (one pixel:
+    # stored straight, its channels are adjacent in y)
+    scratch = 4 * g["oh"] * g["ow"] * width if p["transposed"] and g["oh"] * g["ow"] > 1 else 0
     return KernelCall("conv2d_1x1", _tag(g, _tile_tag(p)), p, inputs, outputs,
-                      packed=_packed_weights(g, _panel_width(p)))
+                      scratch_bytes=scratch, packed=_packed_weights(g, _panel_width(p)))
 
 
 def cost_gemm1x1(node, graph, cpu):
@@ -416,7 +439,7 @@ def _gemm1x1_in_place(node, graph, cpu, tensor):
     residuals = residual_roles(call, graph)
     if tensor in [t for role, t in call.inputs if role in residuals]:
         return in_place(call, tensor, residuals)
-    if g["transposed"] or g["group"] != 1 or not (g["n"] == 1 or g["m"] <= g["c"]):
+    if g["transposed"] or not _over_x_possible(g):
         return None
     width = g["vecs"] * g["lanes"]
     return in_place(replace(call, params=dict(g, block=True)), tensor, ("x",),

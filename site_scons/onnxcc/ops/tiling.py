@@ -70,17 +70,23 @@ def step_cost(rows, vecs, cpu, from_l2=False, tall=False):
     return rows * vecs + rows + vecs + 0.5
 
 
-def tile_cost(rows, vecs, steps, cpu, scatter=False, tall=False):
-    """One tile: its sum, then storing it (``scatter``: float by float, strided)."""
+def tile_cost(rows, vecs, steps, cpu, scatter=False, blocks=False, tall=False):
+    """One tile: its sum, then storing it (``scatter``: float by float, strided; ``blocks``:
+    whole vectors to a scratch transposed back ``lanes x lanes`` at a time, a load, a store
+    and log2(lanes) shuffles a vector; ``tall``: step_cost's)."""
     store = rows * vecs * (cpu.lanes() + 1) if scatter else 2 * rows * vecs
+    if blocks:
+        store += rows * vecs * (2 + math.log2(cpu.lanes()))
     from_l2 = cpu.l1d_bytes and steps * vecs * cpu.lanes() * 4 > cpu.l1d_bytes // 2
     return steps * step_cost(rows, vecs, cpu, from_l2, tall) + store + 8
 
 
-def gemm_cost(m, n, k, rows, vecs, cpu, overhang=True, scatter=False, tall=False):
+def gemm_cost(m, n, k, rows, vecs, cpu, overhang=True, scatter=False, blocks=False,
+              tall=False):
     """C[m][n] = A[m][k] B[k][n] in tiles of ``rows x vecs`` vectors. ``overhang``: the last
     column tile may read past n (B is padded), else it is split into vectors and floats;
-    ``scatter``: C is stored transposed; ``tall``: step_cost's."""
+    ``scatter``, ``blocks``: C is stored transposed, float by float or in blocks (tile_cost);
+    ``tall``: step_cost's."""
     lanes = cpu.lanes()
     width = vecs * lanes
     full_rows, rest_rows = divmod(m, rows)
@@ -90,18 +96,18 @@ def gemm_cost(m, n, k, rows, vecs, cpu, overhang=True, scatter=False, tall=False
         if r == 0:
             return 0.0
         full, rest = divmod(n, width)
-        cost = full * tile_cost(r, vecs, k, cpu, scatter, tall)
+        cost = full * tile_cost(r, vecs, k, cpu, scatter, blocks, tall)
         if rest and overhang:
-            cost += tile_cost(r, math.ceil(rest / lanes), k, cpu, scatter, tall)
+            cost += tile_cost(r, math.ceil(rest / lanes), k, cpu, scatter, blocks, tall)
         elif rest:
-            cost += sum(tile_cost(r, v, k, cpu, scatter, tall)
+            cost += sum(tile_cost(r, v, k, cpu, scatter, blocks, tall)
                         for _, v, _ in column_tails(rest, lanes))
         return cost
     return full_rows * column_tiles(rows) + column_tiles(rest_rows)
 
 
 @functools.cache
-def best_tile(m, n, k, cpu, overhang=True, scatter=False, tall=False):
+def best_tile(m, n, k, cpu, overhang=True, scatter=False, blocks=False, tall=False):
     """The (rows, vecs) of fewest estimated cycles for this GEMM, and that estimate.
     Remembered per shape: a plan lowers each node several times, and a transformer's
     layers repeat the same few shapes. ``tall``: weigh tall tiles (tile_shapes)."""
@@ -109,7 +115,7 @@ def best_tile(m, n, k, cpu, overhang=True, scatter=False, tall=False):
     for rows, vecs in tile_shapes(cpu, tall):
         if rows > m:
             continue  # a row block taller than the matrix only wastes flash on padding
-        cost = gemm_cost(m, n, k, rows, vecs, cpu, overhang, scatter, tall)
+        cost = gemm_cost(m, n, k, rows, vecs, cpu, overhang, scatter, blocks, tall)
         if best is None or cost < best[2]:
             best = (rows, vecs, cost)
     return best[:2], best[2]
