@@ -7,7 +7,8 @@ through the compiler's own import, optimize and select stages in the fuzzer's
 configurations that choose fast tactics (the cost model's, and the spec's forced tactics
 with its fusion setting), lowers every node and names the branches of the kernels it gets
 that a small shape misses: a stride-2 row of a depthwise convolution split by vector
-shuffles (whole vectors or halves only; several rows at another row stride), winograd over several tiles and several chunks, pooling rows of several
+shuffles (whole vectors or halves only; several rows at another row stride), a 1x1
+convolution's pixel or channel-vector tiles, winograd over several tiles and several chunks, pooling rows of several
 vectors, the recurrent blocked tactic's chunked projection. Prints how many graphs reach
 each path (docs/trust.md, "What the draws reach").
 """
@@ -46,6 +47,13 @@ def paths(call, node):
             r_lo, r_hi = p["fills"][k0]["rows"]
             if p["sh"] != 2 and r_hi - r_lo > 1:
                 found.add(f"{call.template}: stride-2 shuffle fill of several rows, row stride {min(p['sh'], 3)}")
+    if call.template == "conv2d_1x1":
+        if not p["transposed"]:
+            found.add("conv2d_1x1: pixel tiles")
+        elif p["oh"] * p["ow"] > 1:
+            found.add("conv2d_1x1: channel-vector tiles, transposed back in blocks")
+        else:
+            found.add("conv2d_1x1: channel-vector tiles of one pixel")
     if call.template == "conv2d_winograd":
         tiles = p["tiles_h"] * p["tiles_w"]
         if tiles > 1:

@@ -133,7 +133,7 @@ def conv_anchor(draw, x=None, image=False, mode="small"):
     ``image``: 2-D on one image of 4 to 16 pixels a side; ``mode``: ``SIZES``."""
     spatial = len(x) - 2 if x else 2 if image or mode != "small" else draw(st.sampled_from([2, 2, 2, 1]))
     n = x[0] if x else 1 if image or mode != "small" else draw(st.integers(1, 2))
-    kinds = ["dense", "dense", "depthwise", "grouped", "pointwise"]
+    kinds = ["dense", "dense", "depthwise", "grouped", "pointwise", "pointwise"]
     if mode == "wide":  # the kernels that read phase planes (the depthwise one's by shuffles)
         kinds = ["dense", "depthwise", "depthwise"]
     elif mode == "big":  # winograd's
@@ -161,7 +161,7 @@ def conv_anchor(draw, x=None, image=False, mode="small"):
         sizes = _sizes(draw, spatial, mode)
     if kind == "pointwise":
         kernel, dilations, pads = [1] * spatial, [1] * spatial, [0] * 2 * spatial
-        strides = [draw(st.sampled_from([1, 1, 2])) for _ in range(spatial)]
+        strides = [draw(st.sampled_from([1, 1, 1, 2])) for _ in range(spatial)]  # (gemm1x1: 1)
     else:
         kernel = [draw(st.integers(1, 5)) for _ in range(spatial)]
         strides = [draw(st.integers(1, 3)) for _ in range(spatial)]
@@ -504,7 +504,8 @@ def tactics_for(anchors, op):
         if tactic == "winograd":
             return group == 1 and kernel == [3, 3] and conv["attrs"]["strides"] == [1, 1] \
                 and conv["attrs"]["dilations"] == [1, 1]
-        return tactic != "gemm1x1" or all(k == 1 for k in kernel)
+        return tactic != "gemm1x1" or (all(k == 1 for k in kernel) and not any(conv["attrs"]["pads"])
+                                       and all(v == 1 for v in conv["attrs"]["strides"]))
     if op == "Conv" and any(allowed("winograd", conv) and np.prod(conv["x"][2:]) >= 400 for conv in convs):
         return ["winograd"]  # a "big" image: winograd's several tiles and chunks
     if op == "Conv" and any(allowed("depthwise", conv) and conv["x"][-1] >= 17 for conv in convs):
