@@ -55,6 +55,8 @@ def paths(call, node):
             found.add("winograd: several tiles")
         if tiles > p["cols"]:
             found.add("winograd: several chunks")
+    if call.template == "conv2d_implicit" and p.get("row_group", 1) > 1:
+        found.add("conv2d_implicit: tiles over groups of rows")
     if call.template == "pool2d_vector":
         if p["vecs"] > 1:
             found.add("pool2d_vector: rows of several vectors")

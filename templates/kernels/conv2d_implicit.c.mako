@@ -41,6 +41,8 @@
         return f"pb[(size_t)kc * {cs}u + {offsets[t] + i}u]"
     def g_a_at(i, t):
         return f"pb[(size_t)kc * {cs}u + {offsets[t] + i // ow * cols + i % ow}u]"
+    def g_prefetch(t):
+        return f"wq + (size_t)(kc * {taps} + {t}) * {width}u"
     def t_b_at(t):
         return f"wp + (size_t)(kc * {taps} + {t}) * {width}u"
     def t_out(i):
@@ -73,13 +75,13 @@ ${tl.tile(rest_rows, -(-store // lanes), lanes, cg, taps, t_a_at, t_b_at, zero, 
                     }
 % endif
 </%def>\
-<%def name="band_rows(store)">\
+<%def name="band_rows(store, ahead=None)">\
 % if row_group > 1:
                 int oy = oy0;
                 for (; oy + ${row_group} <= (oy0 + ${band} < ${oh} ? oy0 + ${band} : ${oh}); oy += ${row_group}) {
                     const int ox0 = 0;
                     const float *pb = pg + (size_t)(oy - oy0) * ${cols}u;
-${tl.tile(row_group * ow, -(-store // lanes), lanes, cg, taps, g_a_at, t_b_at, zero, t_out, store, chain, t_coords, 1, 20, oh * ow, fence=True)}\
+${tl.tile(row_group * ow, -(-store // lanes), lanes, cg, taps, g_a_at, t_b_at, zero, t_out, store, chain, t_coords, 1, 20, oh * ow, fence=True, prefetch=ahead)}\
                 }
                 for (; oy < (oy0 + ${band} < ${oh} ? oy0 + ${band} : ${oh}); ++oy) {
 % else:
@@ -108,7 +110,11 @@ ${planes.fill_band(p, 'xc', 'pc', 'oy0', 16, lanes)}\
 % if full_panels:
             for (int j0 = 0; j0 < ${full_panels * width}; j0 += ${width}) {
                 const float *wp = wg + (size_t)(j0 / ${width}) * ${panel}u;
-${band_rows(width)}\
+% if row_group > 1 and (full_panels > 1 or rest_channels):
+                /* the next panel, streamed into the caches while this one is re-read */
+                const float *wq = j0 + ${width} < ${mg} ? wp + ${panel}u : wp;
+% endif
+${band_rows(width, g_prefetch if full_panels > 1 or rest_channels else None)}\
             }
 % endif
 % if rest_channels:
