@@ -239,7 +239,8 @@ def _row_group(g, cpu, mg, k, rows, vecs, cycles):
     size = 4 * mg * k
     best = None
     for group in range(2, oh + 1):
-        for v in range(2, MAX_VECS + 1):  # one vector: broadcast-bound (26 x 1 no faster)
+        # one vector is broadcast-bound (26 x 1 no faster); no wider than the channels
+        for v in range(2, min(MAX_VECS, -(-mg // cpu.lanes())) + 1):
             r1 = min(ow, MAX_ROWS, (cpu.registers - 2 - v) // v)
             if group * ow * v + v + 2 > cpu.registers or r1 < 1:
                 continue
