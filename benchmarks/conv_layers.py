@@ -8,6 +8,8 @@ harness and an onnxruntime session (one thread) run interleaved in rounds, and t
 medians, GFLOP/s and their ratio (onnxcc / onnxruntime) are printed, with the tactic the
 select stage chose (benchmarks/speed.py's builds and rounds; onnxruntime's time includes its
 Python call, small beside a layer's).
+`--base DIR` also builds each layer in another checkout (e.g. `git archive main | tar -x -C
+DIR`) and times it in the same rounds: a kernel change's before and after.
 """
 
 import argparse

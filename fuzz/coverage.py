@@ -7,7 +7,7 @@ through the compiler's own import, optimize and select stages in the fuzzer's
 configurations that choose fast tactics (the cost model's, and the spec's forced tactics
 with its fusion setting), lowers every node and names the branches of the kernels it gets
 that a small shape misses: a stride-2 row of a depthwise convolution split by vector
-shuffles (whole vectors or halves only; several rows at another row stride), winograd over several tiles and several chunks, pooling rows of several
+shuffles (whole vectors or halves only; several rows at another row stride), winograd over several tiles and several chunks, implicit tiles over groups of rows, pooling rows of several
 vectors, the recurrent blocked tactic's chunked projection. Prints how many graphs reach
 each path (docs/trust.md, "What the draws reach").
 """
