@@ -8,6 +8,8 @@ harness and an onnxruntime session (one thread) run interleaved in rounds, and t
 medians, GFLOP/s and their ratio (onnxcc / onnxruntime) are printed, with the tactic the
 select stage chose (benchmarks/speed.py's builds and rounds; onnxruntime's time includes its
 Python call, small beside a layer's).
+`--base DIR` also builds each layer in another checkout (e.g. `git archive main | tar -x -C
+DIR`) and times it in the same rounds: a kernel change's before and after.
 """
 
 import argparse
@@ -72,9 +74,9 @@ def model(C, H, K, k, s, g):
     return m, 2 * K * (C // g) * k * k * Ho * Ho
 
 
-def build(path, target, build_dir, tactic):
+def build(path, target, build_dir, tactic, repo=speed.REPO):
     elf, out = speed.harness(path, build_dir, target,
-                             ["opt=speed"] + ([f"tactic=Conv:{tactic}"] if tactic else []))
+                             ["opt=speed"] + ([f"tactic=Conv:{tactic}"] if tactic else []), repo=repo)
     with open(os.path.join(out, "tactics.json")) as f:
         return elf, [n["tactic"] for n in json.load(f)["nodes"]]
 
@@ -86,6 +88,8 @@ def main():
     ap.add_argument("--tactic", help="force this Conv tactic")
     ap.add_argument("--rounds", type=int, default=8)
     ap.add_argument("--build-dir", default="/tmp/conv_layers")
+    ap.add_argument("--base", help="another checkout (e.g. `git archive main`) also timed, "
+                                   "interleaved: before/after of a kernel change")
     a = ap.parse_args()
     os.makedirs(a.build_dir, exist_ok=True)
     for n in a.layers.split(","):
@@ -94,10 +98,14 @@ def main():
         onnx.save(m, path)
         bdir = os.path.join(a.build_dir, a.tactic or "speed")
         elf, tactics = build(path, a.target, bdir, a.tactic)
-        med = speed.interleave({"onnxcc": (elf, a.target)}, path, a.rounds, 10)
+        engines = {"onnxcc": (elf, a.target)}
+        if a.base:
+            engines["base"] = (build(path, a.target, bdir + "_base", a.tactic, a.base)[0], a.target)
+        med = speed.interleave(engines, path, a.rounds, 10)
         mo, mt = med["onnxcc"], med["ort"]
+        base = f" base {med['base']:9.1f} us, onnxcc/base {mo / med['base']:5.2f}" if a.base else ""
         print(f"{n:10s} onnxcc {mo:9.1f} us ({flops / mo / 1e3:6.1f} GF/s) ort {mt:9.1f} us "
-              f"({flops / mt / 1e3:6.1f} GF/s) ratio {mo / mt:5.2f} {tactics}", flush=True)
+              f"({flops / mt / 1e3:6.1f} GF/s) ratio {mo / mt:5.2f}{base} {tactics}", flush=True)
 
 
 if __name__ == "__main__":

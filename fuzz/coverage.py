@@ -8,7 +8,8 @@ configurations that choose fast tactics (the cost model's, and the spec's forced
 with its fusion setting), lowers every node and names the branches of the kernels it gets
 that a small shape misses: a stride-2 row of a depthwise convolution split by vector
 shuffles (whole vectors or halves only; several rows at another row stride), a 1x1
-convolution's pixel or channel-vector tiles, winograd over several tiles and several chunks, pooling rows of several
+convolution's pixel or channel-vector tiles, winograd over several tiles and several
+chunks, implicit tiles over groups of rows, pooling rows of several
 vectors, the recurrent blocked tactic's chunked projection. Prints how many graphs reach
 each path (docs/trust.md, "What the draws reach").
 """
@@ -60,6 +61,8 @@ def paths(call, node):
             found.add("winograd: several tiles")
         if tiles > p["cols"]:
             found.add("winograd: several chunks")
+    if call.template == "conv2d_implicit" and p.get("row_group", 1) > 1:
+        found.add("conv2d_implicit: tiles over groups of rows")
     if call.template == "pool2d_vector":
         if p["vecs"] > 1:
             found.add("pool2d_vector: rows of several vectors")

@@ -3,6 +3,7 @@ against onnxruntime on CPUs with 8-, 4- and 1-float vectors; how the select stag
 opt=size never bigger than the kernels before tactics; bench."""
 
 import json
+import re
 import os
 import re
 
@@ -460,3 +461,34 @@ def test_autotune_measures_records_and_later_builds_reuse(scons, tmp_path):
     assert f"measured ({record})" in r.stdout
     chosen = json.loads((scons.build_dir / "armv7" / "kws" / "tactics.json").read_text())
     assert {n["node"]: n["tactic"] for n in chosen["nodes"] if n["node"] in tuned} == tuned
+
+
+#: narrow images of many channels: the transposed implicit tile over groups of whole
+#: output rows -- odd row counts (a leftover row), stride 2 with uneven pads, channels
+#: not a multiple of the tile's vectors, groups, two images, bias, ReLU and a residual
+ROW_GROUPS = [
+    ([2, 16, 7, 7], [40, 16, 3, 3], dict(pads=[1, 1, 1, 1]), "residual"),
+    ([1, 24, 6, 5], [36, 24, 3, 3], dict(pads=[1, 0, 2, 1], strides=[2, 2]), "relu"),
+    ([1, 32, 3, 3], [48, 32, 3, 3], dict(pads=[1, 1, 1, 1]), "relu"),
+    ([1, 20, 5, 4], [72, 10, 3, 3], dict(pads=[1, 1, 1, 1], group=2), None),
+    ([1, 16, 14, 14], [72, 16, 3, 3], dict(pads=[1, 1, 1, 1], strides=[2, 2]), "residual"),
+]
+
+
+@pytest.mark.parametrize("target, lanes", [t for t in TARGETS if t[1] != 1])
+def test_implicit_row_groups_match_onnxruntime(scons, tmp_path, target, lanes):
+    nodes, inputs, outputs, inits = [], {}, {}, {}
+    for k, (shape, wshape, attrs, after) in enumerate(ROW_GROUPS):
+        inputs[f"x{k}"], inits[f"w{k}"], inits[f"b{k}"] = shape, w(*wshape), w(wshape[0])
+        nodes.append(helper.make_node("Conv", [f"x{k}", f"w{k}", f"b{k}"], [f"c{k}"], **attrs))
+        if after == "relu":
+            nodes.append(helper.make_node("Relu", [f"c{k}"], [f"y{k}"]))
+        elif after == "residual":
+            nodes.append(helper.make_node("Add", [f"c{k}", f"c{k}"], [f"y{k}"]))
+        else:
+            nodes[-1].output[0] = f"y{k}"
+        outputs[f"y{k}"] = 4
+    model = save_model(tmp_path / "groups.onnx", nodes, inputs, outputs, inits)
+    verify(scons, model, target, "Conv:implicit")
+    kernels = (scons.build_dir / target / "groups" / "groups_kernels.h").read_text()
+    assert re.search(r"conv2d_implicit_f32_c\d+x\d+r[2-9]_", kernels), kernels

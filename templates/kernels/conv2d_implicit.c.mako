@@ -7,6 +7,9 @@
   of rows output channels x (vecs * lanes) pixels with the weights packed in panels of
   rows channels -- or, transposed (narrow images), of rows pixels x (vecs * lanes)
   channels with the weights in panels of that many channels, stored channel by channel.
+  A transposed tile may instead cover p['row_group'] whole output rows of a narrow
+  image (2 rows of 7 pixels: 14 per tile), so that each vector of weights streamed in
+  serves more pixels and the weights are read once per group of rows, not per row.
   No window is ever copied; any stride, dilation and padding. The planes hold the input
   rows of one group's channels for a band of p['band'] output rows at a time (what fits
   the cache, or little RAM), filled right before that group's tiles read them.
@@ -30,11 +33,16 @@
         group_floats = -(-mg // width) * panel
         full_panels, rest_channels = divmod(mg, width)
         full_rows, rest_rows = divmod(ow, rows)
+        row_group = p.get('row_group', 1)
     full, rest = divmod(ow, width)
     def zero(i):
         return "0.0f"
     def t_a_at(i, t):
         return f"pb[(size_t)kc * {cs}u + {offsets[t] + i}u]"
+    def g_a_at(i, t):
+        return f"pb[(size_t)kc * {cs}u + {offsets[t] + i // ow * cols + i % ow}u]"
+    def g_prefetch(t):
+        return f"wq + (size_t)(kc * {taps} + {t}) * {width}u"
     def t_b_at(t):
         return f"wp + (size_t)(kc * {taps} + {t}) * {width}u"
     def t_out(i):
@@ -67,8 +75,18 @@ ${tl.tile(rest_rows, -(-store // lanes), lanes, cg, taps, t_a_at, t_b_at, zero, 
                     }
 % endif
 </%def>\
-<%def name="band_rows(store)">\
+<%def name="band_rows(store, ahead=None)">\
+% if row_group > 1:
+                int oy = oy0;
+                for (; oy + ${row_group} <= (oy0 + ${band} < ${oh} ? oy0 + ${band} : ${oh}); oy += ${row_group}) {
+                    const int ox0 = 0;
+                    const float *pb = pg + (size_t)(oy - oy0) * ${cols}u;
+${tl.tile(row_group * ow, -(-store // lanes), lanes, cg, taps, g_a_at, t_b_at, zero, t_out, store, chain, t_coords, 1, 20, oh * ow, fence=True, prefetch=ahead)}\
+                }
+                for (; oy < (oy0 + ${band} < ${oh} ? oy0 + ${band} : ${oh}); ++oy) {
+% else:
                 for (int oy = oy0; oy < (oy0 + ${band} < ${oh} ? oy0 + ${band} : ${oh}); ++oy) {
+% endif
 ${pixel_blocks(store)}\
                 }
 </%def>\
@@ -92,7 +110,11 @@ ${planes.fill_band(p, 'xc', 'pc', 'oy0', 16, lanes)}\
 % if full_panels:
             for (int j0 = 0; j0 < ${full_panels * width}; j0 += ${width}) {
                 const float *wp = wg + (size_t)(j0 / ${width}) * ${panel}u;
-${band_rows(width)}\
+% if row_group > 1 and (full_panels > 1 or rest_channels):
+                /* the next panel, streamed into the caches while this one is re-read */
+                const float *wq = j0 + ${width} < ${mg} ? wp + ${panel}u : wp;
+% endif
+${band_rows(width, g_prefetch if full_panels > 1 or rest_channels else None)}\
             }
 % endif
 % if rest_channels:

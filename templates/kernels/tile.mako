@@ -94,8 +94,10 @@ ${ind}}
   `opaque`: pointers (the epilogue's operands) the tile launders after its sum, so that
   GCC cannot hoist a row-invariant load (a bias vector) out of the row loop into a
   register the sum needs: on 16 registers a 6x16 tile spilled an accumulator (-12%).
+  `prefetch(t)`: a C pointer whose cache lines each step asks for ahead of time (the
+  next panel of weights while this one is re-read from the cache).
 </%doc>
-<%def name="tile(rows, vecs, lanes, count, taps, a_at, b_at, init, out, width, chain, coords, lane_axis, indent, stride=None, accumulate=False, fence=False, opaque=())">\
+<%def name="tile(rows, vecs, lanes, count, taps, a_at, b_at, init, out, width, chain, coords, lane_axis, indent, stride=None, accumulate=False, fence=False, opaque=(), prefetch=None)">\
 <%
     assert not (accumulate and stride), "partial sums are resumed from contiguous rows only"
     ind = ' ' * indent
@@ -128,6 +130,9 @@ ${ind}        __asm__("" ::: "memory");
 % endif
 ${ind}        {
 ${ind}            const ${acc_type} ${', '.join(f'bv{v} = {ld(f"{b_at(t)} + {v * lanes}")}' for v in range(vecs))};
+% if prefetch:
+${ind}            ${' '.join(f'__builtin_prefetch({prefetch(t)} + {v * lanes});' for v in range(0, vecs, max(1, 16 // lanes)))}
+% endif
 % for i in range(rows):
 ${ind}            { const float av = ${a_at(i, t)}; ${' '.join(f'acc{i}_{v} += bv{v} * av;' for v in range(vecs))} }
 % endfor
