@@ -25,8 +25,8 @@ from .. import packing
 from . import KernelCall, Tactic, depthwise_lanes, in_place, winograd
 from .epilogue import epilogue_tag, kernel_epilogue, own_inputs, residual_roles, tile_lanes
 from .spatial import window_2d, window_tag
-from .tiling import (MAX_ROWS, MAX_VECS, best_tile, column_tails, copy_cost, epilogue_cost, gemm_cost, l2_bytes,
-                     reread_cost, scalar_mac_cost, tile_cost)
+from .tiling import (MAX_ROWS, MAX_VECS, best_tile, column_tails, copy_cost, epilogue_cost,
+                     gemm_cost, l2_bytes, reread_cost, scalar_mac_cost, tile_cost)
 
 
 def conv_spans(node, graph):
