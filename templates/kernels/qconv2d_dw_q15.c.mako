@@ -20,23 +20,23 @@
 %>\
 ${qh.conv_helpers(model, p)}
 <%def name="taps(acc, off, dsp=True)">\
-<%doc> The window of the output whose taps start at r + off, summed into acc (``dsp``: with
+<%doc> The window of the output whose taps start at win + off, summed into acc (``dsp``: with
   the DSP extension where the compiler has it). </%doc>\
 % if pairs_ok and dsp:
 #if defined(__ARM_FEATURE_DSP)
 % for ky in range(kh):
 % for j in range(kw // 2):
-                    ${acc} = ${model}_smlad(${model}_load_pair(r + ${off + ky * dh * pw + 2 * j}), w${ky}_${j}, ${acc});
+                    ${acc} = ${model}_smlad(${model}_load_pair(win + ${off + ky * dh * pw + 2 * j}), w${ky}_${j}, ${acc});
 % endfor
 % if kw % 2:
-                    ${acc} += r[${off + ky * dh * pw + kw - 1}] * w${ky}_last;
+                    ${acc} += win[${off + ky * dh * pw + kw - 1}] * w${ky}_last;
 % endif
 % endfor
 #else
 % endif
                     for (int ky = 0; ky < ${kh}; ++ky)
                         for (int kx = 0; kx < ${kw}; ++kx)
-                            ${acc} += (int32_t)r[${off} + ky * ${dh * pw} + kx * ${dw}] * wc[ky * ${kw} + kx];
+                            ${acc} += (int32_t)win[${off} + ky * ${dh * pw} + kx * ${dw}] * wc[ky * ${kw} + kx];
 % if pairs_ok and dsp:
 #endif
 % endif
@@ -85,17 +85,17 @@ ${signature}
                 const int16_t *const r0 = plane + (size_t)(oy * ${sh}) * ${pw}u;
                 size_t yi = yc + (size_t)(oy * ${ow});
                 for (int ox = 0; ox < ${ow - ow % 2}; ox += 2, yi += 2) {
-                    const int16_t *const r = r0 + ox * ${sw};
+                    const int16_t *const win = r0 + ox * ${sw};
                     int32_t a0 = bias, a1 = bias;
 % if pairs_ok and sw == 1 and kw % 2:
 #if defined(__ARM_FEATURE_DSP)
 % for ky in range(kh):
 % for j in range(kw // 2):
-                    a0 = ${model}_smlad(${model}_load_pair(r + ${ky * dh * pw + 2 * j}), w${ky}_${j}, a0);
-                    a1 = ${model}_smlad(${model}_load_pair(r + ${1 + ky * dh * pw + 2 * j}), w${ky}_${j}, a1);
+                    a0 = ${model}_smlad(${model}_load_pair(win + ${ky * dh * pw + 2 * j}), w${ky}_${j}, a0);
+                    a1 = ${model}_smlad(${model}_load_pair(win + ${1 + ky * dh * pw + 2 * j}), w${ky}_${j}, a1);
 % endfor
                     {   /* the odd last taps of both windows: one pair */
-                        const uint32_t last = ${model}_load_pair(r + ${ky * dh * pw + kw - 1});
+                        const uint32_t last = ${model}_load_pair(win + ${ky * dh * pw + kw - 1});
                         a0 = __smlabb((int32_t)last, w${ky}_last, a0);
                         a1 = __smlatb((int32_t)last, w${ky}_last, a1);
                     }
@@ -113,7 +113,7 @@ ${taps('a1', sw)}\
                 }
 % if ow % 2:
                 {
-                    const int16_t *const r = r0 + ${(ow - 1) * sw};
+                    const int16_t *const win = r0 + ${(ow - 1) * sw};
                     int32_t a0 = bias;
 ${taps('a0', 0)}\
                     y[yi] = ${qh.conv_output(model, p, 'a0', 'ch', 'yi')};
