@@ -36,20 +36,17 @@
         return lambda i, col: (['t'] if len(batches) > 1 else []) + [f"i0 + {i}", f"{j0} + {col}"]
     def zero(i):
         return '0.0f'
-    # (vector tiles only: a scalar CPU's tiles hold no register a bias could take: the
-    # laundering cost a Cortex-M4 transformer block 0.4% more instructions)
-    operands = sorted({attrs['operand'] for _, attrs in chain if attrs.get('operand')}) if lanes > 1 else []
 %>\
 <%def name="row_blocks(j0, nvecs, nlanes, store, count, first, last)">\
 % if full_rows:
             for (int i0 = 0; i0 < ${full_rows * rows}; i0 += ${rows}) {
-${tl.tile(rows, nvecs, nlanes, count, 1, a_at, b_at(j0), zero, out(j0), store, chain if last else [], coords(j0), lane_axis, 16, accumulate=not first, opaque=operands if last else ())}\
+${tl.tile(rows, nvecs, nlanes, count, 1, a_at, b_at(j0), zero, out(j0), store, chain if last else [], coords(j0), lane_axis, 16, accumulate=not first)}\
             }
 % endif
 % if rest_rows:
             {
                 const int i0 = ${full_rows * rows};
-${tl.tile(rest_rows, nvecs, nlanes, count, 1, a_at, b_at(j0), zero, out(j0), store, chain if last else [], coords(j0), lane_axis, 16, accumulate=not first, opaque=operands if last else ())}\
+${tl.tile(rest_rows, nvecs, nlanes, count, 1, a_at, b_at(j0), zero, out(j0), store, chain if last else [], coords(j0), lane_axis, 16, accumulate=not first)}\
             }
 % endif
 </%def>\
