@@ -14,8 +14,9 @@
 The GEMM tactics read the weights packed at compile time into panels (packing.py) and
 keep a tile of output channels x pixels in registers (tiling.py), its vectors along the
 pixels -- or, where an image has few pixels and many channels, along the channels
-("transposed": the weights packed in panels of a vector's channels, the tile stored
-channel by channel).
+("transposed": the weights packed in panels of a vector's channels, the tiles of a
+panel stored into a scratch transposed back to NCHW in blocks, templates/kernels/
+panel_store.mako).
 """
 
 import math
@@ -268,8 +269,8 @@ def _row_group(g, cpu, mg, k, rows, vecs, cycles):
             if group * ow * v + v + 2 > cpu.registers or r1 < 1:
                 continue
             whole, left = divmod(oh, group)
-            tiles = (whole * gemm_cost(group * ow, mg, k, group * ow, v, cpu, scatter=True)
-                     + left * gemm_cost(ow, mg, k, r1, v, cpu, scatter=True))
+            tiles = (whole * gemm_cost(group * ow, mg, k, group * ow, v, cpu, blocks=True)
+                     + left * gemm_cost(ow, mg, k, r1, v, cpu, blocks=True))
             tiles *= g["n"] * g["group"]
             key = (-group * ow * v, -v, tiles)
             if reread_cost(size, whole + left, cpu) + tiles < reread_cost(size, oh, cpu) + cycles \
@@ -283,7 +284,8 @@ def _plan_implicit(g, cpu):
     (transposed, rows, vecs, row_group, planes, cycles)."""
     mg, k, _ = _gemm_shape(g)
     transposed, rows, vecs, cycles = _orient(mg, g["ow"], k, cpu, overhang=True,
-                                             repeat=g["n"] * g["group"] * g["oh"])
+                                             repeat=g["n"] * g["group"] * g["oh"],
+                                             transposed_store="blocks")
     row_group = 1
     if transposed:
         row_group, rows, vecs, cycles = _row_group(g, cpu, mg, k, rows, vecs, cycles)
@@ -309,6 +311,8 @@ def lower_implicit(node, graph, cpu):
     p = _with_tile(g, cpu, transposed, rows, vecs)
     p.update(planes, row_group=row_group)
     size = g["c"] // g["group"] * planes["channel_stride"] + planes["slack"]
+    if transposed:  # then a panel's sums, [pixels][panel channels] (panel_store.mako)
+        size += g["oh"] * g["ow"] * vecs * cpu.lanes()
     return KernelCall("conv2d_implicit", _tag(g, _tile_tag(p)), p, inputs, outputs,
                       scratch_bytes=4 * size, packed=_packed_weights(g, _panel_width(p)))
 
