@@ -322,7 +322,7 @@ def test_transposed_implicit_cases_run_the_transposed_tiles(tmp_path, target):
     for node in cases:
         call = ops.lower(node, graph)
         p = call.params
-        assert p["transposed"], node.name
+        assert p["transposed"] and p["panel_store"], node.name
         planes = p["c"] // p["group"] * p["channel_stride"] + p["slack"]
         assert call.scratch_bytes == 4 * (planes + p["oh"] * p["ow"] * p["vecs"] * p["lanes"])
         grouped |= p["row_group"] > 1
