@@ -9,7 +9,8 @@ with its fusion setting), lowers every node and names the branches of the kernel
 that a small shape misses: a stride-2 row of a depthwise convolution split by vector
 shuffles (whole vectors or halves only; several rows at another row stride), a 1x1
 convolution's pixel or channel-vector tiles, winograd over several tiles and several
-chunks, implicit tiles over groups of rows, pooling rows of several
+chunks, implicit tiles over groups of rows and its channel-vector tiles' two stores,
+pooling rows of several
 vectors, the recurrent blocked tactic's chunked projection. Prints how many graphs reach
 each path (docs/trust.md, "What the draws reach").
 """
@@ -63,6 +64,9 @@ def paths(call, node):
             found.add("winograd: several chunks")
     if call.template == "conv2d_implicit" and p.get("row_group", 1) > 1:
         found.add("conv2d_implicit: tiles over groups of rows")
+    if call.template == "conv2d_implicit" and p["transposed"]:
+        store = "transposed back in blocks" if p["panel_store"] else "stored float by float"
+        found.add(f"conv2d_implicit: channel-vector tiles, {store}")
     if call.template == "pool2d_vector":
         if p["vecs"] > 1:
             found.add("pool2d_vector: rows of several vectors")

@@ -79,6 +79,12 @@ CONVS = [
                                         group=2), "relu"),
     ([1, 4, 8, 19], [4, 2, 3, 3], dict(pads=[1, 1, 1, 1], strides=[1, 2], group=2), None),
     ([1, 48, 30, 30], [24, 16, 3, 3], dict(pads=[1, 1, 1, 1], strides=[2, 2], group=3), "residual"),
+    # 3x3 with few pixels, many channels (TRANSPOSED_IMPLICIT): implicit's channel-vector
+    # tiles stored through a scratch panel, transposed back lanes x lanes at a time --
+    # pixels and channels (a group's) not a multiple of the vector, stride 2 with uneven
+    # pads, two groups, two images, Swish; whole-row groups and leftover rows, a residual
+    ([2, 48, 5, 6], [50, 24, 3, 3], dict(pads=[1, 0, 1, 1], strides=[2, 2], group=2), "swish"),
+    ([2, 40, 5, 7], [37, 40, 3, 3], dict(pads=[1, 1, 1, 1]), "residual"),
     # 1x1 with few pixels, many channels (TRANSPOSED_1X1): the channel-vector tiles' sums
     # transposed back lanes x lanes at a time: pixels and channels not a multiple of the
     # vector, two groups, two images, Swish and a residual run on the pixel vectors; one
@@ -89,6 +95,8 @@ CONVS = [
 ]
 #: the CONVS that run gemm1x1 in the transposed orientation on every SIMD target
 TRANSPOSED_1X1 = (len(CONVS) - 3, len(CONVS) - 2, len(CONVS) - 1)
+#: the CONVS that run implicit in the transposed orientation on every SIMD target
+TRANSPOSED_IMPLICIT = (len(CONVS) - 5, len(CONVS) - 4)
 
 
 def conv_zoo(path):
@@ -297,6 +305,28 @@ def test_transposed_1x1_cases_run_the_transposed_tiles(tmp_path, target):
         assert p["transposed"], node.name
         pixels = p["oh"] * p["ow"]
         assert call.scratch_bytes == (4 * pixels * p["vecs"] * p["lanes"] if pixels > 1 else 0)
+
+
+@pytest.mark.parametrize("target", ["x86_64", "x86_64-avx512", "aarch64", "armv7a"])
+def test_transposed_implicit_cases_run_the_transposed_tiles(tmp_path, target):
+    """The conv zoo's TRANSPOSED_IMPLICIT cases reach implicit's channel-vector tiles, their
+    scratch panel after the planes, and both tiles over groups of whole rows and tiles
+    of one row."""
+    graph = optimized_zoo(tmp_path)
+    cpu = load_target(target).cpu
+    convs = {n.inputs[0]: n for n in graph.nodes if n.op == "Conv"}
+    cases = [convs[f"x{k}"] for k in TRANSPOSED_IMPLICIT]
+    tactics.annotate(graph, tactics.Selection(cpu, {n.name: "implicit" for n in cases}))
+    grouped = single = False
+    for node in cases:
+        call = ops.lower(node, graph)
+        p = call.params
+        assert p["transposed"] and p["panel_store"], node.name
+        planes = p["c"] // p["group"] * p["channel_stride"] + p["slack"]
+        assert call.scratch_bytes == 4 * (planes + p["oh"] * p["ow"] * p["vecs"] * p["lanes"])
+        grouped |= p["row_group"] > 1
+        single |= p["row_group"] == 1 or p["oh"] % p["row_group"] > 0
+    assert grouped and single
 
 
 def test_opt_size_runs_the_reference_kernels_and_speed_the_cheapest(tmp_path):

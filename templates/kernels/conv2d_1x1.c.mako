@@ -1,5 +1,5 @@
 <%namespace name="tl" file="/kernels/tile.mako"/>\
-<%namespace name="tr" file="/kernels/transpose.mako"/>\
+<%namespace name="ps" file="/kernels/panel_store.mako"/>\
 <%doc>
   1x1 convolution, stride 1, no padding: per image and group, y[M][HW] = W[M][C] x[C][HW],
   a GEMM of the packed weights and the input rows in register tiles. Vectors run along
@@ -60,10 +60,6 @@
         return f"so + (size_t)(p0 + {i}) * {width}u"
     def t_coords(i, col):
         return ["nb", f"oc0 + j0 + {col}", f"p0 + {i}"]
-    def back_out(cb):
-        return lambda j: f"y + ((size_t)nb * {m} + oc0 + j0 + {cb * lanes + j}) * {hw}u + f0"
-    def back_coords(cb):
-        return lambda j, col: ["nb", f"oc0 + j0 + {cb * lanes + j}", f"f0 + {col}"]
 %>\
 <%def name="copy_block(j0, columns)">\
 % if block:
@@ -91,41 +87,14 @@ ${tl.tile(rows, nv, lanes, cg, 1, t_a_at, t_b_at, zero, t_out, nv * lanes, [], t
 ${tl.tile(rest_rows, nv, lanes, cg, 1, t_a_at, t_b_at, zero, t_out, nv * lanes, [], t_coords, 1, 20)}\
                 }
 % endif
-% for cb in range(nv):
-% if hw // lanes:
-                for (int f0 = 0; f0 < ${hw // lanes * lanes}; f0 += ${lanes}) {
-${back_chunk(cb, min(lanes, store - cb * lanes), lanes, ' ' * 20)}\
-                }
+${ps.back(store, hw, width, lanes, m, chain, ' ' * 16)}\
 % endif
-% if hw % lanes:
-                {
-                    const int f0 = ${hw // lanes * lanes};
-${back_chunk(cb, min(lanes, store - cb * lanes), hw % lanes, ' ' * 20)}\
-                }
-% endif
-% endfor
-% endif
-</%def>\
-## Pixels f0 .. f0 + count - 1 of the panel's channel vector cb (its first cv channels) from
-## the scratch to y: a lanes x lanes transpose, then each channel's run with the epilogue.
-<%def name="back_chunk(cb, cv, count, ind)">\
-% for i in range(lanes):
-% if i < count:
-${ind}vf acc${i}_0 = *(const vfu *)(so + (size_t)(f0 + ${i}) * ${width}u + ${cb * lanes});
-% else:
-${ind}vf acc${i}_0 = (vf){0};
-% endif
-% endfor
-${tr.transpose([f'acc{i}_0' for i in range(lanes)], lanes, ind)}\
-% for j in range(cv):
-${tl.store(j, lanes, count, back_out(cb), chain, back_coords(cb), 2, ind)}\
-% endfor
 </%def>\
 ${tl.contracted(signature)}
 {
 ${tl.types(lanes if transposed or full or any(l > 1 for _, _, l in tails) else 1, chain, 1 if straight else 2)}\
 % if transposed and not straight:
-    typedef int32_t vlm __attribute__((vector_size(${4 * lanes})));
+${ps.declare(lanes)}\
     float *const so = (float *)scratch; /* a panel's sums: ${hw} pixels x ${width} channels */
 % endif
 % if block:

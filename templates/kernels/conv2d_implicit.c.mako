@@ -1,12 +1,16 @@
 <%namespace name="tl" file="/kernels/tile.mako"/>\
 <%namespace name="planes" file="/kernels/conv_planes.mako"/>\
+<%namespace name="ps" file="/kernels/panel_store.mako"/>\
 <%doc>
   Implicit-GEMM convolution: the input is copied once into zero-padded stride phases
   (scratch), from which every tap of an output row's pixels is a contiguous run; then per
   output row, y[oc][row] = sum over (ic, tap) of W[oc][ic, tap] * run, in register tiles
   of rows output channels x (vecs * lanes) pixels with the weights packed in panels of
   rows channels -- or, transposed (narrow images), of rows pixels x (vecs * lanes)
-  channels with the weights in panels of that many channels, stored channel by channel.
+  channels with the weights in panels of that many channels: with p['panel_store'] the
+  tiles of a panel store whole vectors into a scratch [pixels][panel channels] after
+  the planes, transposed back to y when the panel's pixels are all summed
+  (panel_store.mako, as conv2d_1x1's), else float by float, a channel's pixels apart.
   A transposed tile may instead cover p['row_group'] whole output rows of a narrow
   image (2 rows of 7 pixels: 14 per tile), so that each vector of weights streamed in
   serves more pixels and the weights are read once per group of rows, not per row.
@@ -34,6 +38,14 @@
         full_panels, rest_channels = divmod(mg, width)
         full_rows, rest_rows = divmod(ow, rows)
         row_group = p.get('row_group', 1)
+        panel_store = p['panel_store']
+        assert band == oh or not panel_store, "a panel's scratch holds the whole image's pixels"
+        # the tiles' store: whole vectors to the panel's scratch (the chain runs after the
+        # transposes), or (width, chain, stride) of each channel's floats straight to y
+        def t_store(store):
+            if panel_store:
+                return -(-store // lanes) * lanes, [], None
+            return store, chain, oh * ow
     full, rest = divmod(ow, width)
     def zero(i):
         return "0.0f"
@@ -46,6 +58,8 @@
     def t_b_at(t):
         return f"wp + (size_t)(kc * {taps} + {t}) * {width}u"
     def t_out(i):
+        if panel_store:
+            return f"so + ((size_t)oy * {ow}u + ox0 + {i}) * {width}u"
         return f"y + ((size_t)nb * {m} + oc0 + j0) * {oh * ow}u + (size_t)oy * {ow}u + ox0 + {i}"
     def t_coords(i, col):
         return ["nb", f"oc0 + j0 + {col}", f"oy * {ow} + ox0 + {i}"]
@@ -64,14 +78,14 @@
 % if full_rows:
                     for (int ox0 = 0; ox0 < ${full_rows * rows}; ox0 += ${rows}) {
                         const float *pb = pg + (size_t)(oy - oy0) * ${cols}u + ox0;
-${tl.tile(rows, -(-store // lanes), lanes, cg, taps, t_a_at, t_b_at, zero, t_out, store, chain, t_coords, 1, 24, oh * ow, fence=True)}\
+${tl.tile(rows, -(-store // lanes), lanes, cg, taps, t_a_at, t_b_at, zero, t_out, *t_store(store)[:2], t_coords, 1, 24, t_store(store)[2], fence=True)}\
                     }
 % endif
 % if rest_rows:
                     {
                         const int ox0 = ${full_rows * rows};
                         const float *pb = pg + (size_t)(oy - oy0) * ${cols}u + ox0;
-${tl.tile(rest_rows, -(-store // lanes), lanes, cg, taps, t_a_at, t_b_at, zero, t_out, store, chain, t_coords, 1, 24, oh * ow, fence=True)}\
+${tl.tile(rest_rows, -(-store // lanes), lanes, cg, taps, t_a_at, t_b_at, zero, t_out, *t_store(store)[:2], t_coords, 1, 24, t_store(store)[2], fence=True)}\
                     }
 % endif
 </%def>\
@@ -81,7 +95,7 @@ ${tl.tile(rest_rows, -(-store // lanes), lanes, cg, taps, t_a_at, t_b_at, zero, 
                 for (; oy + ${row_group} <= (oy0 + ${band} < ${oh} ? oy0 + ${band} : ${oh}); oy += ${row_group}) {
                     const int ox0 = 0;
                     const float *pb = pg + (size_t)(oy - oy0) * ${cols}u;
-${tl.tile(row_group * ow, -(-store // lanes), lanes, cg, taps, g_a_at, t_b_at, zero, t_out, store, chain, t_coords, 1, 20, oh * ow, fence=True, prefetch=ahead)}\
+${tl.tile(row_group * ow, -(-store // lanes), lanes, cg, taps, g_a_at, t_b_at, zero, t_out, *t_store(store)[:2], t_coords, 1, 20, t_store(store)[2], fence=True, prefetch=ahead)}\
                 }
                 for (; oy < (oy0 + ${band} < ${oh} ? oy0 + ${band} : ${oh}); ++oy) {
 % else:
@@ -89,11 +103,18 @@ ${tl.tile(row_group * ow, -(-store // lanes), lanes, cg, taps, g_a_at, t_b_at, z
 % endif
 ${pixel_blocks(store)}\
                 }
+% if panel_store:
+${ps.back(store, oh * ow, width, lanes, m, chain, ' ' * 16)}\
+% endif
 </%def>\
 ${tl.contracted(signature)}
 {
-${tl.types(lanes, chain, 1 if transposed else 2)}\
+${tl.types(lanes, chain, 1 if transposed and not panel_store else 2)}\
     float *const pl = (float *)scratch;
+% if transposed and panel_store:
+${ps.declare(lanes)}\
+    float *const so = pl + ${cg * cs + p['slack']}u; /* a panel's sums: ${oh * ow} pixels x ${width} channels */
+% endif
 ${planes.clear('pl', cg * cs + p['slack'], '0.0f', 4)}\
     for (int nb = 0; nb < ${n}; ++nb) {
       for (int oy0 = 0; oy0 < ${oh}; oy0 += ${band}) {

@@ -14,8 +14,9 @@
 The GEMM tactics read the weights packed at compile time into panels (packing.py) and
 keep a tile of output channels x pixels in registers (tiling.py), its vectors along the
 pixels -- or, where an image has few pixels and many channels, along the channels
-("transposed": the weights packed in panels of a vector's channels, the tile stored
-channel by channel).
+("transposed": the weights packed in panels of a vector's channels, the tiles of a
+panel stored into a scratch transposed back to NCHW in blocks, templates/kernels/
+panel_store.mako).
 """
 
 import math
@@ -250,14 +251,15 @@ def _band(g, cpu):
     return max(1, min(g["oh"], fits))
 
 
-def _row_group(g, cpu, mg, k, rows, vecs, cycles):
+def _row_group(g, cpu, mg, k, rows, vecs, cycles, store):
     """A transposed tile over several whole output rows of a narrow image: (rows of
     output per tile, tile rows of a leftover row, vecs, cycles). Each pass over the
     rows streams all the weights again (a 7x7 image of 512 channels: 9.4 MB, seven
     times at one row a pass), so a group is taken when that re-read makes it cheaper,
     the one of most accumulators (each load feeds the most multiply-adds: 14 pixels x 2
     vectors ran 8% faster than 21 x 1 on AVX-512 with one pass less). The re-read
-    ranks the choices here only; the cycles are the tiles' (as every transposed tile's)."""
+    ranks the choices here only; the cycles are the tiles' (as every transposed tile's).
+    ``store``: gemm_cost's keyword of the tiles' store."""
     oh, ow = g["oh"], g["ow"]
     size = 4 * mg * k
     best = None
@@ -268,8 +270,8 @@ def _row_group(g, cpu, mg, k, rows, vecs, cycles):
             if group * ow * v + v + 2 > cpu.registers or r1 < 1:
                 continue
             whole, left = divmod(oh, group)
-            tiles = (whole * gemm_cost(group * ow, mg, k, group * ow, v, cpu, scatter=True)
-                     + left * gemm_cost(ow, mg, k, r1, v, cpu, scatter=True))
+            tiles = (whole * gemm_cost(group * ow, mg, k, group * ow, v, cpu, **store)
+                     + left * gemm_cost(ow, mg, k, r1, v, cpu, **store))
             tiles *= g["n"] * g["group"]
             key = (-group * ow * v, -v, tiles)
             if reread_cost(size, whole + left, cpu) + tiles < reread_cost(size, oh, cpu) + cycles \
@@ -280,13 +282,32 @@ def _row_group(g, cpu, mg, k, rows, vecs, cycles):
 
 def _plan_implicit(g, cpu):
     """A GEMM per output row, or per group of rows (transposed, narrow images):
-    (transposed, rows, vecs, row_group, planes, cycles)."""
+    (transposed, rows, vecs, row_group, planes, panel_store, cycles). Transposed tiles
+    store through a scratch panel of the image's pixels (panel_store) where it fits half
+    the L1 cache (it is written and read back right away) and is no larger than the
+    planes (it grew arenas: kws's first conv on x86_64, 41.1 -> 41.8 KiB); elsewhere
+    they store float by float, as before."""
+    plan = _plan_implicit_store(g, cpu, "blocks")
+    transposed, _, vecs, _, planes, _ = plan
+    panel = 4 * g["oh"] * g["ow"] * vecs * cpu.lanes()
+    limit = 4 * g["c"] // g["group"] * planes["channel_stride"]
+    panel_store = transposed and panel <= min(limit, cpu.l1d_bytes // 2 or limit)
+    if transposed and not panel_store:
+        plan = _plan_implicit_store(g, cpu, "scatter")
+    return plan[:5] + (panel_store,) + plan[5:]
+
+
+def _plan_implicit_store(g, cpu, store):
+    """_plan_implicit's plan without its panel_store, transposed tiles estimated with
+    ``store`` (_orient's transposed_store)."""
     mg, k, _ = _gemm_shape(g)
     transposed, rows, vecs, cycles = _orient(mg, g["ow"], k, cpu, overhang=True,
-                                             repeat=g["n"] * g["group"] * g["oh"])
+                                             repeat=g["n"] * g["group"] * g["oh"],
+                                             transposed_store=store)
     row_group = 1
     if transposed:
-        row_group, rows, vecs, cycles = _row_group(g, cpu, mg, k, rows, vecs, cycles)
+        row_group, rows, vecs, cycles = _row_group(g, cpu, mg, k, rows, vecs, cycles,
+                                                   {store: True})
     band = g["oh"] if transposed else _band(g, cpu)
     planes = phase_planes(g, 0 if transposed else vecs * cpu.lanes(), band)
     bands = -(-g["oh"] // band)
@@ -305,10 +326,12 @@ def _plan_implicit(g, cpu):
 
 def lower_implicit(node, graph, cpu):
     g, inputs, outputs = _geometry(node, graph)
-    transposed, rows, vecs, row_group, planes, _ = _plan_implicit(g, cpu)
+    transposed, rows, vecs, row_group, planes, panel_store, _ = _plan_implicit(g, cpu)
     p = _with_tile(g, cpu, transposed, rows, vecs)
-    p.update(planes, row_group=row_group)
+    p.update(planes, row_group=row_group, panel_store=panel_store)
     size = g["c"] // g["group"] * planes["channel_stride"] + planes["slack"]
+    if panel_store:  # then a panel's sums, [pixels][panel channels] (panel_store.mako)
+        size += g["oh"] * g["ow"] * vecs * cpu.lanes()
     return KernelCall("conv2d_implicit", _tag(g, _tile_tag(p)), p, inputs, outputs,
                       scratch_bytes=4 * size, packed=_packed_weights(g, _panel_width(p)))
 
@@ -316,7 +339,7 @@ def lower_implicit(node, graph, cpu):
 def cost_implicit(node, graph, cpu):
     g, _, _ = _geometry(node, graph)
     outputs = g["n"] * g["m"] * g["oh"] * g["ow"]
-    return _plan_implicit(g, cpu)[5] + epilogue_cost(outputs, g["epilogue"], tile_lanes(g["epilogue"], cpu))
+    return _plan_implicit(g, cpu)[6] + epilogue_cost(outputs, g["epilogue"], tile_lanes(g["epilogue"], cpu))
 
 
 # --- depthwise --------------------------------------------------------------------------
