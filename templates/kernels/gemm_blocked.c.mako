@@ -36,17 +36,26 @@
         return lambda i, col: (['t'] if len(batches) > 1 else []) + [f"i0 + {i}", f"{j0} + {col}"]
     def zero(i):
         return '0.0f'
+    operands = sorted({attrs['operand'] for _, attrs in chain if attrs.get('operand')})
+    def opaque(r, v, last):
+        """The operands a tile of r x v vectors launders: only where the accumulators, the
+        B vectors, the broadcast and the operands' vectors outgrow the registers (on
+        AVX-512's 14 x 2 tiles without it transformer_dyn18 ran 15% slower; on one-row
+        tiles with it the example fc_autoencoder 13% slower on x86_64, and a scalar
+        CPU's code changed for nothing)."""
+        need = r * v + v + 1 + len(operands) * v
+        return operands if last and lanes > 1 and need > p['registers'] else ()
 %>\
 <%def name="row_blocks(j0, nvecs, nlanes, store, count, first, last)">\
 % if full_rows:
             for (int i0 = 0; i0 < ${full_rows * rows}; i0 += ${rows}) {
-${tl.tile(rows, nvecs, nlanes, count, 1, a_at, b_at(j0), zero, out(j0), store, chain if last else [], coords(j0), lane_axis, 16, accumulate=not first)}\
+${tl.tile(rows, nvecs, nlanes, count, 1, a_at, b_at(j0), zero, out(j0), store, chain if last else [], coords(j0), lane_axis, 16, accumulate=not first, opaque=opaque(rows, nvecs, last))}\
             }
 % endif
 % if rest_rows:
             {
                 const int i0 = ${full_rows * rows};
-${tl.tile(rest_rows, nvecs, nlanes, count, 1, a_at, b_at(j0), zero, out(j0), store, chain if last else [], coords(j0), lane_axis, 16, accumulate=not first)}\
+${tl.tile(rest_rows, nvecs, nlanes, count, 1, a_at, b_at(j0), zero, out(j0), store, chain if last else [], coords(j0), lane_axis, 16, accumulate=not first, opaque=opaque(rest_rows, nvecs, last))}\
             }
 % endif
 </%def>\

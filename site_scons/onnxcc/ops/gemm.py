@@ -136,7 +136,7 @@ def _plan_blocked(node, graph, cpu):
 def lower_blocked(node, graph, cpu):
     p, inputs, outputs, packed, rows, vecs, _ = _plan_blocked(node, graph, cpu)
     lanes = cpu.lanes()
-    p.update(rows=rows, vecs=vecs, lanes=lanes, packed=packed)
+    p.update(rows=rows, vecs=vecs, lanes=lanes, packed=packed, registers=cpu.registers)
     full = p["n"] // (vecs * lanes) * vecs * lanes
     rest = p["n"] - full  # a packed B is padded: one last tile reads past; else split
     p["tails"] = ([[full, -(-rest // lanes), lanes]] if packed and rest else
