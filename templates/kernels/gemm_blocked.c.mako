@@ -38,13 +38,8 @@
         return '0.0f'
     operands = sorted({attrs['operand'] for _, attrs in chain if attrs.get('operand')})
     def opaque(r, v, last):
-        """The operands a tile of r x v vectors launders: only where the accumulators, the
-        B vectors, the broadcast and the operands' vectors outgrow the registers (on
-        AVX-512's 14 x 2 tiles without it transformer_dyn18 ran 15% slower; on one-row
-        tiles with it the example fc_autoencoder 13% slower on x86_64, and a scalar
-        CPU's code changed for nothing)."""
-        need = r * v + v + 1 + len(operands) * v
-        return operands if last and lanes > 1 and need > p['registers'] else ()
+        """The operands a tile of r x v vectors launders (ops/gemm.py _laundering_tiles)."""
+        return operands if last and [r, v] in p['launder'] else ()
 %>\
 <%def name="row_blocks(j0, nvecs, nlanes, store, count, first, last)">\
 % if full_rows:

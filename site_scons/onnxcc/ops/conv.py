@@ -21,13 +21,14 @@ panel_store.mako).
 
 import math
 from dataclasses import replace
+from typing import NamedTuple
 
 from .. import packing
 from . import KernelCall, Tactic, depthwise_lanes, in_place, winograd
 from .epilogue import epilogue_tag, kernel_epilogue, own_inputs, residual_roles, tile_lanes
 from .spatial import window_2d, window_tag
 from .tiling import (MAX_ROWS, MAX_VECS, best_tile, column_tails, copy_cost, epilogue_cost,
-                     gemm_cost, l2_bytes, reread_cost, scalar_mac_cost, tile_cost)
+                     gemm_cost, l2_bytes, reread_cost, scalar_mac_cost, tile_cost, tile_fits)
 
 
 def conv_spans(node, graph):
@@ -87,21 +88,6 @@ def _packed_weights(g, width):
     return {"w": packing.panels_spec(g["m"], k, width, "rows", g["group"])}
 
 
-def _orient(mg, n, k, cpu, overhang, repeat=1, transposed_store="scatter"):
-    """(transposed, rows, vecs, cycles) of a GEMM of mg channels x n pixels, in the
-    orientation of fewer estimated cycles (``repeat`` times). ``transposed_store``: how the
-    kernel stores a transposed tile: "scatter" (float by float), "blocks" (through block
-    transposes, tiling.tile_cost) or "contiguous" (one pixel: its channels are adjacent)."""
-    (rows, vecs), cycles = best_tile(mg, n, k, cpu, overhang)
-    if cpu.lanes() > 1:
-        (t_rows, t_vecs), t_cycles = best_tile(n, mg, k, cpu, overhang=True,
-                                               scatter=transposed_store == "scatter",
-                                               blocks=transposed_store == "blocks")
-        if t_cycles < cycles:
-            return True, t_rows, t_vecs, repeat * t_cycles
-    return False, rows, vecs, repeat * cycles
-
-
 def _with_tile(g, cpu, transposed, rows, vecs):
     """The template's parameters: the tile, and in the transposed orientation the bias as
     the epilogue's first op (it varies along the vectors)."""
@@ -128,19 +114,23 @@ def _is_1x1(node, graph, cpu=None):
 
 
 def _plan_1x1(g, cpu):
-    """(transposed, rows, vecs, cycles). Where pixel tiles could write y over x (which
-    transposed ones cannot: _gemm1x1_in_place) and the estimate of a float-by-float
-    transposed store -- the one the memory plans were made with -- keeps them, they stay:
-    the block transposes' lower estimate would cost a DS-CNN's 64 -> 64 on 25x5 pixels its
-    in-place step (+30 KB of arena)."""
+    """(transposed, rows, vecs, cycles) of the orientation of fewer estimated cycles, its
+    transposed tiles stored through block transposes (one pixel: straight, its channels
+    are adjacent). Where pixel tiles could write y over x (which transposed ones cannot:
+    _gemm1x1_in_place) and the estimate of a float-by-float transposed store -- the one
+    the memory plans were made with -- keeps them, they stay: the block transposes' lower
+    estimate would cost a DS-CNN's 64 -> 64 on 25x5 pixels its in-place step (+30 KB of
+    arena)."""
     mg, k, n = _gemm_shape(g)
     repeat = g["n"] * g["group"]
-    if _over_x_possible(g):
-        plan = _orient(mg, n, k, cpu, False, repeat)
-        if not plan[0]:
-            return plan
-    return _orient(mg, n, k, cpu, overhang=False, repeat=repeat,
-                   transposed_store="blocks" if n > 1 else "contiguous")
+    (rows, vecs), cycles = best_tile(mg, n, k, cpu, overhang=False)
+    pixels = False, rows, vecs, repeat * cycles
+    if cpu.lanes() == 1:
+        return pixels
+    if _over_x_possible(g) and best_tile(n, mg, k, cpu, overhang=True, scatter=True)[1] >= cycles:
+        return pixels
+    (t_rows, t_vecs), t_cycles = best_tile(n, mg, k, cpu, overhang=True, blocks=n > 1)
+    return (True, t_rows, t_vecs, repeat * t_cycles) if t_cycles < cycles else pixels
 
 
 def _over_x_possible(g):
@@ -266,9 +256,9 @@ def _row_group(g, cpu, mg, k, rows, vecs, cycles, store):
     for group in range(2, oh + 1):
         # one vector is broadcast-bound (26 x 1 no faster); no wider than the channels
         for v in range(2, min(MAX_VECS, -(-mg // cpu.lanes())) + 1):
-            r1 = min(ow, MAX_ROWS, (cpu.registers - 2 - v) // v)
-            if group * ow * v + v + 2 > cpu.registers or r1 < 1:
+            if not tile_fits(group * ow, v, cpu):
                 continue
+            r1 = max(r for r in range(1, min(ow, MAX_ROWS) + 1) if tile_fits(r, v, cpu))
             whole, left = divmod(oh, group)
             tiles = (whole * gemm_cost(group * ow, mg, k, group * ow, v, cpu, **store)
                      + left * gemm_cost(ow, mg, k, r1, v, cpu, **store))
@@ -280,34 +270,46 @@ def _row_group(g, cpu, mg, k, rows, vecs, cycles, store):
     return best[1:] if best else (1, rows, vecs, cycles)
 
 
+class ImplicitPlan(NamedTuple):
+    """The implicit GEMM's tiles, the layout of its planes, and its estimated cycles."""
+    transposed: bool
+    rows: int
+    vecs: int
+    row_group: int
+    planes: dict
+    panel_store: bool
+    cycles: float
+
+
+def _implicit_tiles(g, cpu, mg, k):
+    """(transposed, rows, vecs, row_group, panel_store, cycles) of the tiles: a GEMM per
+    output row, or per group of rows (transposed, narrow images). Transposed tiles store
+    through a scratch panel of the image's pixels (panel_store) where it fits half the L1
+    cache (it is written and read back right away) and is no larger than the planes (it
+    grew arenas: kws's first conv on x86_64, 41.1 -> 41.8 KiB); elsewhere they store
+    float by float, as before, and are weighed so."""
+    repeat = g["n"] * g["group"] * g["oh"]
+    (rows, vecs), cycles = best_tile(mg, g["ow"], k, cpu, overhang=True)
+    pixels = False, rows, vecs, 1, False, repeat * cycles
+    if cpu.lanes() == 1:
+        return pixels
+    limit = 4 * (g["c"] // g["group"]) * phase_planes(g, 0)["channel_stride"]
+    for store in ("blocks", "scatter"):
+        (t_rows, t_vecs), t_cycles = best_tile(g["ow"], mg, k, cpu, overhang=True,
+                                               **{store: True})
+        if t_cycles >= cycles:
+            return pixels
+        group, t_rows, t_vecs, t_cycles = _row_group(g, cpu, mg, k, t_rows, t_vecs,
+                                                     repeat * t_cycles, {store: True})
+        panel = 4 * g["oh"] * g["ow"] * t_vecs * cpu.lanes()
+        panel_store = store == "blocks" and panel <= min(limit, cpu.l1d_bytes // 2 or limit)
+        if panel_store or store == "scatter":
+            return True, t_rows, t_vecs, group, panel_store, t_cycles
+
+
 def _plan_implicit(g, cpu):
-    """A GEMM per output row, or per group of rows (transposed, narrow images):
-    (transposed, rows, vecs, row_group, planes, panel_store, cycles). Transposed tiles
-    store through a scratch panel of the image's pixels (panel_store) where it fits half
-    the L1 cache (it is written and read back right away) and is no larger than the
-    planes (it grew arenas: kws's first conv on x86_64, 41.1 -> 41.8 KiB); elsewhere
-    they store float by float, as before."""
-    plan = _plan_implicit_store(g, cpu, "blocks")
-    transposed, _, vecs, _, planes, _ = plan
-    panel = 4 * g["oh"] * g["ow"] * vecs * cpu.lanes()
-    limit = 4 * g["c"] // g["group"] * planes["channel_stride"]
-    panel_store = transposed and panel <= min(limit, cpu.l1d_bytes // 2 or limit)
-    if transposed and not panel_store:
-        plan = _plan_implicit_store(g, cpu, "scatter")
-    return plan[:5] + (panel_store,) + plan[5:]
-
-
-def _plan_implicit_store(g, cpu, store):
-    """_plan_implicit's plan without its panel_store, transposed tiles estimated with
-    ``store`` (_orient's transposed_store)."""
     mg, k, _ = _gemm_shape(g)
-    transposed, rows, vecs, cycles = _orient(mg, g["ow"], k, cpu, overhang=True,
-                                             repeat=g["n"] * g["group"] * g["oh"],
-                                             transposed_store=store)
-    row_group = 1
-    if transposed:
-        row_group, rows, vecs, cycles = _row_group(g, cpu, mg, k, rows, vecs, cycles,
-                                                   {store: True})
+    transposed, rows, vecs, row_group, panel_store, cycles = _implicit_tiles(g, cpu, mg, k)
     band = g["oh"] if transposed else _band(g, cpu)
     planes = phase_planes(g, 0 if transposed else vecs * cpu.lanes(), band)
     bands = -(-g["oh"] // band)
@@ -321,17 +323,18 @@ def _plan_implicit_store(g, cpu, store):
         reread = bands * g["group"] * reread_cost(size, panels, cpu)
     else:  # each output row reads all the weights
         reread = reread_cost(4 * g["m"] * k, g["oh"], cpu)
-    return transposed, rows, vecs, row_group, planes, cycles + g["n"] * (copy + reread)
+    return ImplicitPlan(transposed, rows, vecs, row_group, planes, panel_store,
+                        cycles + g["n"] * (copy + reread))
 
 
 def lower_implicit(node, graph, cpu):
     g, inputs, outputs = _geometry(node, graph)
-    transposed, rows, vecs, row_group, planes, panel_store, _ = _plan_implicit(g, cpu)
-    p = _with_tile(g, cpu, transposed, rows, vecs)
-    p.update(planes, row_group=row_group, panel_store=panel_store)
-    size = g["c"] // g["group"] * planes["channel_stride"] + planes["slack"]
-    if panel_store:  # then a panel's sums, [pixels][panel channels] (panel_store.mako)
-        size += g["oh"] * g["ow"] * vecs * cpu.lanes()
+    plan = _plan_implicit(g, cpu)
+    p = _with_tile(g, cpu, plan.transposed, plan.rows, plan.vecs)
+    p.update(plan.planes, row_group=plan.row_group, panel_store=plan.panel_store)
+    size = g["c"] // g["group"] * plan.planes["channel_stride"] + plan.planes["slack"]
+    if plan.panel_store:  # then a panel's sums, [pixels][panel channels] (panel_store.mako)
+        size += g["oh"] * g["ow"] * plan.vecs * cpu.lanes()
     return KernelCall("conv2d_implicit", _tag(g, _tile_tag(p)), p, inputs, outputs,
                       scratch_bytes=4 * size, packed=_packed_weights(g, _panel_width(p)))
 
@@ -339,7 +342,7 @@ def lower_implicit(node, graph, cpu):
 def cost_implicit(node, graph, cpu):
     g, _, _ = _geometry(node, graph)
     outputs = g["n"] * g["m"] * g["oh"] * g["ow"]
-    return _plan_implicit(g, cpu)[6] + epilogue_cost(outputs, g["epilogue"], tile_lanes(g["epilogue"], cpu))
+    return _plan_implicit(g, cpu).cycles + epilogue_cost(outputs, g["epilogue"], tile_lanes(g["epilogue"], cpu))
 
 
 # --- depthwise --------------------------------------------------------------------------

@@ -15,7 +15,8 @@ from .. import packing
 from . import KernelCall, Tactic, in_place
 from .broadcast import broadcast_strides, merge_dims
 from .epilogue import epilogue_tag, kernel_epilogue, own_inputs, residual_roles, tile_lanes
-from .tiling import best_tile, column_tails, epilogue_cost, scalar_mac_cost, tall_tiles
+from .tiling import (best_tile, column_tails, epilogue_cost, registers_needed, scalar_mac_cost,
+                     tall_tiles)
 
 
 def _gemm_params(m, n, k, a_strides, b_strides, batches, epilogue):
@@ -136,7 +137,7 @@ def _plan_blocked(node, graph, cpu):
 def lower_blocked(node, graph, cpu):
     p, inputs, outputs, packed, rows, vecs, _ = _plan_blocked(node, graph, cpu)
     lanes = cpu.lanes()
-    p.update(rows=rows, vecs=vecs, lanes=lanes, packed=packed, registers=cpu.registers)
+    p.update(rows=rows, vecs=vecs, lanes=lanes, packed=packed)
     full = p["n"] // (vecs * lanes) * vecs * lanes
     rest = p["n"] - full  # a packed B is padded: one last tile reads past; else split
     p["tails"] = ([[full, -(-rest // lanes), lanes]] if packed and rest else
@@ -147,12 +148,25 @@ def lower_blocked(node, graph, cpu):
         strides = ([0] if len(p["batches"]) > 1 else []) + strides
         p["epilogue"] = [["Add", {"operand": "c", "value_first": True, "strides": strides}]] \
             + p["epilogue"]
+    p["launder"] = _laundering_tiles(p, cpu)
     specs = {}
     if packed:
         layout = "rows" if p["b_cs"] != 1 else "cols"  # transB: B is [N][K]
         specs["b"] = packing.panels_spec(p["n"], p["k"], vecs * lanes, layout)
     tag = f"t{rows}x{vecs * lanes}{'p' if packed else ''}_{_tag(p)}"
     return KernelCall("gemm_blocked", tag, p, inputs, outputs, packed=specs)
+
+
+def _laundering_tiles(p, cpu):
+    """[rows, vecs] of the tiles that launder their epilogue operands (tile.mako's
+    ``opaque``): on SIMD CPUs, only where the accumulators, B vectors, broadcast and the
+    operands' vectors outgrow the registers (on AVX-512's 14 x 2 tiles without it
+    transformer_dyn18 ran 15% slower; on one-row tiles with it the example fc_autoencoder
+    13% slower on x86_64, and a scalar CPU's code changed for nothing)."""
+    operands = len({attrs["operand"] for _, attrs in p["epilogue"] if attrs.get("operand")})
+    heights = sorted({p["rows"], p["m"] % p["rows"]} - {0})
+    return [[r, v] for r in heights for v in range(1, p["vecs"] + 1)
+            if operands and p["lanes"] > 1 and registers_needed(r, v, operands) > cpu.registers]
 
 
 def k_chunk(m, k, rows, width, cpu):

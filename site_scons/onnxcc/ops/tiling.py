@@ -26,14 +26,24 @@ def tall_tiles(cpu, tall=True):
     return tall and _simd(cpu) and cpu.simd_bytes >= 64
 
 
+def registers_needed(rows, vecs, operands=0):
+    """Registers a tile of ``rows x vecs`` accumulators keeps live in its sum: those, its B
+    vectors, the broadcast A value, and ``operands`` vectors per column vector of epilogue
+    operands hoisted out of the sum. A one-row tile reads each B vector once, straight
+    into its multiply-add: those need no register."""
+    return rows * vecs + (vecs if rows > 1 else 0) + 1 + operands * vecs
+
+
+def tile_fits(rows, vecs, cpu):
+    """The tile fits the CPU's registers with a few spare for the compiler."""
+    return registers_needed(rows, vecs) + (1 if _simd(cpu) else 4) <= cpu.registers
+
+
 def tile_shapes(cpu, tall=False):
-    """(rows, vecs) of the tiles whose accumulators, B vectors and A value fit the CPU's
-    registers (a few spare for the compiler). A one-row tile reads each B vector once,
-    straight into its multiply-add: those need no register. ``tall``: up to TALL_ROWS rows."""
-    spare = 1 if _simd(cpu) else 4
+    """(rows, vecs) of the tiles that fit the registers. ``tall``: up to TALL_ROWS rows."""
     max_rows = TALL_ROWS if tall_tiles(cpu, tall) else MAX_ROWS
     return [(r, v) for r in range(1, max_rows + 1) for v in range(1, MAX_VECS + 1)
-            if r * v + (v if r > 1 else 0) + 1 + spare <= cpu.registers]
+            if tile_fits(r, v, cpu)]
 
 
 def column_tails(rest, lanes):
