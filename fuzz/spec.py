@@ -106,8 +106,9 @@ TACTICS = {op: [t.name for t in tactics] for op, tactics in sorted(onnxcc_ops.TA
 #: 3x3 convolution of 32 to 44 pixels a side and 32 to 48 channels, winograd's many tiles
 #: in several chunks; or a recurrent cell of 100 to 128 units over 300 to 800 steps, the
 #: blocked tactic's projection in chunks); the big ones stay under about 40 million
-#: multiply-adds
-SIZES = {"small": 10, "wide": 4, "big": 2}
+#: multiply-adds; "narrow" (a dense convolution of 40 to 80 channels on an image of 2 to 6
+#: rows of 2 to 7 pixels: the implicit GEMM's channel-vector tiles over groups of rows)
+SIZES = {"small": 10, "wide": 4, "big": 2, "narrow": 2}
 
 
 def size_mode(big):
@@ -124,6 +125,8 @@ def _sizes(draw, spatial, mode):
         return [draw(st.integers(1, 6)) for _ in range(spatial - 1)] + [draw(st.integers(17, 70))]
     if mode == "big":
         return [draw(st.integers(32, 44)) for _ in range(spatial)]
+    if mode == "narrow":
+        return [draw(st.integers(2, 6)), draw(st.integers(2, 7))]
     return [draw(st.integers(1, 13)) for _ in range(spatial)]
 
 
@@ -136,7 +139,7 @@ def conv_anchor(draw, x=None, image=False, mode="small"):
     kinds = ["dense", "dense", "depthwise", "grouped", "pointwise", "pointwise"]
     if mode == "wide":  # the kernels that read phase planes (the depthwise one's by shuffles)
         kinds = ["dense", "depthwise", "depthwise"]
-    elif mode == "big":  # winograd's
+    elif mode in ("big", "narrow"):  # winograd's; implicit's row groups
         kinds = ["dense"]
     if x and not any(x[1] % g == 0 for g in (2, 3)):
         kinds.remove("grouped")
@@ -151,6 +154,8 @@ def conv_anchor(draw, x=None, image=False, mode="small"):
         m = group * draw(st.integers(1, 4))
     elif mode == "big" and not x:  # tiles x (c + m) outgrow winograd's chunk
         c, m = draw(st.integers(32, 48)), draw(st.integers(32, 48))
+    elif mode == "narrow" and not x:
+        c, m = draw(st.integers(40, 80)), draw(st.integers(40, 80))
     else:
         c, m = (x[1] if x else draw(st.integers(1, 9))), draw(st.integers(1, 19))
     if x:
@@ -429,6 +434,8 @@ def stage_anchor(x=None, mode="small"):
         return st.one_of(conv_anchor(mode=mode), pool_anchor(mode=mode))
     if x is None and mode == "big":
         return st.one_of(conv_anchor(mode=mode), recurrent_anchor(mode=mode))
+    if x is None and mode == "narrow":
+        return conv_anchor(mode=mode)
     if x is None:
         return st.one_of(conv_anchor(), gemm_anchor(), matmul_anchor(), pool_anchor(),
                          binary_anchor(), data_anchor(), st.just({"op": None}), recurrent_anchor())

@@ -107,7 +107,8 @@ def test_specs_are_valid_models_with_finite_reference():
 #: -- depthwise rows of whole vectors split by shuffles at stride 2 (several rows at another
 #: row stride), winograd's tiles in several chunks, pooling rows of several vectors and
 #: ceil_mode, the recurrent blocked tactic's chunked projection and sequence lengths, a 1x1
-#: convolution's channel-vector tiles transposed back in blocks
+#: convolution's channel-vector tiles transposed back in blocks, the implicit GEMM's tiles
+#: over groups of rows (SIMD CPUs of 32 registers)
 ONE_BY_ONE = ["conv2d_1x1: pixel tiles", "conv2d_1x1: channel-vector tiles, transposed back in blocks"]
 REACHED = {
     "x86_64": ONE_BY_ONE + ["depthwise: stride-2 shuffle fill, whole vectors",
@@ -116,8 +117,10 @@ REACHED = {
                "pool2d_vector: taps at stride 2", "blocked: chunked projection",
                "blocked: sequence lengths", "blocked: several blocks of units"],
     "x86_64-avx512": ONE_BY_ONE + ["depthwise: stride-2 shuffle fill, whole vectors", "winograd: several chunks",
-                      "pool2d_vector: rows of several vectors"],
+                      "pool2d_vector: rows of several vectors",
+                      "conv2d_implicit: tiles over groups of rows"],
     "aarch64": ONE_BY_ONE + ["depthwise: stride-2 shuffle fill, whole vectors",
+                "conv2d_implicit: tiles over groups of rows",
                 "depthwise: stride-2 shuffle fill of several rows",
                 "pool2d_vector: rows of several vectors", "pool2d_vector: ceil_mode"],
     "armv7": ["blocked: chunked projection", "blocked: several blocks of units"],

@@ -331,6 +331,18 @@ def test_transposed_implicit_cases_run_the_transposed_tiles(tmp_path, target):
     assert grouped and single
 
 
+@pytest.mark.parametrize("target, size", [("x86_64-avx512", 2), ("x86_64", 4), ("aarch64", 4)])
+def test_winograd_weights_stall_tiles_of_one_vector(target, size):
+    """ResNet-18's 256 -> 256 3x3 on 14x14: F(4x4)'s 16 tiles are one vector on AVX-512,
+    whose GEMM stalls on its 9.4 MB of transformed weights (conv.WINOGRAD_STALL), so F(2x2)
+    (49 tiles, 4.2 MB) is cheaper there; F(4x4) stays where its tiles are several vectors."""
+    from onnxcc.ops import conv
+    g = dict(n=1, c=256, h=14, w=14, m=256, group=1, kh=3, kw=3, sh=1, sw=1, dh=1, dw=1,
+             pt=1, pl=1, pb=1, pr=1, oh=14, ow=14, bias=True, epilogue=[])
+    cpu = load_target(target).cpu
+    assert conv._winograd_plan(g, cpu)[1] == size
+
+
 def test_opt_size_runs_the_reference_kernels_and_speed_the_cheapest(tmp_path):
     graph = optimized_zoo(tmp_path)
     small = tactics.select(graph, AVX2, "size")

@@ -53,8 +53,15 @@
         return f"pb[(size_t)kc * {cs}u + {offsets[t] + i}u]"
     def g_a_at(i, t):
         return f"pb[(size_t)kc * {cs}u + {offsets[t] + i // ow * cols + i % ow}u]"
+    # the row groups' passes over a panel each prefetch their share of the next panel (pass
+    # q: the steps' offsets, scaled by 1/passes, from q/passes of the last step's): one pass
+    # alone asked for it all at once, faster than memory delivers it
+    passes = oh // p.get('row_group', 1)
     def g_prefetch(t):
-        return f"wq + (size_t)(kc * {taps} + {t}) * {width}u"
+        step = f"(size_t)(kc * {taps} + {t}) * {4 * width}u"
+        if passes == 1:
+            return f"wq + (size_t)(kc * {taps} + {t}) * {width}u"
+        return f"(const float *)((const char *)wq + ({step} + pq) / {passes}u)"
     def t_b_at(t):
         return f"wp + (size_t)(kc * {taps} + {t}) * {width}u"
     def t_out(i):
@@ -95,6 +102,9 @@ ${tl.tile(rest_rows, -(-store // lanes), lanes, cg, taps, t_a_at, t_b_at, zero, 
                 for (; oy + ${row_group} <= (oy0 + ${band} < ${oh} ? oy0 + ${band} : ${oh}); oy += ${row_group}) {
                     const int ox0 = 0;
                     const float *pb = pg + (size_t)(oy - oy0) * ${cols}u;
+% if ahead and passes > 1:
+                    const size_t pq = (size_t)((oy - oy0) / ${row_group}) * ${4 * (panel - width)}u;
+% endif
 ${tl.tile(row_group * ow, -(-store // lanes), lanes, cg, taps, g_a_at, t_b_at, zero, t_out, *t_store(store)[:2], t_coords, 1, 20, t_store(store)[2], fence=True, prefetch=ahead)}\
                 }
                 for (; oy < (oy0 + ${band} < ${oh} ? oy0 + ${band} : ${oh}); ++oy) {

@@ -131,7 +131,7 @@ ${ind}        __asm__("" ::: "memory");
 ${ind}        {
 ${ind}            const ${acc_type} ${', '.join(f'bv{v} = {ld(f"{b_at(t)} + {v * lanes}")}' for v in range(vecs))};
 % if prefetch:
-${ind}            ${' '.join(f'__builtin_prefetch({prefetch(t)} + {v * lanes});' for v in range(0, vecs, max(1, 16 // lanes)))}
+${ind}            ${' '.join(f'__builtin_prefetch({prefetch(t)} + {v * lanes}, 0, 2);' for v in range(0, vecs, max(1, 16 // lanes)))}
 % endif
 % for i in range(rows):
 ${ind}            { const float av = ${a_at(i, t)}; ${' '.join(f'acc{i}_{v} += bv{v} * av;' for v in range(vecs))} }

@@ -422,6 +422,14 @@ def _winograd_applies(node, graph, cpu):
     return winograd.applies(g, cpu)
 
 
+#: how much more than tiling.reread_cost the transformed weights cost a GEMM of one-vector
+#: tiles on 512-bit vectors where they outgrow the caches (measured in ResNet-18 on AVX-512, the profile's
+#: steps side by side: 256 -> 256 on 14x14, 16 tiles, 9.4 MB of F(4x4) weights, ran
+#: 1.65-2.0 ms against 1.40-1.46 ms as implicit, whose tiles overlap the weights' stream
+#: with their multiply-adds)
+WINOGRAD_STALL = 3
+
+
 def _winograd_budget(cpu):
     """Bytes of transformed tiles per chunk: about the level-2 cache (that of a 16 KiB
     level 1 on a CPU that names none)."""
@@ -444,8 +452,11 @@ def _winograd_cost(g, cpu, m):
     inputs = g["c"] * (points + 6 * points / lanes)
     outputs = g["m"] * (2 * m * m + 6 * points / lanes)
     # the transformed weights, (m+2)^2 / 9 times the weights, read once per chunk: in a
-    # whole network from memory (a layer's benchmark alone keeps them in the L3)
-    weights = reread_cost(4 * points * g["m"] * g["c"], chunks, cpu)
+    # whole network from memory (a layer's benchmark alone keeps them in the L3); on
+    # 512-bit vectors, tiles of one vector load a weight for each multiply-add (tiling.
+    # step_cost), and their stream stalls them
+    stall = WINOGRAD_STALL if vecs == 1 and cpu.simd_bytes >= 64 else 1
+    weights = stall * reread_cost(4 * points * g["m"] * g["c"], chunks, cpu)
     cycles = g["n"] * (gemms + pad + chunks * cols * (inputs + outputs) + weights)
     return cycles, m, rows, vecs, cols
 
