@@ -106,10 +106,42 @@ ${scalar('exp')}\
 /* exp(x) for x <= 89 or NaN (exp(-|x|) needs no upper clamp) */
 ${inline(L)} vm_f${L} vm_exp_capped_v${L}(vm_f${L} x)
 {
+% if L in X86:
+<% m, p = X86[L] %>\
+#if ${avx512(L) if L == 16 else 'defined(__FMA__)'}
+    /* vmaxps returns its second operand where either is NaN: NaN passes the clamp, and
+       the rounding (n = round(x / ln2) as a float), the fused multiply-adds and the
+       scaling keep it -- no select */
+    const ${m} c = ${p}_max_ps(${p}_set1_ps(-104.0f), (${m})x);
+    const ${m} k = ${p}_${'roundscale' if L == 16 else 'round'}_ps(${p}_mul_ps(c, ${p}_set1_ps(1.44269504f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const ${m} h = ${p}_fnmadd_ps(k, ${p}_set1_ps(0.693145752f), c);
+    const vm_f${L} r = (vm_f${L})${p}_fnmadd_ps(k, ${p}_set1_ps(1.42860677e-6f), h);
+    const ${m} q1 = (${m})(1.0f + (${expm1_poly('r')}));
+% if L < 16:
+#if ${avx512(L)}
+% endif
+    return (vm_f${L})${p}_scalef_ps(q1, k);
+% if L < 16:
+#else
+    /* vm_scaled's two halves by integer intrinsics: vcvtps2dq makes NaN 0x80000000, whose
+       half shifted into the exponent is 0, so s = q1 stays NaN and the product NaN */
+    const ${m}i n = ${p}_cvtps_epi32(k);
+    const ${m}i half = ${p}_srai_epi32(n, 1);
+    const ${m} s = ${p}_castsi${32 * L}_ps(${p}_add_epi32(${p}_castps_si${32 * L}(q1), ${p}_slli_epi32(half, 23)));
+    const ${m}i rest = ${p}_add_epi32(${p}_sub_epi32(n, half), ${p}_set1_epi32(127));
+    return (vm_f${L})${p}_mul_ps(s, ${p}_castsi${32 * L}_ps(${p}_slli_epi32(rest, 23)));
+#endif
+% endif
+#else
+% endif
     const vm_f${L} c = vm_sel_v${L}(x > -104.0f, x, (vm_f${L}){0} - 104.0f);  /* NaN -> -104 */
     vm_i${L} n;
     const vm_f${L} q = vm_expq_v${L}(c, &n);
     return vm_sel_v${L}(x == x, vm_scaled_v${L}(1.0f + q, n), x);
+% if L in X86:
+#endif
+% endif
 }
 </%def>
 
@@ -161,7 +193,22 @@ ${inline(L)} vm_f${L} vm_sigmoid_v${L}(vm_f${L} x)
 {
     const vm_f${L} e = vm_exp_capped_v${L}((vm_f${L})((vm_i${L})x | ~0x7fffffff));
     const vm_f${L} r = 1.0f / (1.0f + e);
+% if L in X86:
+<% m, p = X86[L] %>\
+#if ${avx512(L)}
+    /* e r where x < 0: one multiplication under a mask */
+    return (vm_f${L})${p}_mask_mul_ps((${m})r, ${p}_cmp_ps_mask((${m})x, ${p}_setzero_ps(), _CMP_LT_OQ), (${m})e, (${m})r);
+% if L < 16:
+#elif defined(__FMA__)
+    /* e r where x's sign bit is set (x = -0: e = 1, the same), no comparison */
+    return (vm_f${L})${p}_blendv_ps((${m})r, (${m})(e * r), (${m})x);
+% endif
+#else
+% endif
     return vm_sel_v${L}(x < 0.0f, e * r, r);
+% if L in X86:
+#endif
+% endif
 }
 % if L == 1:
 ${scalar('sigmoid')}\
