@@ -214,3 +214,21 @@ def test_global_pools_of_one_vector_per_channel_compile(scons, tmp_path, target)
     r = verify_clean(scons, model, f"target={target}", "tactic=GlobalMaxPool:vector,"
                                                  "GlobalAveragePool:vector")
     assert f"{len(outputs)} output(s)" in r.stdout
+
+
+@pytest.mark.parametrize("target", ["x86_64", "x86_64-avx512", "aarch64"])
+def test_global_pools_of_many_vectors_per_channel(scons, tmp_path, target):
+    """Channels of 4 vectors on (four accumulators, then the lane sum's halves): 63, 67 and
+    70 elements leave whole vectors after the blocks of four and a tail on every width,
+    4x4 one block exactly; a different value in every element, so that a block or lane
+    left out of the sum shows."""
+    nodes, inputs, outputs = [], {}, {}
+    for k, shape in enumerate([[1, 3, 7, 9], [2, 5, 1, 67], [1, 2, 4, 4], [1, 3, 7, 10]]):
+        inputs[f"x{k}"] = np.zeros(shape, np.float32)
+        for op in ("GlobalMaxPool", "GlobalAveragePool"):
+            nodes.append(helper.make_node(op, [f"x{k}"], [f"{op}{k}"]))
+            outputs[f"{op}{k}"] = np.zeros(shape[:2] + [1, 1], np.float32)
+    model = save(tmp_path / "gpools.onnx", nodes, inputs, outputs)
+    r = verify_clean(scons, model, f"target={target}", "tactic=GlobalMaxPool:vector,"
+                                                 "GlobalAveragePool:vector")
+    assert f"{len(outputs)} output(s)" in r.stdout
