@@ -192,19 +192,20 @@ ${scalar('expm1')}\
 ${inline(L)} vm_f${L} vm_sigmoid_v${L}(vm_f${L} x)
 {
     const vm_f${L} e = vm_exp_capped_v${L}((vm_f${L})((vm_i${L})x | ~0x7fffffff));
-    const vm_f${L} r = 1.0f / (1.0f + e);
 % if L in X86:
 <% m, p = X86[L] %>\
+    /* on x86 the numerator is e or 1 and one division rounds: a select fewer */
 #if ${avx512(L)}
-    /* e r where x < 0: one multiplication under a mask */
-    return (vm_f${L})${p}_mask_mul_ps((${m})r, ${p}_cmp_ps_mask((${m})x, ${p}_setzero_ps(), _CMP_LT_OQ), (${m})e, (${m})r);
+    const ${m} n = ${p}_mask_blend_ps(${p}_cmp_ps_mask((${m})x, ${p}_setzero_ps(), _CMP_LT_OQ), ${p}_set1_ps(1.0f), (${m})e);
+    return (vm_f${L})n / (1.0f + e);
 % if L < 16:
 #elif defined(__FMA__)
-    /* e r where x's sign bit is set (x = -0: e = 1, the same), no comparison */
-    return (vm_f${L})${p}_blendv_ps((${m})r, (${m})(e * r), (${m})x);
+    /* (x's sign bit: x = -0 gives e = 1, the same) */
+    return (vm_f${L})${p}_blendv_ps(${p}_set1_ps(1.0f), (${m})e, (${m})x) / (1.0f + e);
 % endif
 #else
 % endif
+    const vm_f${L} r = 1.0f / (1.0f + e);
     return vm_sel_v${L}(x < 0.0f, e * r, r);
 % if L in X86:
 #endif
