@@ -117,7 +117,8 @@ ${inline(L)} vm_f${L} vm_exp_capped_v${L}(vm_f${L} x)
                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     const ${m} h = ${p}_fnmadd_ps(k, ${p}_set1_ps(0.693145752f), c);
     const vm_f${L} r = (vm_f${L})${p}_fnmadd_ps(k, ${p}_set1_ps(1.42860677e-6f), h);
-    const ${m} q1 = (${m})(1.0f + (${expm1_poly('r')}));
+    const ${m} q1 = (${m})(1.0f + r * (1.0f + r * (0.49999994f + r * (0.16666521f + r * (0.04166839f
+                                    + r * (0.00836871f + r * 0.0013814612f))))));
 % if L < 16:
 #if ${avx512(L)}
 % endif
