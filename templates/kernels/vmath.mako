@@ -13,11 +13,14 @@
   Two of these steps have an x86 instruction of their own, taken where the compiler's ISA
   macros say it exists: the reduction's low part by one fused multiply-add, the scaling
   by AVX-512's vscalefps (docs/speed.md, "Vector math on x86": a division stays a
-  division, which measured faster than a refined reciprocal estimate).
+  division, which measured faster than a refined reciprocal estimate). exp(x) for x <= 0
+  (vm_exp_capped: sigmoid's, softplus's and exp's) is written with x86 intrinsics
+  outright: a vmaxps clamp that lets NaN through, n rounded as a float, the polynomial
+  as one Horner chain of fused multiply-adds.
   log: x = 2^e m, m in [sqrt(1/2), sqrt(2)), log(m) = f - f^2/2 + f^3 Q(f), f = m - 1
-  exact. erf: x P(x^2) below 0.875, else 1 - exp(R(|x|)) with R ~ log(erfc). The clamps
-  map NaN to a number (no NaN reaches a float -> int conversion) and a last select gives
-  NaN back. Nothing here relies on a rounding trick that -funsafe-math-optimizations
+  exact. erf: x P(x^2) below 0.875, else 1 - exp(R(|x|)) with R ~ log(erfc). The portable
+  clamps map NaN to a number (no NaN reaches a float -> int conversion) and a last select
+  gives NaN back. Nothing here relies on a rounding trick that -funsafe-math-optimizations
   could reassociate away (armv7a builds with it).
 </%doc>
 
