@@ -200,12 +200,10 @@ def test_a_large_output_verifies_on_armv7(scons, tmp_path):
 
 # --- global pools of one vector per channel -------------------------------------------------
 
-@pytest.mark.parametrize("target", ["x86_64", "aarch64"])
-def test_global_pools_of_one_vector_per_channel_compile(scons, tmp_path, target):
-    """Channels of 9, 8 and 5 elements: one vector (of 8 or 4 floats) and maybe a tail,
-    no vector loop (its integer vector type was not declared: test_globalmaxpool_precomputed)."""
+def _verify_global_pools(scons, tmp_path, target, shapes):
+    """GlobalMaxPool and GlobalAveragePool of inputs of ``shapes``, forced `vector`, verified."""
     nodes, inputs, outputs = [], {}, {}
-    for k, shape in enumerate([[1, 2, 3, 3], [1, 3, 2, 4], [2, 2, 1, 5]]):
+    for k, shape in enumerate(shapes):
         inputs[f"x{k}"] = np.zeros(shape, np.float32)
         for op in ("GlobalMaxPool", "GlobalAveragePool"):
             nodes.append(helper.make_node(op, [f"x{k}"], [f"{op}{k}"]))
@@ -214,3 +212,20 @@ def test_global_pools_of_one_vector_per_channel_compile(scons, tmp_path, target)
     r = verify_clean(scons, model, f"target={target}", "tactic=GlobalMaxPool:vector,"
                                                  "GlobalAveragePool:vector")
     assert f"{len(outputs)} output(s)" in r.stdout
+
+
+@pytest.mark.parametrize("target", ["x86_64", "aarch64"])
+def test_global_pools_of_one_vector_per_channel_compile(scons, tmp_path, target):
+    """Channels of 9, 8 and 5 elements: one vector (of 8 or 4 floats) and maybe a tail,
+    no vector loop (its integer vector type was not declared: test_globalmaxpool_precomputed)."""
+    _verify_global_pools(scons, tmp_path, target, [[1, 2, 3, 3], [1, 3, 2, 4], [2, 2, 1, 5]])
+
+
+@pytest.mark.parametrize("target", ["x86_64", "x86_64-avx512", "aarch64"])
+def test_global_pools_of_many_vectors_per_channel(scons, tmp_path, target):
+    """Channels of 4 vectors on (four accumulators, then the lane sum's halves): 63, 67 and
+    70 elements leave whole vectors after the blocks of four and a tail on every width, 16,
+    32 and 64 are one block exactly on 4, 8 and 16 lanes; the inputs are random, so that a
+    block or lane left out of the sum shows."""
+    _verify_global_pools(scons, tmp_path, target, [[1, 3, 7, 9], [2, 5, 1, 67], [1, 2, 4, 4],
+                                                   [1, 2, 4, 8], [1, 2, 8, 8], [1, 3, 7, 10]])

@@ -13,11 +13,14 @@
   Two of these steps have an x86 instruction of their own, taken where the compiler's ISA
   macros say it exists: the reduction's low part by one fused multiply-add, the scaling
   by AVX-512's vscalefps (docs/speed.md, "Vector math on x86": a division stays a
-  division, which measured faster than a refined reciprocal estimate).
+  division, which measured faster than a refined reciprocal estimate). exp(x) for x <= 0
+  (vm_exp_capped: sigmoid's, softplus's and exp's) is written with x86 intrinsics
+  outright: a vmaxps clamp that lets NaN through, n rounded as a float, the polynomial
+  as one Horner chain of fused multiply-adds.
   log: x = 2^e m, m in [sqrt(1/2), sqrt(2)), log(m) = f - f^2/2 + f^3 Q(f), f = m - 1
-  exact. erf: x P(x^2) below 0.875, else 1 - exp(R(|x|)) with R ~ log(erfc). The clamps
-  map NaN to a number (no NaN reaches a float -> int conversion) and a last select gives
-  NaN back. Nothing here relies on a rounding trick that -funsafe-math-optimizations
+  exact. erf: x P(x^2) below 0.875, else 1 - exp(R(|x|)) with R ~ log(erfc). The portable
+  clamps map NaN to a number (no NaN reaches a float -> int conversion) and a last select
+  gives NaN back. Nothing here relies on a rounding trick that -funsafe-math-optimizations
   could reassociate away (armv7a builds with it).
 </%doc>
 
@@ -106,10 +109,43 @@ ${scalar('exp')}\
 /* exp(x) for x <= 89 or NaN (exp(-|x|) needs no upper clamp) */
 ${inline(L)} vm_f${L} vm_exp_capped_v${L}(vm_f${L} x)
 {
+% if L in X86:
+<% m, p = X86[L] %>\
+#if ${avx512(L) if L == 16 else 'defined(__FMA__)'}
+    /* vmaxps returns its second operand where either is NaN: NaN passes the clamp, and
+       the rounding (n = round(x / ln2) as a float), the fused multiply-adds and the
+       scaling keep it -- no select */
+    const ${m} c = ${p}_max_ps(${p}_set1_ps(-104.0f), (${m})x);
+    const ${m} k = ${p}_${'roundscale' if L == 16 else 'round'}_ps(${p}_mul_ps(c, ${p}_set1_ps(1.44269504f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const ${m} h = ${p}_fnmadd_ps(k, ${p}_set1_ps(0.693145752f), c);
+    const vm_f${L} r = (vm_f${L})${p}_fnmadd_ps(k, ${p}_set1_ps(1.42860677e-6f), h);
+    const ${m} q1 = (${m})(1.0f + r * (1.0f + r * (0.49999994f + r * (0.16666521f + r * (0.04166839f
+                                    + r * (0.00836871f + r * 0.0013814612f))))));
+% if L < 16:
+#if ${avx512(L)}
+% endif
+    return (vm_f${L})${p}_scalef_ps(q1, k);
+% if L < 16:
+#else
+    /* vm_scaled's two halves by integer intrinsics: vcvtps2dq makes NaN 0x80000000, whose
+       half shifted into the exponent is 0, so s = q1 stays NaN and the product NaN */
+    const ${m}i n = ${p}_cvtps_epi32(k);
+    const ${m}i half = ${p}_srai_epi32(n, 1);
+    const ${m} s = ${p}_castsi${32 * L}_ps(${p}_add_epi32(${p}_castps_si${32 * L}(q1), ${p}_slli_epi32(half, 23)));
+    const ${m}i rest = ${p}_add_epi32(${p}_sub_epi32(n, half), ${p}_set1_epi32(127));
+    return (vm_f${L})${p}_mul_ps(s, ${p}_castsi${32 * L}_ps(${p}_slli_epi32(rest, 23)));
+#endif
+% endif
+#else
+% endif
     const vm_f${L} c = vm_sel_v${L}(x > -104.0f, x, (vm_f${L}){0} - 104.0f);  /* NaN -> -104 */
     vm_i${L} n;
     const vm_f${L} q = vm_expq_v${L}(c, &n);
     return vm_sel_v${L}(x == x, vm_scaled_v${L}(1.0f + q, n), x);
+% if L in X86:
+#endif
+% endif
 }
 </%def>
 
@@ -160,8 +196,24 @@ ${scalar('expm1')}\
 ${inline(L)} vm_f${L} vm_sigmoid_v${L}(vm_f${L} x)
 {
     const vm_f${L} e = vm_exp_capped_v${L}((vm_f${L})((vm_i${L})x | ~0x7fffffff));
+% if L in X86:
+<% m, p = X86[L] %>\
+    /* on x86 the numerator is e or 1 and one division rounds: a select fewer */
+#if ${avx512(L)}
+    const ${m} n = ${p}_mask_blend_ps(${p}_cmp_ps_mask((${m})x, ${p}_setzero_ps(), _CMP_LT_OQ), ${p}_set1_ps(1.0f), (${m})e);
+    return (vm_f${L})n / (1.0f + e);
+% if L < 16:
+#elif defined(__FMA__)
+    /* (x's sign bit: x = -0 gives e = 1, the same) */
+    return (vm_f${L})${p}_blendv_ps(${p}_set1_ps(1.0f), (${m})e, (${m})x) / (1.0f + e);
+% endif
+#else
+% endif
     const vm_f${L} r = 1.0f / (1.0f + e);
     return vm_sel_v${L}(x < 0.0f, e * r, r);
+% if L in X86:
+#endif
+% endif
 }
 % if L == 1:
 ${scalar('sigmoid')}\
