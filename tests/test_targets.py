@@ -253,3 +253,28 @@ def test_x86_baremetal_startup_console_and_exit_status(tmp_path, body, status, p
     ran = run_captured(target.run_command(str(tmp_path / "main.elf")), timeout=60)
     assert ran.returncode == (status << 1) | 1 and target.program_status(ran.returncode) == status
     assert printed in ran.stdout, ran.stdout + ran.stderr
+
+
+SHADOWING = """float f(const float *b, int n) {
+    float s = 0.0f;
+    for (int i = 0; i < n; ++i) { const float %s = b[i] * 2.0f; s += %s; }
+    return s;
+}
+"""
+
+
+@pytest.mark.parametrize("target", ["x86_64", "x86_64-avx512", "x86-baremetal", *CROSS])
+def test_a_local_shadowing_a_parameter_fails_the_build(tmp_path, target):
+    """The generated C's warnings (targets.WARNINGS, a warning fails every test and fuzz
+    build) catch a kernel local named like a parameter on every target's compiler: such a
+    `b` once made an int8 kernel read its own plane as the residual operand."""
+    sys.path.insert(0, os.path.join(REPO, "site_scons"))
+    from onnxcc.targets import WARNINGS, load_target
+    t = load_target(target)
+    flags = [*t.toolchain.cflags, *t.cflags, "-std=c99", "-fsyntax-only", *WARNINGS, "-Werror"]
+    for name, fails in (("b", True), ("twice", False)):
+        (tmp_path / "k.c").write_text(SHADOWING % (name, name))
+        r = subprocess.run([t.toolchain.tool("gcc"), *flags, str(tmp_path / "k.c")],
+                           capture_output=True, text=True)
+        assert (r.returncode != 0) == fails, r.stderr
+        assert ("shadows a parameter" in r.stderr) == fails, r.stderr

@@ -98,15 +98,20 @@ def _shapes(model):
 MAX_ROUNDS = 16
 
 
-def _round(model, pending, shapes, where):
+def _subgraphs(node):
+    return any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+               for a in node.attribute)
+
+
+def _round(model, pending, shapes, where, nested):
     """Rewrite the ``pending`` pools (removed from it as they are decided) whose input
     shape ``shapes`` knows and is not downstream of a pool rewritten in this round (its
-    shape is stale); the nodes rewritten."""
+    shape is stale); the nodes rewritten. ``nested``: whether any node has a subgraph
+    (else no round walks the attributes of every node after a rewrite)."""
     stale, done, waiting = set(), [], {id(p) for p in pending}
     for node in model.graph.node:  # (topological: the checker ran)
         inputs_stale = any(i in stale for i in node.input) or (
-            stale and any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
-                          for a in node.attribute))  # (a subgraph may read a stale tensor)
+            stale and nested and _subgraphs(node))  # (a subgraph may read a stale tensor)
         if id(node) in waiting and not inputs_stale and node.input[0] in shapes:
             pending[:] = [p for p in pending if p is not node]
             if _rewrite(node, shapes[node.input[0]], where):
@@ -123,7 +128,7 @@ def count_as_onnxruntime(model, where):
     rewritten."""
     pending = [n for n in model.graph.node if n.domain in ("", "ai.onnx") and n.op_type in POOLS
                and _attr(n, "ceil_mode", 0)]
-    done = []
+    done, nested = [], bool(pending) and any(map(_subgraphs, model.graph.node))
     for _ in range(MAX_ROUNDS):
         if not pending:
             return done
@@ -132,7 +137,7 @@ def count_as_onnxruntime(model, where):
         except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError):
             return done  # (the strict inference after says what is wrong)
         before = len(pending)
-        rewritten = _round(model, pending, shapes, where)
+        rewritten = _round(model, pending, shapes, where, nested)
         done += rewritten
         if rewritten:
             del model.graph.value_info[:]  # shapes downstream change: infer again

@@ -16,6 +16,12 @@ from .errors import OnnxccError
 from .paths import REPO_ROOT, TARGETS_DIR, TOOLCHAINS_DIR
 
 
+#: the warnings the generated C (and the runtime and harnesses beside it) compiles under on
+#: every target (tests and the fuzzer fail on any): -Wshadow because a kernel local named
+#: like a parameter once read the wrong operand (docs/trust.md, "Warnings")
+WARNINGS = ("-Wall", "-Wextra", "-Wshadow")
+
+
 def run_captured(command, timeout, env=None):
     """Run ``command`` (a program, natively or in an emulator), with the variables ``env``
     added to the environment; CompletedProcess with text stdout and stderr. They go to

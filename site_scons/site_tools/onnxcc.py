@@ -60,7 +60,7 @@ try:
     from onnxcc import html_report, profile as profiler
     from onnxcc.footprint import fit, size_gate
     from onnxcc.report import format_gate, format_table, human_bytes
-    from onnxcc.targets import NATIVE, load_target, with_memory
+    from onnxcc.targets import NATIVE, WARNINGS, load_target, with_memory
 except ImportError as e:  # a missing Python package: exists() says no, generate() which
     _IMPORT_ERROR = e
 else:
@@ -519,7 +519,7 @@ def _model_env(env, target, toolchain, verbose, launcher=""):
         e.Replace(CC=tc.tool("gcc"), LINK=tc.tool("gcc"), AR=tc.tool("ar"), ARFLAGS=["rcD"],
                   RANLIB=tc.tool("ranlib"), RANLIBFLAGS=["-D"], OBJCOPY=tc.tool("objcopy"))
         cflags = _repo_nodes(e, tc.cflags + target.cflags)
-        e.Replace(CCFLAGS=cflags + ["-Wall", "-Wextra"], CFLAGS=["-std=c99"])
+        e.Replace(CCFLAGS=cflags + list(WARNINGS), CFLAGS=["-std=c99"])
         link = cflags + tc.linkflags
     else:
         e.Replace(OBJCOPY=_objcopy_beside(e), LINK="$CC")

@@ -92,7 +92,11 @@ ${ps.back(store, hw, width, lanes, m, chain, ' ' * 16)}\
 </%def>\
 ${tl.contracted(signature)}
 {
-${tl.types(lanes if transposed or full or any(l > 1 for _, _, l in tails) else 1, chain, 1 if straight else 2)}\
+## (along the pixels each column of tiles declares its own vector types: a narrower tail's
+## would shadow a wider vf of the function's scope, -Wshadow)
+% if transposed:
+${tl.types(lanes, chain, 1 if straight else 2)}\
+% endif
 % if transposed and not straight:
 ${ps.declare(lanes)}\
     float *const so = (float *)scratch; /* a panel's sums: ${hw} pixels x ${width} channels */
@@ -125,15 +129,14 @@ ${pixel_blocks(rest_channels)}\
 % else:
 % if full:
             for (int j0 = 0; j0 < ${full * width}; j0 += ${width}) {
+${tl.types(lanes, chain, 2)}\
 ${tl.row_blocks(mg, rows, vecs, lanes, cg, 1, 'wg', panel, a_at, b_at('j0'), init, out('j0'), width, chain, coords('j0'), 2, 16)}\
 ${copy_block('j0', width)}\
             }
 % endif
 % for j0, v, l in tails:
             {
-% if 1 < l < lanes:
 ${tl.types(l, chain, 2)}\
-% endif
 ${tl.row_blocks(mg, rows, v, l, cg, 1, 'wg', panel, a_at, b_at(j0), init, out(j0), v * l, chain, coords(j0), 2, 16)}\
 ${copy_block(j0, v * l)}\
             }

@@ -163,9 +163,9 @@ ${ind}}
 %>\
 % for q0, q1, width in runs:
 ${ind}for (int q = ${q0}; q < ${q1}; q += ${width}) {
-${ind}    const vp${width} a = *(const vp${width} *)(s + 2 * q - ${pl}), b = *(const vp${width} *)(s + 2 * q + ${width - pl});
+${ind}    const vp${width} lhs = *(const vp${width} *)(s + 2 * q - ${pl}), rhs = *(const vp${width} *)(s + 2 * q + ${width - pl});
 % for f, d, first in phases:
-${ind}    *(vp${width} *)(${d} + q) = __builtin_shuffle(a, b, (vpm${width}){${lanes_of(width, first)}});
+${ind}    *(vp${width} *)(${d} + q) = __builtin_shuffle(lhs, rhs, (vpm${width}){${lanes_of(width, first)}});
 % endfor
 ${ind}}
 % endfor

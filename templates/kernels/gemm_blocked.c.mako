@@ -75,7 +75,6 @@ ${row_blocks(j0, nvecs, nlanes, store, k - (chunks - 1) * chunk, False, True)}\
 </%def>\
 ${tl.contracted(signature)}
 {
-${tl.types(lanes if full or any(nl > 1 for _, _, nl, _ in tails) else 1, chain, lane_axis)}\
 % if len(batches) > 1:
     static const uint32_t a_offset[${len(batches)}] = {${', '.join(str(o[0]) for o in batches)}};
     static const uint32_t b_offset[${len(batches)}] = {${', '.join(str(o[1]) for o in batches)}};
@@ -93,14 +92,15 @@ ${tl.types(lanes if full or any(nl > 1 for _, _, nl, _ in tails) else 1, chain, 
 % endif
 % if full:
         for (int j0 = 0; j0 < ${full * width}; j0 += ${width}) {
+## (each column of tiles declares its own vector types: a narrower tail's would shadow
+## a wider vf of the function's scope, -Wshadow)
+${tl.types(lanes, chain, lane_axis)}\
 ${column_tile('j0', vecs, lanes, width)}\
         }
 % endif
 % for j0, nv, nl, store in tails:
         {
-% if 1 < nl < lanes:
 ${tl.types(nl, chain, lane_axis)}\
-% endif
 ${column_tile(j0, nv, nl, store)}\
         }
 % endfor

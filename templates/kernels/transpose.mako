@@ -14,7 +14,7 @@
 % for hh in [lanes >> k for k in range(1, int(lanes).bit_length()) if lanes >> k]:
 <% lo, hi = masks(hh) %>\
 % for i in [i for i in range(lanes) if not i & hh]:
-${ind}{ const vf a = ${names[i]}, b = ${names[i + hh]}; ${names[i]} = __builtin_shuffle(a, b, (vlm){${lo}}); ${names[i + hh]} = __builtin_shuffle(a, b, (vlm){${hi}}); }
+${ind}{ const vf lhs = ${names[i]}, rhs = ${names[i + hh]}; ${names[i]} = __builtin_shuffle(lhs, rhs, (vlm){${lo}}); ${names[i + hh]} = __builtin_shuffle(lhs, rhs, (vlm){${hi}}); }
 % endfor
 % endfor
 </%def>

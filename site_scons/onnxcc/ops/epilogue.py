@@ -188,13 +188,13 @@ def vector_epilogue_code(var, chain, coords, lane_axis, lanes, valid):
         if op in BINARY:
             index = " + ".join(f"({c}) * {s}u" for c, s in zip(coords, attrs["strides"]) if s)
             at = f"{attrs['operand']}[{index or '0'}]"
-            left, right = (var, "w") if attrs["value_first"] else ("w", var)
+            left, right = (var, "operand") if attrs["value_first"] else ("operand", var)
             if attrs["strides"][lane_axis] == 0:
-                load = f"const vf w = (vf){{0}} + {at};"
+                load = f"const vf operand = (vf){{0}} + {at};"
             elif valid == lanes:
-                load = f"const vf w = *(const vfu *)&{at};"
+                load = f"const vf operand = *(const vfu *)&{at};"
             else:
-                load = f"vf w = (vf){{0}}; memcpy(&w, &{at}, {valid}u * sizeof(float));"
+                load = f"vf operand = (vf){{0}}; memcpy(&operand, &{at}, {valid}u * sizeof(float));"
             statements.append(f"{{ {load} {var} = {left} {BINARY[op]} {right}; }}")
         else:
             statements.append(VECTOR_STATEMENTS[op](var, attrs, lanes))
