@@ -15,6 +15,7 @@ from .errors import OnnxccError
 from .files import write_text
 from .memory import liveness, schedule as scheduling
 from .memory.algorithms import ALGORITHMS
+from .memory import bands as banding
 from .memory import patches as patching
 from .memory.forwarding import Lowered, forward
 from .memory.pools import parse_pools, place_in_pools
@@ -194,7 +195,8 @@ def summary(plan):
         f"'{p['join']}' (arena {human_bytes(p['arena_bytes_without'])} without, "
         f"{patching.overhead_percent(p)} more multiply-accumulates, {p['kernels']} patch kernels)")
     return (f"{pools}{io}; liveness lower bound of the graph "
-            f"{human_bytes(plan['graph_lower_bound_bytes'])}{patched}")
+            f"{human_bytes(plan['graph_lower_bound_bytes'])}{patched}"
+            f"{banding.summary(plan.get('bands', []))}")
 
 
 #: the largest arena of a target without a RAM size (the C API's sizes stay 32-bit)
@@ -269,18 +271,39 @@ def plan_with_patches(graph, patches, ram_bytes, **options):
     return patched
 
 
+def plan_with_bands(graph, bands, cache_bytes, patches, ram_bytes, **options):
+    """``plan_with_patches``'s plan; where it runs no patches, with the interior blocks
+    ``memory.bands.choose`` puts in row bands (``plan["bands"]``, which
+    ``memory.patches.apply`` reapplies) for a cache of ``cache_bytes``."""
+    result = plan_with_patches(graph, patches, ram_bytes, **options)
+    if "patches" in result:
+        return result
+    banded, described = banding.choose(graph, bands, cache_bytes)
+    if not described:
+        return result
+    planned = plan(banded, **options)
+    planned["bands"] = described
+    return planned
+
+
 def run(graph_path, plan_path, source=None, tactics_path=None, ram_bytes=0, patches="off",
-        **options):
+        bands="off", cache_bytes=0, **options):
     """Plan the graph at ``graph_path`` into ``plan_path``; errors name ``source`` (the
     user's model file). ``tactics_path``: the kernels the nodes run (their scratch, and
     whether they can write over an input), else the reference kernels. ``ram_bytes``: the
     target's RAM (0: no limit), which the arena must fit; ``patches``: see
-    ``plan_with_patches``."""
+    ``plan_with_patches``; ``bands`` and ``cache_bytes`` (the target's L2): see
+    ``plan_with_bands`` (opt=size bands nothing unless forced: its reference kernels are
+    compute-bound)."""
     graph = load_graph(graph_path, with_values=False)
+    bands = banding.check_bands(bands)
     if tactics_path:
         tactics.annotate(graph, tactics.load(tactics_path))
+        if bands == "auto" and tactics.load_opt(tactics_path) == "size":
+            bands = "off"
     try:
-        result = plan_with_patches(graph, patching.check_grid(patches), ram_bytes, **options)
+        result = plan_with_bands(graph, bands, cache_bytes, patching.check_grid(patches), ram_bytes,
+                                 **options)
         check_fits_ram(result, ram_bytes)
     except OnnxccError as e:
         raise OnnxccError(e.message, where=e.where or source or graph_path, hint=e.hint) from None
