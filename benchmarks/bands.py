@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Row bands through inverted residual blocks (memory/bands.py): each zoo network built
 with bands=off and bands=auto (and, with --base, by another checkout's code), timed side
-by side in interleaved rounds (medians and 10th percentiles), and, with --profile,
+by side in interleaved rounds (medians of wall time, and in parentheses of CPU time:
+perf stat's task-clock, which a shared machine's load disturbs less), and, with --profile,
 the banded blocks' time per block from `scons ... profile` of both builds.
 
     .venv/bin/python benchmarks/bands.py --only mobilenet_v2,mnasnet0_5,efficientnet_b0
@@ -13,6 +14,7 @@ import collections
 import json
 import os
 import statistics
+import subprocess
 import sys
 
 BENCHMARKS = os.path.dirname(os.path.abspath(__file__))
@@ -43,16 +45,29 @@ def profile_blocks(path, target, build_dir, bands, groups):
     return cost
 
 
+def cpu_us(elf, runs):
+    """CPU microseconds of one run of a host harness: ``perf stat``'s task-clock of
+    ``runs`` + 5 runs less that of 5 (start-up and weights loading cancel out). Unlike
+    wall time, it leaves out the time the process waits for a core (the machine is
+    shared)."""
+    def clock(n):
+        r = subprocess.run(["perf", "stat", "-x,", "-e", "task-clock", elf, str(n), "1"],
+                           capture_output=True, text=True, check=True)
+        return float(r.stderr.strip().splitlines()[-1].split(",")[0])  # ms
+    return (clock(runs + 5) - clock(5)) / runs * 1000
+
+
 def interleave(elfs, target, rounds, chunk):
-    """{key: (median, 10th percentile)} in us of the harnesses ``elfs`` timed in ``rounds``
-    rounds of ``chunk`` runs each, taking turns at running first. The low percentile is
-    the one to read on a loaded machine (runs a context switch hit are the slow tail)."""
-    samples = {k: [] for k in elfs}
+    """{key: (median wall us, median CPU us)} of the harnesses ``elfs``, timed in
+    ``rounds`` rounds of ``chunk`` runs each (and a CPU-time measure of 4 * ``chunk``
+    runs), taking turns at running first."""
+    wall, cpu = {k: [] for k in elfs}, {k: [] for k in elfs}
     keys = list(elfs)
     for r in range(rounds):
         for key in keys[r % len(keys):] + keys[:r % len(keys)]:
-            samples[key] += speed.time_harness(elfs[key], chunk, target)
-    return {k: (statistics.median(v) / 1000, sorted(v)[len(v) // 10] / 1000) for k, v in samples.items()}
+            wall[key] += speed.time_harness(elfs[key], chunk, target)
+            cpu[key].append(cpu_us(elfs[key], 4 * chunk))
+    return {k: (statistics.median(wall[k]) / 1000, statistics.median(cpu[k])) for k in elfs}
 
 
 def main():
@@ -67,8 +82,8 @@ def main():
     args = parser.parse_args()
     if not os.path.isdir(zoo_models.DEFAULT_OUT):
         zoo_models.write()
-    base = " base us (p10) | auto/base (p10) |" if args.base else ""
-    print(f"| model | target | bands | off us (p10) | auto us (p10) | auto/off (p10) |{base}")
+    base = " base us | auto/base |" if args.base else ""
+    print(f"| model | target | bands | off us | auto us | auto/off |{base}")
     print("| --- | --- | --- | ---: | ---: | ---: |" + (" ---: | ---: |" if args.base else ""))
     for model in args.only.split(","):
         path = os.path.join(zoo_models.DEFAULT_OUT, f"{model}.onnx")

@@ -152,3 +152,10 @@ def test_bad_bands_setting_is_one_line(tmp_path):
     r = run_scons("model=models/tiny_cnn.onnx", "bands=1", f"build_dir={tmp_path}")
     assert r.returncode == 2
     assert_one_clear_line(r, "bands=1 is not known", "bands= takes")
+
+
+def test_forced_bands_on_a_graph_without_a_block_is_one_line(tmp_path):
+    path = _save(tmp_path / "g.onnx", [helper.make_node("Relu", ["x"], ["y"])], [1, 2, 4, 4], [1, 2, 4, 4], [])
+    r = run_scons(f"model={path}", "bands=2", f"build_dir={tmp_path}")
+    assert r.returncode == 2
+    assert_one_clear_line(r, "bands=2", bands.NO_BLOCK)

@@ -38,6 +38,8 @@ MACS_PER_BYTE = 2
 #: the share of the cache one band's tensors may fill (the weights and the next band's
 #: first rows share it)
 BAND_SHARE = 0.5
+#: what a forced ``bands=N`` says when no block can run in bands
+NO_BLOCK = "has no block to run in row bands"
 #: the most bands of one stage
 MAX_BANDS = 32
 
