@@ -64,16 +64,16 @@ def choose_order(graph, schedule, io_in_arena, lowered=None):
     return given
 
 
-def in_place_that_counts(graph, order, f, planned):
+def in_place_that_counts(graph, order, f, planned, joins=False):
     """The nodes whose writing over an input keeps the peak down: without it, the bytes
     live at their step would exceed the lower bound. Elsewhere, writing over the input
     only ties buffers together (a shrunk output left at the bottom of a large one), which
-    can keep the placement from reaching the lower bound. A patch's join always counts:
-    copying the whole join tensor for each patch cost mobilenet_v2's row bands 2% of its
-    time."""
+    can keep the placement from reaching the lower bound. With ``joins``, a patch's join
+    always counts: copying the whole join tensor for each band cost mobilenet_v2's row
+    bands (memory/bands.py) 2% of its time."""
     live = live_bytes([p.buffer for p in planned])
     bound = max(live.values(), default=0)
-    needed = {k for k in f.overwrites if graph.nodes[k].op == patching.JOIN}
+    needed = {k for k in f.overwrites if joins and graph.nodes[k].op == patching.JOIN}
     for step, k in enumerate(order):
         if k not in f.overwrites:
             continue
@@ -85,7 +85,7 @@ def in_place_that_counts(graph, order, f, planned):
     return needed
 
 
-def _forward_and_place(graph, order, io_in_arena, pools, algorithm, lowered=None):
+def _forward_and_place(graph, order, io_in_arena, pools, algorithm, lowered=None, joins=False):
     """(forwarding, buffers, pool plans): writing over inputs wherever kernels can, or only
     where that keeps the peak down, whichever needs fewer bytes (the latter on a tie:
     in-place kernels that need scratch are the slower ones)."""
@@ -100,12 +100,14 @@ def _forward_and_place(graph, order, io_in_arena, pools, algorithm, lowered=None
             best = (size, f, planned, plans)
         if in_place is not True:
             return best[1:]
-        in_place = in_place_that_counts(graph, order, f, planned)
+        in_place = in_place_that_counts(graph, order, f, planned, joins)
         if in_place == set(f.overwrites):
             return best[1:]
 
 
-def plan(graph, planner="auto", schedule="memory", pools="", io="caller"):
+def plan(graph, planner="auto", schedule="memory", pools="", io="caller", joins_in_place=False):
+    """The plan of ``graph``; ``joins_in_place``: every patch join writes over the one
+    before (see ``in_place_that_counts``)."""
     check_options(planner, schedule, io)
     io_in_arena = io == "arena"
     if io_in_arena:
@@ -116,7 +118,7 @@ def plan(graph, planner="auto", schedule="memory", pools="", io="caller"):
     lowered = Lowered(graph)  # each node lowered once, whichever forwardings are tried
     order = choose_order(graph, schedule, io_in_arena, lowered)
     f, planned, pool_plans = _forward_and_place(graph, order, io_in_arena, parse_pools(pools),
-                                                ALGORITHMS[planner], lowered)
+                                                ALGORITHMS[planner], lowered, joins_in_place)
 
     where = {}  # buffer index -> (pool name, offset)
     pools_json = []
@@ -286,7 +288,7 @@ def plan_with_bands(graph, bands, cache_bytes, patches, ram_bytes, **options):
                               hint="row bands take convolutions, pools and elementwise ops "
                                    "of one NCHW image")
         return result
-    planned = plan(banded, **options)
+    planned = plan(banded, **options, joins_in_place=True)
     planned["bands"] = described
     return planned
 
