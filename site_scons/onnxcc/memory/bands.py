@@ -13,10 +13,10 @@ tensor (the band's first node reads a ``Slice`` of it) and applied to several st
 one graph; every kernel and tactic applies unchanged (a band node keeps its layer's
 tactic). ``choose`` finds the stages and how many bands each gets:
 
-  auto  on a target with an ``l2_bytes`` cache (the host targets), a stage whose internal
-        tensors outgrow half of it, cut into the fewest bands whose tensors fit in it,
-        when the bytes kept out of memory outweigh the recomputed multiply-accumulates
-        (``MACS_PER_BYTE``, measured on x86_64-avx512: docs/speed.md)
+  auto  on a target with an ``l2_bytes`` cache (the host targets), a stage with a tensor
+        inside larger than the cache, cut into the fewest bands whose tensors fit half
+        of it, when the bytes kept out of memory (``CYCLES_PER_BYTE``) outweigh the
+        cycles the halos add (the chosen tactics' estimates, epilogues included)
   N     every stage (of up to ``MAX_NODES`` nodes from a windowed one) in N bands: for
         the tests and the fuzzer, which check that any stage runs right in bands
 """
@@ -31,10 +31,12 @@ from . import patches as patching
 #: the longest stage tried from each windowed node (an inverted residual block and a
 #: separate residual Add or activation)
 MAX_NODES = 4
-#: multiply-accumulates one byte of memory traffic costs on a memory-bound layer
-#: (x86_64-avx512: the expansion of mobilenet_v2's 112x112 block runs at 38 GMAC/s, at
-#: 80 from cache, for 4.8 MB written and read back)
-MACS_PER_BYTE = 2
+#: cycles one byte of a tensor written to memory and read back costs more than from L2
+#: (x86_64-avx512, mobilenet_v2's 112x112 block: its expansion and depthwise conv took
+#: 345 us less in bands for 9.6 MB of traffic, about 0.13 cycles a byte at 3.6 GHz; kept
+#: low, so that efficientnet_b0's block of a Swish expansion and a 5x5 stride-2 depthwise,
+#: measured 3% slower in 7 bands, is not banded)
+CYCLES_PER_BYTE = 0.1
 #: the share of the cache one band's tensors may fill (the weights and the next band's
 #: first rows share it)
 BAND_SHARE = 0.5
@@ -51,12 +53,14 @@ class Stage:
     nodes: list  # node indices, in order
     bands: int
     extra_macs: int = 0
+    extra_cycles: int = 0  # estimated
     saved_bytes: int = 0
 
     def describe(self, graph):
         return {"source": self.source, "join": graph.nodes[self.nodes[-1]].outputs[0],
                 "nodes": [graph.nodes[k].name for k in self.nodes], "bands": self.bands,
-                "extra_macs": self.extra_macs, "saved_bytes": self.saved_bytes}
+                "extra_macs": self.extra_macs, "extra_cycles": self.extra_cycles,
+                "saved_bytes": self.saved_bytes}
 
 
 def check_bands(value):
@@ -90,53 +94,69 @@ def _region_bytes(graph, t, r):
     return info.nbytes * (r.r1 - r.r0) * (r.c1 - r.c0) // (info.shape[2] * info.shape[3])
 
 
-def _cost(graph, nodes, bands, macs):
-    """(largest band's bytes of tensors, recomputed multiply-accumulates) of ``nodes`` in
-    ``bands`` row bands; OnnxccError where a band's windows read only padding."""
+def _cost(graph, nodes, bands, work):
+    """(largest band's bytes of tensors, the added work) of ``nodes`` in ``bands`` row
+    bands, for each of ``work`` ({node name: one work measure of the layer}, e.g. MACs);
+    OnnxccError where a band's windows read only padding."""
     join = graph.nodes[nodes[-1]].outputs[0]
     _, _, h, w = graph.info(join).shape
-    largest, total = 0, 0
+    largest, shares = 0, {k: 0.0 for k in nodes}
     for r0, r1 in patching._split(h, bands):
         need, _ = patching._needs(graph, nodes, patching.Region(r0, r1, 0, w))
         largest = max(largest, sum(_region_bytes(graph, t, r) for t, r in need.items()))
         for k in nodes:
             out = graph.nodes[k].outputs[0]
             r, shape = need[out], graph.info(out).shape
-            total += macs[graph.nodes[k].name] * (r.r1 - r.r0) * (r.c1 - r.c0) // (shape[2] * shape[3])
-    return largest, total - sum(macs[graph.nodes[k].name] for k in nodes)
+            shares[k] += (r.r1 - r.r0) * (r.c1 - r.c0) / (shape[2] * shape[3])
+    return largest, [round(sum(each[graph.nodes[k].name] * (shares[k] - 1) for k in nodes))
+                     for each in work]
 
 
-def _auto(graph, source, nodes, length, cache, macs):
+class _Cycles(dict):
+    """{node name: estimated cycles of its chosen tactic} (its MACs where not
+    estimated), each costed when first asked for: only the stages' nodes are."""
+
+    def __init__(self, graph, macs):
+        super().__init__()
+        self.nodes, self.graph, self.macs = {n.name: n for n in graph.nodes}, graph, macs
+
+    def __missing__(self, name):
+        node = self.nodes[name]
+        tactic, cpu = ops.chosen_tactic(node)
+        found = next((t for t in ops.tactics_for(node) if t.name == tactic), None)
+        self[name] = found.cost(node, self.graph, cpu) if found and found.cost else self.macs[name]
+        return self[name]
+
+
+def _auto(graph, source, nodes, length, cache, work):
     """The Stage of ``nodes[:length]`` in the fewest bands whose tensors fit half of
     ``cache``, when that pays; else None."""
     stage = nodes[:length]
     internal = [graph.nodes[k].outputs[0] for k in stage[:-1]]
     saved = sum(2 * graph.info(t).nbytes for t in internal if graph.info(t).nbytes > cache)
-    if not saved or graph.info(graph.nodes[stage[-1]].outputs[0]).nbytes > cache:
-        return None  # (a wide join would go to memory whole all the same)
+    if not saved:
+        return None
     rows = graph.info(graph.nodes[stage[-1]].outputs[0]).shape[2]
     for bands in range(2, min(rows, MAX_BANDS) + 1):
         try:
-            largest, extra = _cost(graph, stage, bands, macs)
+            largest, (macs, cycles) = _cost(graph, stage, bands, work)
         except OnnxccError:
             continue
         if largest <= cache * BAND_SHARE:
-            if saved * MACS_PER_BYTE <= extra:
-                return None
-            return Stage(source, stage, bands, extra, saved)
+            return Stage(source, stage, bands, macs, cycles, saved) if saved * CYCLES_PER_BYTE > cycles else None
     return None
 
 
-def _forced(graph, source, nodes, length, bands, macs):
+def _forced(graph, source, nodes, length, bands, work):
     stage = nodes[:length]
     rows = graph.info(graph.nodes[stage[-1]].outputs[0]).shape[2]
     if rows < 2:
         return None
     try:
-        _, extra = _cost(graph, stage, min(bands, rows), macs)
+        _, (macs, cycles) = _cost(graph, stage, min(bands, rows), work)
     except OnnxccError:
         return None
-    return Stage(source, stage, min(bands, rows), extra, 0)
+    return Stage(source, stage, min(bands, rows), macs, cycles, 0)
 
 
 def _lowers(graph, names):
@@ -152,15 +172,15 @@ def _lowers(graph, names):
 
 
 def _gain(s):
-    return s.saved_bytes * MACS_PER_BYTE - s.extra_macs
+    return s.saved_bytes * CYCLES_PER_BYTE - s.extra_cycles
 
 
-def _auto_stages(graph, cache, macs):
+def _auto_stages(graph, cache, work):
     """The stages that pay most, which do not overlap: from each node the best."""
     best = []
     for k in range(len(graph.nodes)):
         source, nodes, joins = _run_from(graph, k)
-        options = [s for s in (_auto(graph, source, nodes, n, cache, macs) for n in joins) if s]
+        options = [s for s in (_auto(graph, source, nodes, n, cache, work) for n in joins) if s]
         if options:
             best.append(max(options, key=lambda s: (_gain(s), len(s.nodes))))
     chosen, taken = [], set()
@@ -171,12 +191,12 @@ def _auto_stages(graph, cache, macs):
     return sorted(chosen, key=lambda s: s.nodes[0])
 
 
-def _forced_stages(graph, bands, macs):
+def _forced_stages(graph, bands, work):
     """From the first node on, the longest stage from each node not yet in one."""
     chosen, k = [], 0
     while k < len(graph.nodes):
         source, nodes, joins = _run_from(graph, k)
-        options = [s for s in (_forced(graph, source, nodes, n, bands, macs) for n in joins) if s]
+        options = [s for s in (_forced(graph, source, nodes, n, bands, work) for n in joins) if s]
         if not options:
             k += 1
             continue
@@ -192,7 +212,8 @@ def choose(graph, mode, cache):
     if mode == "off" or (mode == "auto" and not cache):
         return graph, []
     macs = graph_macs(graph)
-    chosen = _forced_stages(graph, mode, macs) if mode != "auto" else _auto_stages(graph, cache, macs)
+    work = (macs, _Cycles(graph, macs))
+    chosen = _forced_stages(graph, mode, work) if mode != "auto" else _auto_stages(graph, cache, work)
     described, banded = [], graph
     for s in chosen:
         d = s.describe(graph)
