@@ -226,7 +226,8 @@ def choose(graph, mode, cache):
 
 
 def summary(described):
-    """', N blocks in row bands (x% more multiply-accumulates)' of a plan's ``bands``."""
+    """'; N blocks in row bands (b1, b2 ... bands, x M more multiply-accumulates)' of a
+    plan's ``bands``."""
     if not described:
         return ""
     extra = sum(d["extra_macs"] for d in described)
