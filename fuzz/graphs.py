@@ -37,6 +37,7 @@ from .verdict import as_accurate_as_onnxruntime, closer_to_the_specification, wi
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 from onnxcc import scons_batch, verify  # noqa: E402
+from onnxcc.memory.bands import NO_BLOCK  # noqa: E402
 from onnxcc.memory.patches import NO_STAGE  # noqa: E402
 from onnxcc.sanitize import build_folder  # noqa: E402  (the folder of a sanitized build)
 
@@ -57,17 +58,20 @@ SHRINK_SECONDS = 600
 
 
 def configurations(spec, target):
-    """(name, opt, fuse, tactic, patches) of every build of ``spec``: the cost model's
-    choice, the reference kernels, the spec's forced tactics with its fusion setting, and
-    the forced tactics run patch by patch where the graph starts with a 2-D convolution of
-    one image (2x1 or 2x2 patches: memory/patches.py)."""
+    """(name, opt, fuse, tactic, patches, bands) of every build of ``spec``: the cost
+    model's choice, the reference kernels, the spec's forced tactics with its fusion
+    setting, and where the graph starts with a 2-D convolution of one image the forced
+    tactics run patch by patch (2x1 or 2x2 patches: memory/patches.py) and in row bands
+    from each convolution on (2 or 3: memory/bands.py)."""
     forced = ",".join(f"{op}:{t}" for op, t in sorted(spec.get("tactic", {}).items()))
-    configs = [("speed", "speed", True, "", "auto"), ("size", "size", True, "", "auto")]
+    configs = [("speed", "speed", True, "", "auto", "auto"), ("size", "size", True, "", "auto", "auto")]
     if forced or not spec.get("fuse", True):
-        configs.append(("forced", "speed", spec.get("fuse", True), forced, "auto"))
+        configs.append(("forced", "speed", spec.get("fuse", True), forced, "auto", "auto"))
     x = spec["anchor"].get("x") or []
     if spec["anchor"]["op"] == "Conv" and len(x) == 4 and x[0] == 1:  # a stage to run in patches
-        configs.append(("patches", "speed", spec.get("fuse", True), forced, ("2x1", "2")[spec["seed"] % 2]))
+        configs.append(("patches", "speed", spec.get("fuse", True), forced, ("2x1", "2")[spec["seed"] % 2],
+                        "auto"))
+        configs.append(("bands", "speed", spec.get("fuse", True), forced, "off", ("2", "3")[spec["seed"] % 2]))
     if target not in NATIVE:  # emulated: the fast paths only
         configs = [c for c in configs if c[0] != "size"]
     return configs
@@ -88,12 +92,13 @@ def check(batch, target, workdir, jobs=1, sanitize=False, keep=False):
         name = spec_name(spec)
         path = os.path.join(models, f"{name}.onnx")
         onnx.save(build_model(spec), path)
-        for config, opt, fuse, tactic, patches in configurations(spec, target):
+        for config, opt, fuse, tactic, patches, bands in configurations(spec, target):
             build_dir = os.path.join(workdir, config)
             cases.append({"name": name, "config": config, "model": path, "build_dir": build_dir,
                           "out": os.path.join(build_dir, build_folder(target, sanitize), name),
                           "opt": opt, "fuse": fuse,
-                          "tactic": tactic, "patches": patches, "seed": spec["seed"] % 1000})
+                          "tactic": tactic, "patches": patches, "bands": bands,
+                          "seed": spec["seed"] % 1000})
     results, pending = {}, cases
     # a forced build is retried once per tactic it refuses (each refusal names one), and a
     # case with no report is built once more
@@ -155,7 +160,7 @@ def _build(cases, target, workdir, jobs, sanitize):
         report = os.path.join(out, "verify", "report.json")
         if timed_out and not os.path.exists(report):
             mine.append(f"the batch did not finish in {timeout} s")
-        if mine and all(INAPPLICABLE in msg or NO_STAGE in msg for msg in mine):
+        if mine and all(INAPPLICABLE in msg or NO_STAGE in msg or NO_BLOCK in msg for msg in mine):
             status, message = "refused", mine[0]
         elif any(REFERENCE_FAILED in msg for msg in mine):
             status, message = "discarded", next(msg for msg in mine if REFERENCE_FAILED in msg)
@@ -302,10 +307,10 @@ def _one_round(target, graphs, seed, batch, jobs, workdir, progress, sanitize, s
             fresh = {name for name in by_name if name not in seen}
             seen.update(fresh)
             counts.update(r["status"] for r in results if r["name"] in fresh)
-            counts.update("patched" for r in results if r["name"] in fresh and r["config"] == "patches"
-                          and r["status"] == "pass")
+            counts.update(r["config"] for r in results if r["name"] in fresh and r["status"] == "pass"
+                          and r["config"] in ("patches", "bands"))
             progress(f"[fuzz] {target}: {len(seen)} graphs, {counts['pass']} builds passed "
-                     f"({counts['patched']} run in patches), "
+                     f"({counts['patches']} run in patches, {counts['bands']} in row bands), "
                      f"{counts['fail']} failed, {counts['refused']} refused, "
                      f"{counts['discarded']} discarded, {counts['ill-conditioned']} ill-conditioned, "
                      f"{counts['onnxruntime-disagrees']} where onnxruntime disagrees with itself "

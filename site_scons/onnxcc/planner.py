@@ -15,6 +15,7 @@ from .errors import OnnxccError
 from .files import write_text
 from .memory import liveness, schedule as scheduling
 from .memory.algorithms import ALGORITHMS
+from .memory import bands as banding
 from .memory import patches as patching
 from .memory.forwarding import Lowered, forward
 from .memory.pools import parse_pools, place_in_pools
@@ -63,14 +64,16 @@ def choose_order(graph, schedule, io_in_arena, lowered=None):
     return given
 
 
-def in_place_that_counts(graph, order, f, planned):
+def in_place_that_counts(graph, order, f, planned, joins=False):
     """The nodes whose writing over an input keeps the peak down: without it, the bytes
     live at their step would exceed the lower bound. Elsewhere, writing over the input
     only ties buffers together (a shrunk output left at the bottom of a large one), which
-    can keep the placement from reaching the lower bound."""
+    can keep the placement from reaching the lower bound. With ``joins``, a patch's join
+    always counts: copying the whole join tensor for each band cost mobilenet_v2's row
+    bands (memory/bands.py) 2% of its time."""
     live = live_bytes([p.buffer for p in planned])
     bound = max(live.values(), default=0)
-    needed = set()
+    needed = {k for k in f.overwrites if joins and graph.nodes[k].op == patching.JOIN}
     for step, k in enumerate(order):
         if k not in f.overwrites:
             continue
@@ -82,7 +85,7 @@ def in_place_that_counts(graph, order, f, planned):
     return needed
 
 
-def _forward_and_place(graph, order, io_in_arena, pools, algorithm, lowered=None):
+def _forward_and_place(graph, order, io_in_arena, pools, algorithm, lowered=None, joins=False):
     """(forwarding, buffers, pool plans): writing over inputs wherever kernels can, or only
     where that keeps the peak down, whichever needs fewer bytes (the latter on a tie:
     in-place kernels that need scratch are the slower ones)."""
@@ -97,12 +100,14 @@ def _forward_and_place(graph, order, io_in_arena, pools, algorithm, lowered=None
             best = (size, f, planned, plans)
         if in_place is not True:
             return best[1:]
-        in_place = in_place_that_counts(graph, order, f, planned)
+        in_place = in_place_that_counts(graph, order, f, planned, joins)
         if in_place == set(f.overwrites):
             return best[1:]
 
 
-def plan(graph, planner="auto", schedule="memory", pools="", io="caller"):
+def plan(graph, planner="auto", schedule="memory", pools="", io="caller", joins_in_place=False):
+    """The plan of ``graph``; ``joins_in_place``: every patch join writes over the one
+    before (see ``in_place_that_counts``)."""
     check_options(planner, schedule, io)
     io_in_arena = io == "arena"
     if io_in_arena:
@@ -113,7 +118,7 @@ def plan(graph, planner="auto", schedule="memory", pools="", io="caller"):
     lowered = Lowered(graph)  # each node lowered once, whichever forwardings are tried
     order = choose_order(graph, schedule, io_in_arena, lowered)
     f, planned, pool_plans = _forward_and_place(graph, order, io_in_arena, parse_pools(pools),
-                                                ALGORITHMS[planner], lowered)
+                                                ALGORITHMS[planner], lowered, joins_in_place)
 
     where = {}  # buffer index -> (pool name, offset)
     pools_json = []
@@ -194,7 +199,8 @@ def summary(plan):
         f"'{p['join']}' (arena {human_bytes(p['arena_bytes_without'])} without, "
         f"{patching.overhead_percent(p)} more multiply-accumulates, {p['kernels']} patch kernels)")
     return (f"{pools}{io}; liveness lower bound of the graph "
-            f"{human_bytes(plan['graph_lower_bound_bytes'])}{patched}")
+            f"{human_bytes(plan['graph_lower_bound_bytes'])}{patched}"
+            f"{banding.summary(plan.get('bands', []))}")
 
 
 #: the largest arena of a target without a RAM size (the C API's sizes stay 32-bit)
@@ -269,18 +275,42 @@ def plan_with_patches(graph, patches, ram_bytes, **options):
     return patched
 
 
+def plan_with_bands(graph, bands, cache_bytes, patches, ram_bytes, **options):
+    """``plan_with_patches``'s plan; where it runs no patches, with the interior blocks
+    ``memory.bands.choose`` puts in row bands (``plan["bands"]``, which
+    ``memory.patches.apply`` reapplies) for a cache of ``cache_bytes``."""
+    result = plan_with_patches(graph, patches, ram_bytes, **options)
+    banded, described = banding.choose(graph, bands, cache_bytes) if "patches" not in result else (graph, [])
+    if not described:
+        if bands not in ("auto", "off"):
+            raise OnnxccError(f"bands={bands}: the graph {banding.NO_BLOCK}"
+                              + (" besides its patches" if "patches" in result else ""),
+                              hint="row bands take convolutions, pools and elementwise ops "
+                                   "of one NCHW image")
+        return result
+    planned = plan(banded, **options, joins_in_place=True)
+    planned["bands"] = described
+    return planned
+
+
 def run(graph_path, plan_path, source=None, tactics_path=None, ram_bytes=0, patches="off",
-        **options):
+        bands="off", cache_bytes=0, **options):
     """Plan the graph at ``graph_path`` into ``plan_path``; errors name ``source`` (the
     user's model file). ``tactics_path``: the kernels the nodes run (their scratch, and
     whether they can write over an input), else the reference kernels. ``ram_bytes``: the
     target's RAM (0: no limit), which the arena must fit; ``patches``: see
-    ``plan_with_patches``."""
+    ``plan_with_patches``; ``bands`` and ``cache_bytes`` (the target's L2): see
+    ``plan_with_bands`` (opt=size bands nothing unless forced: its reference kernels are
+    compute-bound)."""
     graph = load_graph(graph_path, with_values=False)
+    bands = banding.check_bands(bands)
     if tactics_path:
         tactics.annotate(graph, tactics.load(tactics_path))
+        if bands == "auto" and tactics.load_opt(tactics_path) == "size":
+            bands = "off"
     try:
-        result = plan_with_patches(graph, patching.check_grid(patches), ram_bytes, **options)
+        result = plan_with_bands(graph, bands, cache_bytes, patching.check_grid(patches), ram_bytes,
+                                 **options)
         check_fits_ram(result, ram_bytes)
     except OnnxccError as e:
         raise OnnxccError(e.message, where=e.where or source or graph_path, hint=e.hint) from None

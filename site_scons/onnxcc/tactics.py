@@ -147,6 +147,12 @@ def annotate(graph, selection):
     return graph
 
 
+def load_opt(path):
+    """The ``opt`` a select stage chose for (speed or size)."""
+    with open(path) as f:
+        return json.load(f)["opt"]
+
+
 def load(path):
     """The Selection a select stage wrote."""
     with open(path) as f:

@@ -91,6 +91,9 @@ class Target:
     # default, like the verify harness)
     footprint_sources: list = None
     footprint_linkflags: list = None
+    # the cache (L2) a row band of an interior block should fit (memory/bands.py, the
+    # [cpu] table's l2_bytes); 0: no block runs in bands unless forced
+    l2_bytes: int = 0
 
     def __post_init__(self):
         if self.footprint_sources is None:
@@ -249,7 +252,8 @@ def load_target(name):
                   footprint_sources=[os.path.join(REPO_ROOT, s) for s in t["footprint_sources"]]
                   if "footprint_sources" in t else None,
                   footprint_linkflags=[_repo_path(a) for a in t["footprint_linkflags"]]
-                  if "footprint_linkflags" in t else None)
+                  if "footprint_linkflags" in t else None,
+                  l2_bytes=int(cpu.get("l2_bytes", 0)))
 
 
 def parse_bytes(text, option):

@@ -54,6 +54,7 @@ try:
     from onnxcc.memory.pools import parse_pools
     from onnxcc.planner import check_options as check_plan_options
     from onnxcc.memory.patches import check_grid as check_patches
+    from onnxcc.memory.bands import check_bands
     from onnxcc.codegen import sources as codegen
     from onnxcc.files import write_text
     from onnxcc import footprint
@@ -138,7 +139,8 @@ def _plan(targets, sources, env):
     p = planner.run(sources[0], targets[0], str(env["ONNXCC_SOURCE"]), planner=env["ONNXCC_PLANNER"],
                     schedule=env["ONNXCC_SCHEDULE"], pools=env["ONNXCC_POOLS"], io=env["ONNXCC_IO"],
                     tactics_path=sources[1], ram_bytes=env["ONNXCC_TARGET"].ram_bytes,
-                    patches=env["ONNXCC_PATCHES"])
+                    patches=env["ONNXCC_PATCHES"], bands=env["ONNXCC_BANDS"],
+                    cache_bytes=env["ONNXCC_L2"])
     return f"[plan] {env['ONNXCC_NAME']}: {planner.summary(p)}"
 
 
@@ -347,7 +349,8 @@ BUILDERS = {
                                     emitter=_tactics_outputs),
     "OnnxccPlan": _python_builder("plan", _plan, ["ONNXCC_SOURCE", "ONNXCC_PLANNER",
                                                   "ONNXCC_SCHEDULE", "ONNXCC_POOLS", "ONNXCC_IO",
-                                                  "ONNXCC_RAM", "ONNXCC_PATCHES"]),
+                                                  "ONNXCC_RAM", "ONNXCC_PATCHES", "ONNXCC_BANDS",
+                                                  "ONNXCC_L2"]),
     "OnnxccGenerateModel": _python_builder("generate", _generate_model, ["ONNXCC_NAME", "ONNXCC_SOURCE"],
                                            templates=("model.h.mako", "model.c.mako"),
                                            emitter=_outputs("{stem}.c")),
@@ -573,7 +576,7 @@ def _claim(folder, model, name):
 def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain="target",
               weights_section="", weights_format="bin", input_shape="", fuse=True, seed=0, testdata=None,
               verbose=False, need_runner=False, flash=None, ram=None, planner="auto",
-              schedule="memory", pools="", io="caller", patches="auto", opt="speed", tactic="",
+              schedule="memory", pools="", io="caller", patches="auto", bands="auto", opt="speed", tactic="",
               autotune=False, sanitize=False, launcher="", with_profile=False):
     """Declare every stage of the ONNX file ``model``, compiled as C prefix ``name`` (None:
     the file's stem) for ``target`` into ``<build_dir>/<target>/<name>/``; relative paths are
@@ -581,7 +584,7 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
     compiler and flags instead of the target's; ``weights_section`` puts the weights into
     that linker section, ``weights_format`` says how (``bin``: a binary file included by an
     assembler file; ``c``: C arrays; sanitize=1 takes C arrays, the only ones ASan guards);
-    ``planner``, ``schedule``, ``pools``, ``io`` and ``patches`` steer
+    ``planner``, ``schedule``, ``pools``, ``io``, ``patches`` and ``bands`` steer
     the memory plan, ``opt``, ``tactic`` and ``autotune`` the kernels (README.md); ``sanitize`` builds
     everything with ASan and UBSan into ``<build_dir>/<target>-sanitize/<name>/`` (host
     targets only; verify then fails on any report); ``launcher`` runs the C compiles
@@ -596,6 +599,7 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
     weights_format = "c" if sanitize else codegen.check_weights_format(weights_format)
     check_plan_options(planner, schedule, io)
     patches = check_patches(patches)
+    bands = check_bands(bands)
     parse_pools(pools)
     if opt not in tactics.OPT_MODES:
         raise OnnxccError(f"opt={opt} is not one of {', '.join(tactics.OPT_MODES)}")
@@ -617,7 +621,8 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
                  model, name)
     testdata = env.Dir(testdata).srcnode() if testdata else None
     e = _model_env(env, tgt, toolchain, verbose, launcher)
-    e.Replace(ONNXCC_FLASH=tgt.flash_bytes, ONNXCC_RAM=tgt.ram_bytes, ONNXCC_NAME=name,
+    e.Replace(ONNXCC_FLASH=tgt.flash_bytes, ONNXCC_RAM=tgt.ram_bytes, ONNXCC_L2=tgt.l2_bytes,
+              ONNXCC_NAME=name,
               ONNXCC_SOURCE=_Text(model.name),
               ONNXCC_INPUT_SHAPE=input_shape or "", ONNXCC_FUSE=bool(fuse),
               ONNXCC_SEED=int(seed), ONNXCC_VERBOSE=bool(verbose),
@@ -626,6 +631,7 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
               ONNXCC_SYSTEM_LIBS=list(tgt.toolchain.libs), ONNXCC_PLANNER=planner,
               ONNXCC_SCHEDULE=schedule, ONNXCC_POOLS=pools or "", ONNXCC_IO=io,
               ONNXCC_PATCHES=patches if isinstance(patches, str) else f"{patches[0]}x{patches[1]}",
+              ONNXCC_BANDS=str(bands),
               ONNXCC_OPT=opt, ONNXCC_TACTIC=tactic or "", ONNXCC_AUTOTUNE=bool(autotune),
               # (paths as SCons gives them to the stages: relative to the top folder, so
               # that a clone elsewhere has the same signatures and shares a build cache)

@@ -145,6 +145,11 @@ def stage(graph, order=None):
             break
         nodes.append(k)
         ready.add(node.outputs[0])
+    return nodes, joins_of(graph, nodes)
+
+
+def joins_of(graph, nodes):
+    """The prefix lengths of ``nodes`` after which only the last node's output leaves it."""
     consumers = graph.consumers()
     joins = []
     for length in range(1, len(nodes) + 1):
@@ -153,7 +158,7 @@ def stage(graph, order=None):
         if all(t not in graph.outputs and all(c.name in inside for c in consumers.get(t, []))
                for t in produced):
             joins.append(length)
-    return nodes, joins
+    return joins
 
 
 def _split(n, parts):
@@ -193,13 +198,24 @@ def _needs(graph, nodes, region):
     return need, windows
 
 
-def rewrite(graph, nodes, grid):
+def _fresh(tensors, name):
+    """``name``, or with a suffix where another stage's rewrite already took it."""
+    taken, n = name, 0
+    while taken in tensors:
+        n += 1
+        taken = f"{name}_{n}"
+    return taken
+
+
+def rewrite(graph, nodes, grid, source=None):
     """``graph`` with its stage ``nodes`` (indices, a join candidate) run as ``grid``
-    patches of the join; the patches run one after the other."""
+    patches of the join; the patches run one after the other. ``source``: the tensor the
+    stage reads (default: the image input, and the patches run first); an interior one
+    (memory/bands.py) has the patches run where the stage's first node was."""
     join = graph.nodes[nodes[-1]].outputs[0]
     _, _, jh, jw = graph.info(join).shape
     tensors, new_nodes = dict(graph.tensors), []
-    image = next(t for t in graph.inputs if _is_image(graph, t))
+    image = source or next(t for t in graph.inputs if _is_image(graph, t))
     stage_nodes = [graph.nodes[k] for k in nodes]
     full = None
     patches = [Region(r0, r1, c0, c1) for r0, r1 in _split(jh, grid[0]) for c0, c1 in _split(jw, grid[1])]
@@ -214,7 +230,7 @@ def rewrite(graph, nodes, grid):
             have = need[t] if t != image else Region(0, info.shape[2], 0, info.shape[3])
             if have == wanted:
                 return names.get(t, t)
-            name = f"{t}__p{p}_slice{len(new_nodes)}"
+            name = _fresh(tensors, f"{t}__p{p}_slice{len(new_nodes)}")
             tensors[name] = replace(info, name=name, shape=(1, info.shape[1], wanted.r1 - wanted.r0,
                                                             wanted.c1 - wanted.c0))
             new_nodes.append(Node(name, "Slice", [names.get(t, t)], [name],
@@ -235,13 +251,13 @@ def rewrite(graph, nodes, grid):
             else:
                 inputs, rest, attrs = [], node.inputs, dict(node.attrs)
             inputs += [t if not t or graph.is_constant(t) else local(t, region_out) for t in rest]
-            name = f"{out}__p{p}"
+            name = _fresh(tensors, f"{out}__p{p}")
             info = graph.info(out)
             tensors[name] = replace(info, name=name, shape=(1, info.shape[1], region_out.r1 - region_out.r0,
                                                             region_out.c1 - region_out.c0))
             names[out] = name
             new_nodes.append(Node(f"{node.name}__p{p}", node.op, inputs, [name], attrs))
-        joined = join if p == len(patches) - 1 else f"{join}__joined{p}"
+        joined = join if p == len(patches) - 1 else _fresh(tensors, f"{join}__joined{p}")
         if joined != join:
             tensors[joined] = replace(graph.info(join), name=joined)
         new_nodes.append(Node(f"{join}__join{p}", JOIN, ([full] if full else []) + [names[join]],
@@ -249,8 +265,9 @@ def rewrite(graph, nodes, grid):
         full = joined
     inside = set(nodes)
     rest = [n for k, n in enumerate(graph.nodes) if k not in inside]
-    return Graph(graph.name, list(graph.inputs), list(graph.outputs), new_nodes + rest, tensors,
-                 graph.constants, graph.opset)
+    at = 0 if source is None else sum(1 for k in range(min(nodes)) if k not in inside)
+    return Graph(graph.name, list(graph.inputs), list(graph.outputs), rest[:at] + new_nodes + rest[at:],
+                 tensors, graph.constants, graph.opset)
 
 
 def patched(graph, nodes, grid, base_macs):
@@ -319,12 +336,17 @@ def overhead_percent(described):
 
 
 def apply(graph, plan):
-    """``graph`` as ``plan`` (a plan.json) runs it: rewritten for its patches, if any."""
+    """``graph`` as ``plan`` (a plan.json) runs it: rewritten for its patches and its row
+    bands (memory/bands.py), if any."""
     p = plan.get("patches")
-    if not p:
-        return graph
-    index = {n.name: k for k, n in enumerate(graph.nodes)}
-    return rewrite(graph, [index[name] for name in p["nodes"]], tuple(p["grid"]))
+    if p:
+        index = {n.name: k for k, n in enumerate(graph.nodes)}
+        graph = rewrite(graph, [index[name] for name in p["nodes"]], tuple(p["grid"]))
+    for band in plan.get("bands", ()):
+        index = {n.name: k for k, n in enumerate(graph.nodes)}
+        graph = rewrite(graph, [index[name] for name in band["nodes"]], (band["bands"], 1),
+                        source=band["source"])
+    return graph
 
 
 def origin(name):
