@@ -145,6 +145,18 @@ def test_forced_bands_verify(tmp_path, target, setting, c):
     assert bool(views) == (c == 1)
 
 
+@pytest.mark.parametrize("target", ["x86_64", "armv7"])
+def test_int8_bands_match_exactly(tmp_path, target):
+    """An int8 network (a one-channel input: its first stage's rows are views) in 3 bands
+    per block gives onnxruntime's codes exactly."""
+    r = run_scons("model=models/int8/kws_qop.onnx", f"target={target}", "ram=1M", "bands=3",
+                  f"build_dir={tmp_path}", "verify")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "max abs error 0," in r.stdout and "row bands (3, 3, 3 bands" in r.stdout
+    plan = json.loads((tmp_path / target / "kws_qop" / "plan.json").read_text())
+    assert any(s["op"] == "Slice" and s["code"] == "none" for s in plan["schedule"])
+
+
 def test_bands_with_the_reference_kernels_give_the_same_outputs(tmp_path):
     """opt=size kernels compute every element by the same arithmetic in a band."""
     model = _inverted_residuals(tmp_path / "ir.onnx")
