@@ -59,6 +59,7 @@
     # the first tile alone would ask for the whole panel faster than memory delivers it
     passes = full_rows if transposed else 0
     ahead = transposed and not straight and passes > 1 and (full_panels > 1 or rest_channels)
+    ahead_lines = -(-4 * width // (64 * max(passes, 1)))  # the lines of a step's share
     def t_prefetch(t):
         return f"(const float *)((const char *)wq + ((size_t)kc * {4 * width}u + pq) / {passes}u)"
     def t_out(i):
@@ -87,7 +88,7 @@ ${tl.tile(1, nv, lanes, cg, 1, t_a_at, t_b_at, zero, t_out, store, chain, t_coor
                 for (int p0 = 0; p0 < ${full_rows * rows}; p0 += ${rows}) {
 % if ahead and store == width:
                     const size_t pq = (size_t)(p0 / ${rows}) * ${4 * (panel - width)}u;
-${tl.tile(rows, nv, lanes, cg, 1, t_a_at, t_b_at, zero, t_out, nv * lanes, [], t_coords, 1, 20, prefetch=t_prefetch, prefetch_lines=1)}\
+${tl.tile(rows, nv, lanes, cg, 1, t_a_at, t_b_at, zero, t_out, nv * lanes, [], t_coords, 1, 20, prefetch=t_prefetch, prefetch_lines=ahead_lines)}\
 % else:
 ${tl.tile(rows, nv, lanes, cg, 1, t_a_at, t_b_at, zero, t_out, nv * lanes, [], t_coords, 1, 20)}\
 % endif
