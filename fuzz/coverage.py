@@ -54,6 +54,9 @@ def paths(call, node):
             found.add("conv2d_1x1: pixel tiles")
         elif p["oh"] * p["ow"] > 1:
             found.add("conv2d_1x1: channel-vector tiles, transposed back in blocks")
+            width, mg = p["vecs"] * p["lanes"], p["m"] // p["group"]
+            if p["oh"] * p["ow"] // p["rows"] > 1 and (mg // width > 1 or mg % width):
+                found.add("conv2d_1x1: channel-vector tiles prefetching the next panel")
         else:
             found.add("conv2d_1x1: channel-vector tiles of one pixel")
     if call.template == "conv2d_winograd":

@@ -108,8 +108,9 @@ def test_specs_are_valid_models_with_finite_reference():
 #: -- depthwise rows of whole vectors split by shuffles at stride 2 (several rows at another
 #: row stride), winograd's tiles in several chunks, pooling rows of several vectors and
 #: ceil_mode, the recurrent blocked tactic's chunked projection and sequence lengths, a 1x1
-#: convolution's channel-vector tiles transposed back in blocks, the implicit GEMM's tiles
-#: over groups of rows (SIMD CPUs of 32 registers)
+#: convolution's channel-vector tiles transposed back in blocks (on AVX-512 several tiles
+#: and panels: the next panel prefetched), the implicit GEMM's tiles over groups of rows
+#: (SIMD CPUs of 32 registers)
 ONE_BY_ONE = ["conv2d_1x1: pixel tiles", "conv2d_1x1: channel-vector tiles, transposed back in blocks"]
 REACHED = {
     "x86_64": ONE_BY_ONE + ["depthwise: stride-2 shuffle fill, whole vectors",
@@ -119,7 +120,8 @@ REACHED = {
                "blocked: sequence lengths", "blocked: several blocks of units"],
     "x86_64-avx512": ONE_BY_ONE + ["depthwise: stride-2 shuffle fill, whole vectors", "winograd: several chunks",
                       "pool2d_vector: rows of several vectors",
-                      "conv2d_implicit: tiles over groups of rows"],
+                      "conv2d_implicit: tiles over groups of rows",
+                      "conv2d_1x1: channel-vector tiles prefetching the next panel"],
     "aarch64": ONE_BY_ONE + ["depthwise: stride-2 shuffle fill, whole vectors",
                 "conv2d_implicit: tiles over groups of rows",
                 "depthwise: stride-2 shuffle fill of several rows",

@@ -54,6 +54,14 @@
     def t_b_at(t):
         return f"wp + (size_t)kc * {width}u"
     straight = transposed and hw == 1
+    # each full tile of a panel (pass q of `passes`) prefetches its share of the next
+    # panel (the steps' offsets, scaled by 1/passes, from q/passes of the last step's):
+    # the first tile alone would ask for the whole panel faster than memory delivers it
+    passes = full_rows if transposed else 0
+    ahead = transposed and not straight and passes > 1 and (full_panels > 1 or rest_channels)
+    ahead_lines = -(-4 * width // (64 * max(passes, 1)))  # the lines of a step's share
+    def t_prefetch(t):
+        return f"(const float *)((const char *)wq + ((size_t)kc * {4 * width}u + pq) / {passes}u)"
     def t_out(i):
         if straight:
             return f"y + (size_t)nb * {m} + oc0 + j0"
@@ -78,7 +86,12 @@ ${tl.tile(1, nv, lanes, cg, 1, t_a_at, t_b_at, zero, t_out, store, chain, t_coor
 % else:
 % if full_rows:
                 for (int p0 = 0; p0 < ${full_rows * rows}; p0 += ${rows}) {
+% if ahead and store == width:
+                    const size_t pq = (size_t)(p0 / ${rows}) * ${4 * (panel - width)}u;
+${tl.tile(rows, nv, lanes, cg, 1, t_a_at, t_b_at, zero, t_out, nv * lanes, [], t_coords, 1, 20, prefetch=t_prefetch, prefetch_lines=ahead_lines)}\
+% else:
 ${tl.tile(rows, nv, lanes, cg, 1, t_a_at, t_b_at, zero, t_out, nv * lanes, [], t_coords, 1, 20)}\
+% endif
                 }
 % endif
 % if rest_rows:
@@ -116,6 +129,10 @@ ${ps.declare(lanes)}\
 % if full_panels:
             for (int j0 = 0; j0 < ${full_panels * width}; j0 += ${width}) {
                 const float *wp = wg + (size_t)(j0 / ${width}) * ${panel}u;
+% if ahead:
+                /* the next panel, streamed into the caches while this one is re-read */
+                const float *wq = j0 + ${width} < ${mg} ? wp + ${panel}u : wp;
+% endif
 ${pixel_blocks(width)}\
             }
 % endif
