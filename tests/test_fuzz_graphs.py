@@ -109,9 +109,11 @@ def test_specs_are_valid_models_with_finite_reference():
 #: row stride), winograd's tiles in several chunks, pooling rows of several vectors and
 #: ceil_mode, the recurrent blocked tactic's chunked projection and sequence lengths, a 1x1
 #: convolution's channel-vector tiles transposed back in blocks (on AVX-512 several tiles
-#: and panels: the next panel prefetched), the implicit GEMM's tiles over groups of rows
-#: (SIMD CPUs of 32 registers)
-ONE_BY_ONE = ["conv2d_1x1: pixel tiles", "conv2d_1x1: channel-vector tiles, transposed back in blocks"]
+#: and panels: the next panel prefetched) and its fused input scale (a squeeze-excitation's,
+#: passes/fuse_channel_scale.py), the implicit GEMM's tiles over groups of rows (SIMD CPUs
+#: of 32 registers)
+ONE_BY_ONE = ["conv2d_1x1: pixel tiles", "conv2d_1x1: channel-vector tiles, transposed back in blocks",
+              "conv2d_1x1: a fused input scale"]
 REACHED = {
     "x86_64": ONE_BY_ONE + ["depthwise: stride-2 shuffle fill, whole vectors",
                "depthwise: stride-2 shuffle fill of several rows", "winograd: several chunks",
