@@ -92,6 +92,32 @@ def test_depthwise_tactic_matches_onnxruntime(scons, tmp_path, target):
     assert ("land in the next rows" in kernels) == (target != "riscv32")
 
 
+#: depthwise_shift: every row of the planes read as aligned vectors, the taps over shuffled
+#: out of two -- stride-1 rows of widths around 1, 2 and 3 vectors (tails), 5x5 and 7x7
+#: kernels (taps a whole vector over at 4 lanes), dilation, column strides 2 and 3 (taps in
+#: other column phases), and what CASES has
+SHIFT_CASES = CASES + [
+    (3, [6, 33], [3, 3], dict(pads=[1, 1, 1, 1]), "relu"),
+    (2, [5, 47], [5, 5], dict(pads=[2, 2, 2, 2]), "swish"),
+    (3, [4, 16], [3, 3], dict(pads=[0, 1, 2, 1]), "residual"),
+    (2, [9, 31], [7, 7], dict(pads=[3, 3, 3, 3]), "clip"),
+    (2, [8, 40], [3, 3], dict(pads=[2, 2, 2, 2], dilations=[2, 2]), "residual"),
+    (3, [12, 50], [5, 5], dict(pads=[2, 1, 2, 1], strides=[1, 3]), "relu"),
+    (2, [11, 65], [3, 3], dict(pads=[1, 1, 1, 1], strides=[2, 2]), "residual"),
+]
+
+
+@pytest.mark.parametrize("target", [t for t in TARGETS if t != "riscv32"])
+def test_depthwise_shift_matches_onnxruntime(scons, tmp_path, target):
+    model = depthwise_zoo(tmp_path / "dwt.onnx", SHIFT_CASES)
+    verify_clean(scons, model, f"target={target}", "tactic=Conv:depthwise_shift")
+    chosen = json.loads((scons.build_dir / target / "dwt" / "tactics.json").read_text())
+    convs = [n for n in chosen["nodes"] if n["op"] == "Conv"]
+    assert len(convs) == len(SHIFT_CASES) and all(n["tactic"] == "depthwise_shift" for n in convs)
+    kernels = (scons.build_dir / target / "dwt" / "dwt_kernels.c").read_text()
+    assert "(vsh){1, 2, 3" in kernels and "land in the next rows" in kernels
+
+
 #: depthwise_nchwc: channel counts around the block (4, 8, 16 lanes: full blocks and
 #: tails), images from 1x1 to 15x15, 3x3 to 7x7 kernels, stride 2, asymmetric pads,
 #: dilation, pads past the window's reach, a residual, a per-channel Mul and activation chains
@@ -116,6 +142,12 @@ def test_depthwise_nchwc_matches_onnxruntime(scons, tmp_path, target):
     assert len(convs) == len(NCHWC_CASES) and all(n["tactic"] == "depthwise_nchwc" for n in convs)
     kernels = (scons.build_dir / target / "dwc" / "dwc_kernels.c").read_text()
     assert "__builtin_shuffle" in kernels and "(vlm)" in kernels
+
+
+def test_depthwise_shift_refused_on_scalar_cpus(scons, tmp_path):
+    model = depthwise_zoo(tmp_path / "dwt.onnx", CASES[:1])
+    r = scons(f"model={model}", "target=riscv32", "tactic=Conv:depthwise_shift", "verify")
+    assert r.returncode != 0 and "depthwise_shift" in r.stdout + r.stderr
 
 
 def test_depthwise_nchwc_refused_on_scalar_cpus(scons, tmp_path):
