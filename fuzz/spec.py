@@ -504,7 +504,7 @@ def tactics_for(anchors, op):
 
     def allowed(tactic, conv):
         group, kernel = conv["attrs"]["group"], conv["attrs"]["kernel_shape"]
-        if tactic in ("depthwise", "depthwise_nchwc", "depthwise_q15"):
+        if tactic in ("depthwise", "depthwise_shift", "depthwise_nchwc", "depthwise_q15"):
             return group > 1 and group == conv["x"][1] == conv["w"][0]
         if tactic == "gemm_q15":
             return group == 1
@@ -516,7 +516,8 @@ def tactics_for(anchors, op):
     if op == "Conv" and any(allowed("winograd", conv) and np.prod(conv["x"][2:]) >= 400 for conv in convs):
         return ["winograd"]  # a "big" image: winograd's several tiles and chunks
     if op == "Conv" and any(allowed("depthwise", conv) and conv["x"][-1] >= 17 for conv in convs):
-        return ["depthwise"]  # "wide" rows: the depthwise kernel's shuffle fill
+        # "wide" rows: the depthwise kernel's shuffle fill, rows of several vectors
+        return ["depthwise", "depthwise_shift"]
     return [t for t in TACTICS[op] if any(allowed(t, conv) for conv in convs)]
 
 
