@@ -515,9 +515,10 @@ def tactics_for(anchors, op):
                                        and all(v == 1 for v in conv["attrs"]["strides"]))
     if op == "Conv" and any(allowed("winograd", conv) and np.prod(conv["x"][2:]) >= 400 for conv in convs):
         return ["winograd"]  # a "big" image: winograd's several tiles and chunks
-    if op == "Conv" and any(allowed("depthwise", conv) and conv["x"][-1] >= 17 for conv in convs):
-        # "wide" rows: the depthwise kernel's shuffle fill, rows of several vectors
-        return ["depthwise", "depthwise_shift"]
+    wide = [conv for conv in convs if allowed("depthwise", conv) and conv["x"][-1] >= 17]
+    if op == "Conv" and wide:  # "wide" rows: the depthwise kernels' shuffle fill (even
+        # widths: depthwise_shift's rows of several vectors; no draw, the same stream)
+        return ["depthwise_shift" if wide[0]["x"][-1] % 2 == 0 else "depthwise"]
     return [t for t in TACTICS[op] if any(allowed(t, conv) for conv in convs)]
 
 
