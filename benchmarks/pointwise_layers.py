@@ -38,6 +38,7 @@ LAYERS = {  # name: (K input channels, image side, M output channels, epilogue)
     "mn_p14": (240, 14, 48, "none"),
     "ef_p14": (240, 14, 80, "none"),
     "sq_e13": (64, 13, 256, "relu"),
+    "sq_cls": (512, 13, 1000, "relu"),
     "mb_e7": (160, 7, 960, "clip"),
     "mb_p7": (960, 7, 160, "add"),
     "mb_head": (320, 7, 1280, "clip"),

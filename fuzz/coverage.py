@@ -8,7 +8,7 @@ configurations that choose fast tactics (the cost model's, and the spec's forced
 with its fusion setting), lowers every node and names the branches of the kernels it gets
 that a small shape misses: a stride-2 row of a depthwise convolution split by vector
 shuffles (whole vectors or halves only; several rows at another row stride), a 1x1
-convolution's pixel or channel-vector tiles, winograd over several tiles and several
+convolution's pixel or channel-vector tiles (and its fused input scale), winograd over several tiles and several
 chunks, implicit tiles over groups of rows and its channel-vector tiles' two stores,
 pooling rows of several
 vectors, the recurrent blocked tactic's chunked projection. Prints how many graphs reach
@@ -51,11 +51,16 @@ def paths(call, node):
                 found.add(f"{call.template}: stride-2 shuffle fill of several rows, row stride {min(p['sh'], 3)}")
         if p.get("shift") and p["ow"] > p["lanes"]:
             found.add(f"{call.template}: shifted taps over rows of several vectors")
+    if call.template in ("conv2d", "conv2d_1x1") and p.get("scale"):
+        found.add(f"{call.template}: a fused input scale (passes/fuse_channel_scale.py)")
     if call.template == "conv2d_1x1":
         if not p["transposed"]:
             found.add("conv2d_1x1: pixel tiles")
         elif p["oh"] * p["ow"] > 1:
             found.add("conv2d_1x1: channel-vector tiles, transposed back in blocks")
+            width, mg = p["vecs"] * p["lanes"], p["m"] // p["group"]
+            if p["oh"] * p["ow"] // p["rows"] > 1 and (mg // width > 1 or mg % width):
+                found.add("conv2d_1x1: channel-vector tiles prefetching the next panel")
         else:
             found.add("conv2d_1x1: channel-vector tiles of one pixel")
     if call.template == "conv2d_winograd":

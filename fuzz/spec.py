@@ -185,9 +185,14 @@ def conv_anchor(draw, x=None, image=False, mode="small"):
         sizes[d] = max(sizes[d], span - pads[d] - pads[d + spatial])
     attrs = {"kernel_shape": kernel, "strides": strides, "dilations": dilations, "pads": pads,
              "group": group}
-    return {"op": "Conv", "x": [n, c] + sizes, "w": [m, c // group] + kernel, "attrs": attrs,
-            "bias": draw(st.booleans()), "batchnorm": draw(st.sampled_from([False, False, True])),
-            "weight_input": draw(st.sampled_from([False] * 9 + [True]))}
+    anchor = {"op": "Conv", "x": [n, c] + sizes, "w": [m, c // group] + kernel, "attrs": attrs,
+              "bias": draw(st.booleans()), "batchnorm": draw(st.sampled_from([False, False, True])),
+              "weight_input": draw(st.sampled_from([False] * 9 + [True]))}
+    if kind == "pointwise" and strides == [1] * spatial and draw(st.booleans()):
+        # a squeeze-excitation's scale before it: x * Sigmoid(GlobalAveragePool(x)), the
+        # scale on either side (passes/fuse_channel_scale.py)
+        anchor["se"] = {"scale_first": draw(st.booleans())}
+    return anchor
 
 
 @st.composite
@@ -619,6 +624,11 @@ def _anchor(g, anchor, current, p):
     op, rng = anchor["op"], g.rng
     if op == "Conv":
         w = anchor["w"]
+        if "se" in anchor:
+            pool = g.node("GlobalAveragePool", [current], f"{p}se_pool", f"{p}se_pool")
+            scale = g.node("Sigmoid", [pool], f"{p}se_sigmoid", f"{p}se_sigmoid")
+            pair = [scale, current] if anchor["se"]["scale_first"] else [current, scale]
+            current = g.node("Mul", pair, f"{p}se_scale", f"{p}se_scale")
         args = [current, g.weights(f"{p}w", w, int(np.prod(w[1:])), anchor["weight_input"])]
         if anchor["bias"]:
             args.append(g.constant(f"{p}b", rng.uniform(-0.5, 0.5, [w[0]])))

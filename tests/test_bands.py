@@ -79,6 +79,22 @@ def test_forced_bands_start_at_interior_tensors(tmp_path):
         made.update(node.outputs)
 
 
+def test_copied_bytes_are_the_slices_and_pieces_written(tmp_path):
+    """A stage's ``copied_bytes`` are the bytes of the Slices its bands run (a one-channel
+    source's rows are views: none) and of the pieces its joins write."""
+    for c in (5, 1):
+        graph = optimize(import_model(_inverted_residuals(tmp_path / f"ir{c}.onnx", c=c)), "test")
+        banded, described = bands.choose(graph, 3, 0)
+        plan = planner.plan(banded)
+        code = {s["node"]: s["code"] for s in plan["schedule"]}
+        written = sum(banded.info(n.inputs[-1] if n.op == patches.JOIN else n.outputs[0]).nbytes
+                      for n in banded.nodes
+                      if n.op == patches.JOIN or (n.op == "Slice" and code[n.name] == "kernel"))
+        assert sum(d["copied_bytes"] for d in described) == written > 0
+        sliced = [s for s in plan["schedule"] if s["op"] == "Slice"]
+        assert any(s["code"] == ("none" if c == 1 else "kernel") for s in sliced)
+
+
 def test_auto_bands_only_a_block_whose_wide_tensor_outgrows_the_cache(tmp_path):
     """MobileNetV2's 56x56 blocks (24 -> 144 channels: 1.8 MB expanded), costed with
     x86_64's tactics: a 1 MiB cache bands both (the fewest bands whose tensors fit half
@@ -111,18 +127,34 @@ def _verify(tmp_path, model, target, setting, opt="speed"):
     return plan, report, (folder / "ir.c").read_text()
 
 
-@pytest.mark.parametrize("target,setting", [
-    ("x86_64", "2"), ("x86_64", "5"), ("aarch64", "3"), ("armv7a", "4"),
-    pytest.param("x86_64-avx512", "3", marks=pytest.mark.skipif(
+@pytest.mark.parametrize("target,setting,c", [
+    ("x86_64", "2", 5), ("x86_64", "5", 5), ("aarch64", "3", 5), ("armv7a", "4", 5),
+    ("x86_64", "3", 1), ("aarch64", "4", 1),
+    pytest.param("x86_64-avx512", "3", 5, marks=pytest.mark.skipif(
         "avx512f" not in host_cpu_flags(), reason="this host has no AVX-512"))])
-def test_forced_bands_verify(tmp_path, target, setting):
+def test_forced_bands_verify(tmp_path, target, setting, c):
     """Every stage in N bands (tails: 23 and 12 rows never divide evenly; the stride-2
-    block's uneven pads; the fused residual read from the stage's source) matches
-    onnxruntime, and the band kernels are the ones called."""
-    model = _inverted_residuals(tmp_path / "ir.onnx")
+    block's uneven pads; the fused residual read from the stage's source; with one
+    channel, the sources' rows read in place) matches onnxruntime, and the band kernels
+    are the ones called."""
+    model = _inverted_residuals(tmp_path / "ir.onnx", c=c)
     plan, report, code = _verify(tmp_path, model, target, setting)
     assert report["ok"] and plan["bands"] and all(d["bands"] == int(setting) for d in plan["bands"])
     assert "__p1" in code or "_p1" in code
+    views = [s for s in plan["schedule"] if s["op"] == "Slice" and s["code"] == "none"]
+    assert bool(views) == (c == 1)
+
+
+@pytest.mark.parametrize("target", ["x86_64", "armv7"])
+def test_int8_bands_match_exactly(tmp_path, target):
+    """An int8 network (a one-channel input: its first stage's rows are views) in 3 bands
+    per block gives onnxruntime's codes exactly."""
+    r = run_scons("model=models/int8/kws_qop.onnx", f"target={target}", "ram=1M", "bands=3",
+                  f"build_dir={tmp_path}", "verify")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "max abs error 0," in r.stdout and "row bands (3, 3, 3 bands" in r.stdout
+    plan = json.loads((tmp_path / target / "kws_qop" / "plan.json").read_text())
+    assert any(s["op"] == "Slice" and s["code"] == "none" for s in plan["schedule"])
 
 
 def test_bands_with_the_reference_kernels_give_the_same_outputs(tmp_path):

@@ -108,9 +108,12 @@ def test_specs_are_valid_models_with_finite_reference():
 #: -- depthwise rows of whole vectors split by shuffles at stride 2 (several rows at another
 #: row stride), depthwise_shift's taps over rows of several vectors, winograd's tiles in several chunks, pooling rows of several vectors and
 #: ceil_mode, the recurrent blocked tactic's chunked projection and sequence lengths, a 1x1
-#: convolution's channel-vector tiles transposed back in blocks, the implicit GEMM's tiles
-#: over groups of rows (SIMD CPUs of 32 registers)
-ONE_BY_ONE = ["conv2d_1x1: pixel tiles", "conv2d_1x1: channel-vector tiles, transposed back in blocks"]
+#: convolution's channel-vector tiles transposed back in blocks (on AVX-512 several tiles
+#: and panels: the next panel prefetched) and its fused input scale (a squeeze-excitation's,
+#: passes/fuse_channel_scale.py), the implicit GEMM's tiles over groups of rows (SIMD CPUs
+#: of 32 registers)
+ONE_BY_ONE = ["conv2d_1x1: pixel tiles", "conv2d_1x1: channel-vector tiles, transposed back in blocks",
+              "conv2d_1x1: a fused input scale"]
 REACHED = {
     "x86_64": ONE_BY_ONE + ["depthwise: stride-2 shuffle fill, whole vectors",
                "depthwise: shifted taps over rows of several vectors",
@@ -121,7 +124,8 @@ REACHED = {
     "x86_64-avx512": ONE_BY_ONE + ["depthwise: stride-2 shuffle fill, whole vectors", "winograd: several chunks",
                       "depthwise: shifted taps over rows of several vectors",
                       "pool2d_vector: rows of several vectors",
-                      "conv2d_implicit: tiles over groups of rows"],
+                      "conv2d_implicit: tiles over groups of rows",
+                      "conv2d_1x1: channel-vector tiles prefetching the next panel"],
     "aarch64": ONE_BY_ONE + ["depthwise: stride-2 shuffle fill, whole vectors",
                 "depthwise: shifted taps over rows of several vectors",
                 "conv2d_implicit: tiles over groups of rows",

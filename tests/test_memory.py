@@ -409,3 +409,68 @@ def test_single_op_writes_over_its_input_in_the_arena(scons, tmp_path, case):
     assert "[verify]" in r.stdout and "warning" not in r.stdout + r.stderr
     plan = json.loads((scons.build_dir / "x86_64" / case / "plan.json").read_text())
     assert plan["schedule"][0]["overwrites"] == "x"
+
+
+def slice_node(x, y, inits, starts, ends, axes, steps=None):
+    names = [f"{y}_{k}" for k in ("starts", "ends", "axes", "steps")][:4 if steps else 3]
+    for n, v in zip(names, (starts, ends, axes, steps)):
+        inits[n] = np.array(v, np.int64)
+    return helper.make_node("Slice", [x] + names, [y], name=y)
+
+
+def slices_mix(path):
+    """Slices and Splits whose outputs are contiguous runs of their input (a channel range
+    of one image, a one-channel image's rows, a channel split of the caller's input) next
+    to ones that are not (every other channel, rows of several channels, a split into the
+    caller's output), and a Relu that may write over
+    the sliced tensor only once its slice is read."""
+    i = {}
+    nodes = [
+        node("Split", ["x"], "unused", axis=1),  # replaced below: two outputs
+        conv("x0", "c0", "w_c0", 3, 4, 3, inits=i),
+        conv("x", "t", "w_t", 8, 6, 3, inits=i),  # 6x6x5
+        slice_node("t", "ch", i, [2], [5], [1]),  # channels 2..4: a view
+        slice_node("t", "odd", i, [1], [6], [1], [2]),  # a copy
+        slice_node("t", "rows", i, [1], [4], [2]),  # rows of 6 channels: a copy
+        node("Relu", ["t"], "tr"),  # may write over t only after ch is read
+        conv("ch", "cc", "w_cc", 3, 4, 1, inits=i),
+        conv("x", "one", "w_one", 8, 1, 3, inits=i),  # one channel
+        slice_node("one", "band", i, [2], [-1], [2]),  # rows 2..4: a view
+        conv("band", "bc", "w_bc", 1, 4, 3, inits=i),
+        node("GlobalAveragePool", ["tr"], "g1"),
+        node("GlobalAveragePool", ["odd"], "g2"),
+        node("GlobalAveragePool", ["rows"], "g3"),
+        node("GlobalAveragePool", ["bc"], "g4"),
+        node("Concat", ["g1", "g2", "g3", "g4"], "gs", axis=1),
+        node("Add", ["cc", "c0"], "sum"),
+        node("Concat", ["sum", "h1"], "cat", axis=1),
+    ]
+    nodes[0] = helper.make_node("Split", ["x", "sizes"], ["x0", "x1"], name="split_x", axis=1)
+    nodes.insert(1, helper.make_node("Split", ["x1", "sizes2"], ["out_a", "h1"], name="split_out", axis=1))
+    i["sizes"], i["sizes2"] = np.array([3, 5], np.int64), np.array([1, 4], np.int64)
+    return save(path, nodes, [("x", [1, 8, 6, 5])], [("gs", 4), ("cat", 4), ("out_a", 4)], i)
+
+
+def test_contiguous_slices_and_splits_are_views(tmp_path):
+    graph, plan = planned(slices_mix(tmp_path / "s.onnx"))
+    check_plan(graph, plan)
+    t = plan["tensors"]
+    code = {s["node"]: s["code"] for s in plan["schedule"]}
+    # a channel split of the caller's input: both parts inside it
+    assert code["split_x"] == "none"
+    assert t["x0"] == {"input": 0, "offset": 0} and t["x1"] == {"input": 0, "offset": 3 * 30 * 4}
+    # channels 2..4 of t, and rows 2..4 of a one-channel image: inside their input
+    assert code["ch"] == "none" and t["ch"]["offset"] == t["t"]["offset"] + 2 * 30 * 4
+    assert code["band"] == "none" and t["band"]["offset"] == t["one"]["offset"] + 2 * 5 * 4
+    # steps, rows of several channels, a part the caller owns: copies
+    assert code["odd"] == code["rows"] == code["split_out"] == "kernel"
+    # a Relu writing over t waits for ch (its view) to be read
+    assert step(plan, "tr")["overwrites"] == "t" and step(plan, "tr")["step"] > step(plan, "cc")["step"]
+
+
+@pytest.mark.parametrize("target,options", [("x86_64", ""), ("x86_64", "io=arena"),
+                                            ("armv7", ""), ("aarch64", "io=arena")])
+def test_verify_slices_mix(scons, tmp_path, target, options):
+    r = scons(f"target={target}", f"model={slices_mix(tmp_path / 's.onnx')}", *options.split(), "verify")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"[verify] s on {target}" in r.stdout and "warning" not in r.stdout + r.stderr

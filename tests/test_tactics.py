@@ -185,6 +185,9 @@ def test_every_conv_tactic_matches_onnxruntime(scons, tmp_path, target, lanes, t
         assert "_c" in kernels and "_t" in kernels
     if lanes >= 8 and tactic == "gemm1x1":  # the 4-float tail: half (AVX2), quarter (AVX-512)
         assert "vector_size(16)" in kernels
+    if lanes > 1 and tactic == "gemm1x1":  # a panel's tiles prefetched the next panel
+        ones = [k for k in kernels.split("\n}\n") if "_conv2d_1x1_f32_c" in k]
+        assert any("__builtin_prefetch" in k for k in ones), kernels
 
 
 @pytest.mark.parametrize("target, lanes", TARGETS)

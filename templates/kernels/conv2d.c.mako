@@ -1,7 +1,8 @@
 <%doc>
   Direct NCHW convolution. Weights [M][C/group][KH][KW]; the window's valid kernel rows
   and columns are found once per output row and column, so the inner loop has no bounds
-  checks (that is the zero padding).
+  checks (that is the zero padding). A fused input scale s (passes/fuse_channel_scale.py)
+  multiplies each input element by its channel's factor first, as the Mul did.
 </%doc>\
 <%
     n, c, h, w = p['n'], p['c'], p['h'], p['w']
@@ -36,7 +37,11 @@ ${signature}
                             const float *xr = xc + (iy0 + ky * ${dh}) * ${w} + ix0;
                             const float *wr = wc + ky * ${kw};
                             for (int kx = kx0; kx < kx1; ++kx)
+% if p.get('scale'):
+                                acc += (xr[kx * ${dw}] * s[(oc / ${mg}) * ${cg} + ic]) * wr[kx];
+% else:
                                 acc += xr[kx * ${dw}] * wr[kx];
+% endif
                         }
                     }
 % if p['epilogue']:

@@ -13,7 +13,9 @@
   image of one pixel (a squeeze-excitation's) has its channels adjacent in y: its tiles
   are stored there straight, the epilogue on the channel vectors. Written over x (p['block'], ops/conv.py), a
   column of tiles goes to a scratch block first and is copied over y once every channel
-  of its pixels has been read.
+  of its pixels has been read. With a fused input scale s (p['scaled'] floats of scratch,
+  passes/fuse_channel_scale.py) the packed weights are first multiplied by it, input
+  channel by input channel, into the scratch, and the GEMM reads them there.
 </%doc>\
 <%
     n, c, m, group = p['n'], p['c'], p['m'], p['group']
@@ -42,6 +44,8 @@
     def init(i):
         return f"b[oc0 + r0 + {i}]" if p['bias'] else "0.0f"
     block = p.get('block', False)
+    scaled = p.get('scaled', 0)
+    panel_width = width if transposed else rows
     def out(j0):
         if block:
             return lambda i: f"blk + (size_t)(r0 + {i}) * {width}u"
@@ -54,6 +58,14 @@
     def t_b_at(t):
         return f"wp + (size_t)kc * {width}u"
     straight = transposed and hw == 1
+    # each full tile of a panel (pass q of `passes`) prefetches its share of the next
+    # panel (the steps' offsets, scaled by 1/passes, from q/passes of the last step's):
+    # the first tile alone would ask for the whole panel faster than memory delivers it
+    passes = full_rows if transposed else 0
+    ahead = transposed and not straight and passes > 1 and (full_panels > 1 or rest_channels)
+    ahead_lines = -(-4 * width // (64 * max(passes, 1)))  # the lines of a step's share
+    def t_prefetch(t):
+        return f"(const float *)((const char *)wq + ((size_t)kc * {4 * width}u + pq) / {passes}u)"
     def t_out(i):
         if straight:
             return f"y + (size_t)nb * {m} + oc0 + j0"
@@ -78,7 +90,12 @@ ${tl.tile(1, nv, lanes, cg, 1, t_a_at, t_b_at, zero, t_out, store, chain, t_coor
 % else:
 % if full_rows:
                 for (int p0 = 0; p0 < ${full_rows * rows}; p0 += ${rows}) {
+% if ahead and store == width:
+                    const size_t pq = (size_t)(p0 / ${rows}) * ${4 * (panel - width)}u;
+${tl.tile(rows, nv, lanes, cg, 1, t_a_at, t_b_at, zero, t_out, nv * lanes, [], t_coords, 1, 20, prefetch=t_prefetch, prefetch_lines=ahead_lines)}\
+% else:
 ${tl.tile(rows, nv, lanes, cg, 1, t_a_at, t_b_at, zero, t_out, nv * lanes, [], t_coords, 1, 20)}\
+% endif
                 }
 % endif
 % if rest_rows:
@@ -97,17 +114,31 @@ ${tl.contracted(signature)}
 % if transposed:
 ${tl.types(lanes, chain, 1 if straight else 2)}\
 % endif
+% if scaled:
+    float *const wsc = (float *)scratch; /* the packed weights times s, per input channel */
+    for (int gi = 0; gi < ${group}; ++gi)
+        for (int pn = 0; pn < ${group_floats // panel}; ++pn)
+            for (int kc = 0; kc < ${cg}; ++kc) {
+                const size_t at = (size_t)gi * ${group_floats}u + ((size_t)pn * ${cg} + kc) * ${panel_width}u;
+                const float sc = s[gi * ${cg} + kc];
+                for (int j = 0; j < ${panel_width}; ++j)
+                    wsc[at + j] = w[at + j] * sc;
+            }
+    const float *const wt = wsc;
+% else:
+    const float *const wt = w;
+% endif
 % if transposed and not straight:
 ${ps.declare(lanes)}\
-    float *const so = (float *)scratch; /* a panel's sums: ${hw} pixels x ${width} channels */
+    float *const so = (float *)scratch + ${scaled}; /* a panel's sums: ${hw} pixels x ${width} channels */
 % endif
 % if block:
-    float *const blk = (float *)scratch; /* a column of tiles: ${mg} channels x ${width} pixels */
+    float *const blk = (float *)scratch + ${scaled}; /* a column of tiles: ${mg} channels x ${width} pixels */
 % endif
     for (int nb = 0; nb < ${n}; ++nb) {
         for (int gi = 0; gi < ${group}; ++gi) {
             const float *xg = x + (size_t)nb * ${c * hw}u + (size_t)gi * ${cg * hw}u;
-            const float *wg = w + (size_t)gi * ${group_floats}u;
+            const float *wg = wt + (size_t)gi * ${group_floats}u;
             const int oc0 = gi * ${mg};
 % if block:
             (void)oc0; /* one group (ops/conv.py): the block's rows are y's channels */
@@ -116,6 +147,10 @@ ${ps.declare(lanes)}\
 % if full_panels:
             for (int j0 = 0; j0 < ${full_panels * width}; j0 += ${width}) {
                 const float *wp = wg + (size_t)(j0 / ${width}) * ${panel}u;
+% if ahead:
+                /* the next panel, streamed into the caches while this one is re-read */
+                const float *wq = j0 + ${width} < ${mg} ? wp + ${panel}u : wp;
+% endif
 ${pixel_blocks(width)}\
             }
 % endif

@@ -95,9 +95,10 @@ ${ind}}
   GCC cannot hoist a row-invariant load (a bias vector) out of the row loop into a
   register the sum needs: on 16 registers a 6x16 tile spilled an accumulator (-12%).
   `prefetch(t)`: a C pointer whose cache lines each step asks for ahead of time (the
-  next panel of weights while this one is re-read from the cache).
+  next panel of weights while this one is re-read from the cache), `prefetch_lines` of
+  them (default: the step's B vectors' lines; fewer where a step asks for a small share).
 </%doc>
-<%def name="tile(rows, vecs, lanes, count, taps, a_at, b_at, init, out, width, chain, coords, lane_axis, indent, stride=None, accumulate=False, fence=False, opaque=(), prefetch=None)">\
+<%def name="tile(rows, vecs, lanes, count, taps, a_at, b_at, init, out, width, chain, coords, lane_axis, indent, stride=None, accumulate=False, fence=False, opaque=(), prefetch=None, prefetch_lines=None)">\
 <%
     assert not (accumulate and stride), "partial sums are resumed from contiguous rows only"
     ind = ' ' * indent
@@ -131,7 +132,7 @@ ${ind}        __asm__("" ::: "memory");
 ${ind}        {
 ${ind}            const ${acc_type} ${', '.join(f'bv{v} = {ld(f"{b_at(t)} + {v * lanes}")}' for v in range(vecs))};
 % if prefetch:
-${ind}            ${' '.join(f'__builtin_prefetch({prefetch(t)} + {v * lanes}, 0, 2);' for v in range(0, vecs, max(1, 16 // lanes)))}
+${ind}            ${' '.join(f'__builtin_prefetch({prefetch(t)} + {v * lanes}, 0, 2);' for v in range(0, vecs, max(1, 16 // lanes))[:prefetch_lines])}
 % endif
 % for i in range(rows):
 ${ind}            { const float av = ${a_at(i, t)}; ${' '.join(f'acc{i}_{v} += bv{v} * av;' for v in range(vecs))} }

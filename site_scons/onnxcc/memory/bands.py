@@ -35,7 +35,12 @@ MAX_NODES = 4
 #: (x86_64-avx512, mobilenet_v2's 112x112 block: its expansion and depthwise conv took
 #: 345 us less in bands for 9.6 MB of traffic, about 0.13 cycles a byte at 3.6 GHz; kept
 #: low, so that efficientnet_b0's block of a Swish expansion and a 5x5 stride-2 depthwise,
-#: measured 3% slower in 7 bands, is not banded)
+#: measured 3% slower in 7 bands, is not banded). The Slices and joins the bands copy
+#: (``copied_bytes``, 0.4 to 2.3 MB a stage) are not charged: at the rate mobilenet_v2's
+#: profile shows for them (about 0.4 cycles a byte, x86_64-avx512) no stage of
+#: efficientnet_b0 would be banded, though its bands measured 0.93 of bands=off -- part
+#: of what they copy (the image input, the join's first write) is traffic the unbanded
+#: layers pay too; tuning both rates needs a per-stage A/B (docs/speed.md)
 CYCLES_PER_BYTE = 0.1
 #: the share of the cache one band's tensors may fill (the weights and the next band's
 #: first rows share it)
@@ -55,12 +60,13 @@ class Stage:
     extra_macs: int = 0
     extra_cycles: int = 0  # estimated
     saved_bytes: int = 0
+    copied_bytes: int = 0  # by the Slices and joins
 
     def describe(self, graph):
         return {"source": self.source, "join": graph.nodes[self.nodes[-1]].outputs[0],
                 "nodes": [graph.nodes[k].name for k in self.nodes], "bands": self.bands,
                 "extra_macs": self.extra_macs, "extra_cycles": self.extra_cycles,
-                "saved_bytes": self.saved_bytes}
+                "saved_bytes": self.saved_bytes, "copied_bytes": self.copied_bytes}
 
 
 def check_bands(value):
@@ -94,22 +100,45 @@ def _region_bytes(graph, t, r):
     return info.nbytes * (r.r1 - r.r0) * (r.c1 - r.c0) // (info.shape[2] * info.shape[3])
 
 
+def _copied_bytes(graph, nodes, source, need, windows):
+    """Bytes one band copies: the Slices ``patches.rewrite`` makes (each reader of the
+    source, or of a tensor held larger than it reads, gets its region copied, unless
+    that is one contiguous run) and the band's piece of the join (PatchJoin)."""
+    copied = _region_bytes(graph, graph.nodes[nodes[-1]].outputs[0], need[graph.nodes[nodes[-1]].outputs[0]])
+    for k in nodes:
+        node = graph.nodes[k]
+        out = need[node.outputs[0]]
+        reads = [(node.inputs[0], windows[k][0])] + [(t, out) for t in node.inputs[1:]] \
+            if node.op in patching.WINDOWED else [(t, out) for t in node.inputs]
+        for t, wanted in reads:
+            if not t or graph.is_constant(t):
+                continue
+            shape = graph.info(t).shape
+            have = patching.Region(0, shape[2], 0, shape[3]) if t == source else need[t]
+            # (rows of a one-channel tensor: a view, memory/forwarding.py)
+            if wanted != have and not (shape[1] == 1 and (wanted.c0, wanted.c1) == (have.c0, have.c1)):
+                copied += _region_bytes(graph, t, wanted)
+    return copied
+
+
 def _cost(graph, nodes, bands, work):
-    """(largest band's bytes of tensors, the added work) of ``nodes`` in ``bands`` row
-    bands, for each of ``work`` ({node name: one work measure of the layer}, e.g. MACs);
-    OnnxccError where a band's windows read only padding."""
+    """(largest band's bytes of tensors, bytes the bands copy, the added work) of
+    ``nodes`` in ``bands`` row bands, for each of ``work`` ({node name: one work measure
+    of the layer}, e.g. MACs); OnnxccError where a band's windows read only padding."""
     join = graph.nodes[nodes[-1]].outputs[0]
+    source = graph.nodes[nodes[0]].inputs[0]
     _, _, h, w = graph.info(join).shape
-    largest, shares = 0, {k: 0.0 for k in nodes}
+    largest, copied, shares = 0, 0, {k: 0.0 for k in nodes}
     for r0, r1 in patching._split(h, bands):
-        need, _ = patching._needs(graph, nodes, patching.Region(r0, r1, 0, w))
+        need, windows = patching._needs(graph, nodes, patching.Region(r0, r1, 0, w))
         largest = max(largest, sum(_region_bytes(graph, t, r) for t, r in need.items()))
+        copied += _copied_bytes(graph, nodes, source, need, windows)
         for k in nodes:
             out = graph.nodes[k].outputs[0]
             r, shape = need[out], graph.info(out).shape
             shares[k] += (r.r1 - r.r0) * (r.c1 - r.c0) / (shape[2] * shape[3])
-    return largest, [round(sum(each[graph.nodes[k].name] * (shares[k] - 1) for k in nodes))
-                     for each in work]
+    return largest, copied, [round(sum(each[graph.nodes[k].name] * (shares[k] - 1) for k in nodes))
+                             for each in work]
 
 
 class _Cycles(dict):
@@ -139,11 +168,12 @@ def _auto(graph, source, nodes, length, cache, work):
     rows = graph.info(graph.nodes[stage[-1]].outputs[0]).shape[2]
     for bands in range(2, min(rows, MAX_BANDS) + 1):
         try:
-            largest, (macs, cycles) = _cost(graph, stage, bands, work)
+            largest, copied, (macs, cycles) = _cost(graph, stage, bands, work)
         except OnnxccError:
             continue
         if largest <= cache * BAND_SHARE:
-            return Stage(source, stage, bands, macs, cycles, saved) if saved * CYCLES_PER_BYTE > cycles else None
+            s = Stage(source, stage, bands, macs, cycles, saved, copied)
+            return s if _gain(s) > 0 else None
     return None
 
 
@@ -153,10 +183,10 @@ def _forced(graph, source, nodes, length, bands, work):
     if rows < 2:
         return None
     try:
-        _, (macs, cycles) = _cost(graph, stage, min(bands, rows), work)
+        _, copied, (macs, cycles) = _cost(graph, stage, min(bands, rows), work)
     except OnnxccError:
         return None
-    return Stage(source, stage, min(bands, rows), macs, cycles, 0)
+    return Stage(source, stage, min(bands, rows), macs, cycles, 0, copied)
 
 
 def _lowers(graph, names):
@@ -172,6 +202,7 @@ def _lowers(graph, names):
 
 
 def _gain(s):
+    """The cycles a stage's bands save (the copies left out: see CYCLES_PER_BYTE)."""
     return s.saved_bytes * CYCLES_PER_BYTE - s.extra_cycles
 
 

@@ -12,6 +12,10 @@ in this order, each on what the previous ones left:
 2. concat: when the inputs lie end to end in the output (all dimensions before the axis
    are 1), each input's memory is moved into its slice of the output: the producers
    write straight into it and the concat needs no code;
+   then a Slice or Split whose outputs are contiguous runs of its input (a slice along a
+   leading axis: a one-channel image's row band, a channel split of one image) places
+   them inside the input (no code), unless the caller owns one or a concat took one
+   (its producer then writes straight into the concat: a copy either way);
 3. in place: a kernel that can write its output over an input (``ops.INPLACE``) does so
    when nothing in that input's buffer is read by a later step (nor must outlive the
    run), following the schedule; the output is placed where the input is.
@@ -22,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import ops
+from ..ops.layout import contiguous_parts
 
 VIEW_OPS = ops.ALIASES | {"Identity"}
 
@@ -111,6 +116,7 @@ def forward(graph, order, io_in_arena, in_place=True, concat=True, lowered=None)
     _views(graph, order, nodes, f)
     if concat:
         _concats(graph, order, nodes, f)
+    _slices(graph, order, nodes, f)
     _kernels(graph, order, nodes, f, in_place)
     return f
 
@@ -134,6 +140,25 @@ def _views(graph, order, nodes, f):
             f.code[k] = "none"
         else:
             f.code[k] = "copy"
+
+
+def _slices(graph, order, nodes, f):
+    for k, node in zip(order, nodes):
+        parts = contiguous_parts(node, graph) if node.op in ("Slice", "Split") else None
+        if not parts:
+            continue
+        x = node.inputs[0]
+        root, offset = f.place[x]
+        # each output still its own memory (not moved into a caller's output by a view),
+        # none the caller's, none a graph output left in a constant
+        if len(parts) != len(node.outputs) or any(
+                y in f.fixed or f.root(y) != y or (y in graph.outputs and root in graph.constants)
+                for y in parts):
+            continue
+        width = np.dtype(graph.info(x).dtype).itemsize
+        for y, start in parts.items():
+            f.move(y, root, offset + start * width)
+        f.code[k] = "none"
 
 
 def _contiguous_slices(graph, node):

@@ -42,13 +42,15 @@ def _geometry(node, graph):
     own = own_inputs(node)
     x, w = own[0], own[1]
     b = own[2] if len(own) > 2 and own[2] else None
+    s = own[3] if len(own) > 3 else None  # a fused per-input-channel scale (passes/fuse_channel_scale.py)
     y = node.outputs[0]
     w_shape = graph.info(w).shape
     g = window_2d(node, graph.info(x).shape, graph.info(y).shape,
                   node.attrs.get("kernel_shape", w_shape[2:]))
     chain, operands = kernel_epilogue(node, graph, conv_spans(node, graph))
-    g.update(m=w_shape[0], group=node.attrs.get("group", 1), bias=b is not None, epilogue=chain)
-    inputs = [("x", x), ("w", w)] + ([("b", b)] if b else []) + operands
+    g.update(m=w_shape[0], group=node.attrs.get("group", 1), bias=b is not None, epilogue=chain,
+             scale=s is not None)
+    inputs = [("x", x), ("w", w)] + ([("b", b)] if b else []) + ([("s", s)] if s else []) + operands
     return g, inputs, [("y", y)]
 
 
@@ -57,7 +59,8 @@ def _kind(g):
 
 
 def _tag(g, prefix=""):
-    return f"f32_{prefix}{_kind(g)}_{window_tag(g)}_m{g['m']}{epilogue_tag(g['epilogue'])}"
+    scale = "_s" if g["scale"] else ""
+    return f"f32_{prefix}{_kind(g)}_{window_tag(g)}_m{g['m']}{scale}{epilogue_tag(g['epilogue'])}"
 
 
 def macs(g):
@@ -140,15 +143,25 @@ def _over_x_possible(g):
     return g["group"] == 1 and (g["n"] == 1 or g["m"] <= g["c"])
 
 
+def _scaled_floats(g, width):
+    """Scratch floats of the packed weights scaled by a fused scale s (0 without one),
+    rounded up to 64 bytes: the kernel's other scratch follows, aligned as before."""
+    if not g["scale"]:
+        return 0
+    return -(-packing.packed_size(_packed_weights(g, width)["w"]) // 16) * 16
+
+
 def lower_gemm1x1(node, graph, cpu):
     g, inputs, outputs = _geometry(node, graph)
     p = _with_tile(g, cpu, *_plan_1x1(g, cpu)[:3])
+    p["scaled"] = _scaled_floats(g, _panel_width(p))
     width = p["vecs"] * p["lanes"]
     full = g["oh"] * g["ow"] // width * width
     p["tails"] = [[full + s, v, l] for s, v, l in column_tails(g["oh"] * g["ow"] - full, p["lanes"])]
     # transposed: a panel's sums [pixels][panel channels], transposed back to y (one pixel:
     # stored straight, its channels are adjacent in y)
     scratch = 4 * g["oh"] * g["ow"] * width if p["transposed"] and g["oh"] * g["ow"] > 1 else 0
+    scratch += 4 * p["scaled"]  # (first: the scaled weights)
     return KernelCall("conv2d_1x1", _tag(g, _tile_tag(p)), p, inputs, outputs,
                       scratch_bytes=scratch, packed=_packed_weights(g, _panel_width(p)))
 
@@ -156,7 +169,8 @@ def lower_gemm1x1(node, graph, cpu):
 def cost_gemm1x1(node, graph, cpu):
     g, _, _ = _geometry(node, graph)
     outputs = g["n"] * g["m"] * g["oh"] * g["ow"]
-    return _plan_1x1(g, cpu)[3] + epilogue_cost(outputs, g["epilogue"], tile_lanes(g["epilogue"], cpu))
+    scale = copy_cost(g["m"] * g["c"], cpu) if g["scale"] else 0  # a multiply pass over the weights
+    return _plan_1x1(g, cpu)[3] + scale + epilogue_cost(outputs, g["epilogue"], tile_lanes(g["epilogue"], cpu))
 
 
 def _im2col_columns(g, cpu, k, width):
@@ -567,14 +581,20 @@ def _gemm1x1_in_place(node, graph, cpu, tensor):
         return None
     width = g["vecs"] * g["lanes"]
     return in_place(replace(call, params=dict(g, block=True)), tensor, ("x",),
-                    scratch_bytes=4 * g["m"] * width)
+                    scratch_bytes=call.scratch_bytes + 4 * g["m"] * width)
+
+
+def _unscaled(node, graph, cpu=None):
+    """Whether the Conv has no fused input scale: the tactics other than direct and gemm1x1
+    (all it is fused into, passes/fuse_channel_scale.py) read their weights unscaled."""
+    return not _geometry(node, graph)[0]["scale"]
 
 
 TACTICS = {"Conv": [
     Tactic("direct", lower_direct, cost=cost_direct),
     Tactic("gemm1x1", lower_gemm1x1, _is_1x1, cost_gemm1x1, _gemm1x1_in_place),
-    Tactic("im2col", lower_im2col, cost=cost_im2col, in_place=_over_residual(lower_im2col)),
-    Tactic("implicit", lower_implicit, cost=cost_implicit,
+    Tactic("im2col", lower_im2col, _unscaled, cost_im2col, _over_residual(lower_im2col)),
+    Tactic("implicit", lower_implicit, _unscaled, cost_implicit,
            in_place=_over_residual(lower_implicit)),
     Tactic("depthwise", lower_depthwise, _is_depthwise, cost_depthwise, _depthwise_in_place),
     Tactic("depthwise_shift", lower_shift, _shift_applies, cost_shift,

@@ -71,6 +71,43 @@ def lower_slice(node, graph):
     return strided_copy(node, graph, graph.info(node.outputs[0]).shape, x_strides, offset)
 
 
+def contiguous_parts(node, graph):
+    """{output: element offset in the input} of a Slice or Split whose every output is one
+    contiguous run of its input's elements (a slice along a leading axis, all axes before
+    it of size 1, all after it whole), which memory forwarding places inside the input
+    (no copy); else None."""
+    x = node.inputs[0]
+    shape = graph.info(x).shape
+    if node.op == "Slice":
+        y = node.outputs[0]
+        a = node.attrs
+        axes = [ax % len(shape) for ax in a.get("axes", range(len(a["starts"])))]
+        steps = a.get("steps", [1] * len(axes))
+        strides, offset, x_strides = row_major_strides(shape), 0, row_major_strides(shape)
+        for ax, start, end, step in zip(axes, a["starts"], a["ends"], steps):
+            if step == 0:
+                return None
+            offset += slice_start(start, end, step, shape[ax]) * strides[ax]
+            x_strides[ax] = strides[ax] * step
+        out = graph.info(y).shape
+        dense = row_major_strides(out)
+        if not _prod(out) or any(n > 1 and s != d for n, s, d in zip(out, x_strides, dense)):
+            return None
+        return {y: offset}
+    if node.op == "Split":
+        axis = node.attrs.get("axis", 0) % len(shape)
+        if any(d != 1 for d in shape[:axis]):
+            return None
+        _, inner = _rows(shape, axis)
+        parts, offset = {}, 0
+        for y in node.outputs:
+            if y:
+                parts[y] = offset
+            offset += graph.info(y).shape[axis] * inner if y else 0
+        return parts
+    return None
+
+
 def lower_expand(node, graph):
     out_shape = graph.info(node.outputs[0]).shape
     return strided_copy(node, graph, out_shape,

@@ -6,6 +6,7 @@
 from .accumulator_bits import accumulator_bits
 from .fold_batchnorm import fold_batchnorm
 from .fold_constants import fold_constants
+from .fuse_channel_scale import fuse_channel_scale
 from .fuse_activations import fuse_activations
 from .fuse_elementwise import fuse_elementwise
 from .fuse_matmul_add import fuse_matmul_add
@@ -29,6 +30,7 @@ def optimize(graph, where, fuse=True):
     if fuse:
         fuse_activations(graph)
         fuse_elementwise(graph)
+        fuse_channel_scale(graph)
         fuse_residual_qadd(graph)
     graph.drop_unused_constants()
     accumulator_bits(graph)
