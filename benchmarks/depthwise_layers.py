@@ -2,13 +2,14 @@
 """Depthwise convolution layers alone: onnxcc vs onnxruntime, GMAC/s side by side.
 
     .venv/bin/python benchmarks/depthwise_layers.py [--target x86_64] [--only mb_dw,eff_5x5]
-        [--tactics depthwise,depthwise_nchwc]
+        [--tactics depthwise,depthwise_shift,depthwise_nchwc] [--base /tmp/base]
 
 Each layer is one depthwise Conv (padding k//2) and its fused activation (Relu, or Swish
 as x * Sigmoid(x), EfficientNet's), built with opt=speed and timed interleaved with
 onnxruntime on one thread (speed.interleave: medians, onnxruntime's call overhead
 subtracted). The shapes are MobileNetV2's and EfficientNet-B0's. With ``--tactics`` each
-layer is also built with each of those Conv tactics forced, all timed in the same rounds.
+layer is also built with each of those Conv tactics forced, all timed in the same rounds;
+with ``--base``, also by another checkout's code (e.g. main's, `git archive`), its own choice.
 """
 
 import os
@@ -64,13 +65,14 @@ def layer(c, h, k, s, act):
 def main():
     ap = speed.layer_parser(__doc__)
     ap.add_argument("--tactics", default="", help="comma-separated Conv tactics also timed, forced")
+    ap.add_argument("--base", help="a checkout of the code to compare with (e.g. main's)")
     args = ap.parse_args()
     names = args.only.split(",") if args.only else list(LAYERS)
     tactics = [t for t in args.tactics.split(",") if t]
     work = tempfile.mkdtemp(prefix="dwlayers")
-    forced = "".join(f" {t} us |" for t in tactics)
+    forced = "".join(f" {t} us |" for t in tactics) + (" base us | cc/base |" if args.base else "")
     print(f"| layer | C x HxW k s | onnxcc us | GMAC/s | onnxruntime us | GMAC/s | ratio |{forced}")
-    print("|---|---|---|---|---|---|---|" + "---|" * len(tactics))
+    print("|---|---|---|---|---|---|---|" + "---|" * (len(tactics) + 2 * bool(args.base)))
     for name in names:
         c, h, k, s, act = LAYERS[name]
         m, macs = layer(c, h, k, s, act)
@@ -81,11 +83,15 @@ def main():
         for t in tactics:
             elfs[t] = (speed.build(path, "speed", os.path.join(work, t), args.target,
                                    [f"tactic=Conv:{t}"])[0], args.target)
+        if args.base:
+            elfs["base"] = (speed.harness(path, os.path.join(work, "base"), args.target, ["opt=speed"],
+                                          repo=args.base)[0], args.target)
         med = speed.interleave(elfs, path, args.rounds, args.chunk)
+        base = f" {med['base']:.1f} | {med['cc'] / med['base']:.2f} |" if args.base else ""
         ort = med["ort"] - med["idle"]
         print(f"| {name} | {c} x {h}x{h} {k}x{k} s{s} {act} | {med['cc']:.1f} | "
               f"{macs / med['cc'] / 1e3:.1f} | {ort:.1f} | {macs / ort / 1e3:.1f} | "
-              f"{med['cc'] / ort:.2f} |" + "".join(f" {med[t]:.1f} |" for t in tactics), flush=True)
+              f"{med['cc'] / ort:.2f} |" + "".join(f" {med[t]:.1f} |" for t in tactics) + base, flush=True)
 
 
 if __name__ == "__main__":

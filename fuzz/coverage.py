@@ -49,6 +49,8 @@ def paths(call, node):
             r_lo, r_hi = p["fills"][k0]["rows"]
             if p["sh"] != 2 and r_hi - r_lo > 1:
                 found.add(f"{call.template}: stride-2 shuffle fill of several rows, row stride {min(p['sh'], 3)}")
+        if p.get("shift") and p["ow"] > p["lanes"]:
+            found.add(f"{call.template}: shifted taps over rows of several vectors")
     if call.template in ("conv2d", "conv2d_1x1") and p.get("scale"):
         found.add(f"{call.template}: a fused input scale (passes/fuse_channel_scale.py)")
     if call.template == "conv2d_1x1":

@@ -3,8 +3,9 @@ kernels, strides 1 and 2 (the stride-2 rows split into column phases by vector s
 where whole vector pairs fit, one by one at the edges), asymmetric pads, dilation, odd
 channel counts, rows shorter than a vector, fused Relu, Clip, Swish and a residual -- run against onnxruntime on CPUs
 with 8-, 4- and 1-float vectors (and 16 where the host has AVX-512); the same and more
-(channel tails of every block width, 1x1 to 15x15 images, 7x7 kernels) forced on
-depthwise_nchwc, which scalar CPUs refuse."""
+forced on depthwise_shift (row tails, 7x7 kernels, column strides 2 and 3) and
+depthwise_nchwc (channel tails of every block width, 1x1 to 15x15 images, 7x7 kernels),
+which scalar CPUs refuse."""
 
 import json
 
@@ -78,18 +79,45 @@ def depthwise_zoo(path, cases=CASES):
     return save_model(path, nodes, inputs, outputs, inits)
 
 
+def forced_kernels(scons, tmp_path, target, tactic, cases, name):
+    """The generated kernels of ``cases`` built with every Conv forced to ``tactic``,
+    verified clean against onnxruntime, each Conv having run ``tactic``."""
+    model = depthwise_zoo(tmp_path / f"{name}.onnx", cases)
+    verify_clean(scons, model, f"target={target}", f"tactic=Conv:{tactic}")
+    chosen = json.loads((scons.build_dir / target / name / "tactics.json").read_text())
+    convs = [n for n in chosen["nodes"] if n["op"] == "Conv"]
+    assert len(convs) == len(cases) and all(n["tactic"] == tactic for n in convs)
+    return (scons.build_dir / target / name / f"{name}_kernels.c").read_text()
+
+
 @pytest.mark.parametrize("target", TARGETS)
 def test_depthwise_tactic_matches_onnxruntime(scons, tmp_path, target):
-    model = depthwise_zoo(tmp_path / "dws.onnx")
-    verify_clean(scons, model, f"target={target}", "tactic=Conv:depthwise")
-    chosen = json.loads((scons.build_dir / target / "dws" / "tactics.json").read_text())
-    convs = [n for n in chosen["nodes"] if n["op"] == "Conv"]
-    assert len(convs) == len(CASES) and all(n["tactic"] == "depthwise" for n in convs)
-    kernels = (scons.build_dir / target / "dws" / "dws_kernels.c").read_text()
+    kernels = forced_kernels(scons, tmp_path, target, "depthwise", CASES, "dws")
     # stride-2 rows wide enough for a vector pair were split by shuffles (on SIMD CPUs)
     assert ("__builtin_shuffle" in kernels) == (target != "riscv32")
     assert ("(vpm4)" in kernels) == (target != "riscv32")
     assert ("land in the next rows" in kernels) == (target != "riscv32")
+
+
+#: depthwise_shift: every row of the planes read as aligned vectors, the taps over shuffled
+#: out of two -- stride-1 rows of widths around 1, 2 and 3 vectors (tails), 5x5 and 7x7
+#: kernels (taps a whole vector over at 4 lanes), dilation, column strides 2 and 3 (taps in
+#: other column phases), and what CASES has
+SHIFT_CASES = CASES + [
+    (3, [6, 33], [3, 3], dict(pads=[1, 1, 1, 1]), "relu"),
+    (2, [5, 47], [5, 5], dict(pads=[2, 2, 2, 2]), "swish"),
+    (3, [4, 16], [3, 3], dict(pads=[0, 1, 2, 1]), "residual"),
+    (2, [9, 31], [7, 7], dict(pads=[3, 3, 3, 3]), "clip"),
+    (2, [8, 40], [3, 3], dict(pads=[2, 2, 2, 2], dilations=[2, 2]), "residual"),
+    (3, [12, 50], [5, 5], dict(pads=[2, 1, 2, 1], strides=[1, 3]), "relu"),
+    (2, [11, 65], [3, 3], dict(pads=[1, 1, 1, 1], strides=[2, 2]), "residual"),
+]
+
+
+@pytest.mark.parametrize("target", [t for t in TARGETS if t != "riscv32"])
+def test_depthwise_shift_matches_onnxruntime(scons, tmp_path, target):
+    kernels = forced_kernels(scons, tmp_path, target, "depthwise_shift", SHIFT_CASES, "dwt")
+    assert "(vsh){1, 2, 3" in kernels and "land in the next rows" in kernels
 
 
 #: depthwise_nchwc: channel counts around the block (4, 8, 16 lanes: full blocks and
@@ -109,16 +137,12 @@ NCHWC_CASES = CASES + [
 
 @pytest.mark.parametrize("target", [t for t in TARGETS if t != "riscv32"])
 def test_depthwise_nchwc_matches_onnxruntime(scons, tmp_path, target):
-    model = depthwise_zoo(tmp_path / "dwc.onnx", NCHWC_CASES)
-    verify_clean(scons, model, f"target={target}", "tactic=Conv:depthwise_nchwc")
-    chosen = json.loads((scons.build_dir / target / "dwc" / "tactics.json").read_text())
-    convs = [n for n in chosen["nodes"] if n["op"] == "Conv"]
-    assert len(convs) == len(NCHWC_CASES) and all(n["tactic"] == "depthwise_nchwc" for n in convs)
-    kernels = (scons.build_dir / target / "dwc" / "dwc_kernels.c").read_text()
+    kernels = forced_kernels(scons, tmp_path, target, "depthwise_nchwc", NCHWC_CASES, "dwc")
     assert "__builtin_shuffle" in kernels and "(vlm)" in kernels
 
 
-def test_depthwise_nchwc_refused_on_scalar_cpus(scons, tmp_path):
+@pytest.mark.parametrize("tactic", ["depthwise_shift", "depthwise_nchwc"])
+def test_lane_tactics_refused_on_scalar_cpus(scons, tmp_path, tactic):
     model = depthwise_zoo(tmp_path / "dwc.onnx", CASES[:1])
-    r = scons(f"model={model}", "target=riscv32", "tactic=Conv:depthwise_nchwc", "verify")
-    assert r.returncode != 0 and "depthwise_nchwc" in r.stdout + r.stderr
+    r = scons(f"model={model}", "target=riscv32", f"tactic=Conv:{tactic}", "verify")
+    assert r.returncode != 0 and tactic in r.stdout + r.stderr

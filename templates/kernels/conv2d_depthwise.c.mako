@@ -5,7 +5,11 @@
   zero-padded stride phases (scratch) so that each tap of an output row is a contiguous
   run; a tile of `rows` output rows x (vecs * lanes) pixels sums the taps in registers.
   Rows shorter than a vector (small images) are stored as whole vectors running into the
-  next row, which is stored after (spills).
+  next row, which is stored after (spills). With `shift` (planes whose rows
+  start on a vector boundary: the depthwise_shift tactic) each vector of a plane row is
+  loaded once, aligned, for all the taps and output rows that read it; a tap k columns
+  over (tap_cols) takes lanes k.. of it and the next vector by a two-vector shuffle
+  (vpermt2ps, ext) instead of an unaligned load (on AVX-512 each one splits a cache line).
 </%doc>\
 <%
     n, c, h, w = p['n'], p['c'], p['h'], p['w']
@@ -31,6 +35,23 @@
         first, and only a row whose vector would reach past the tile is stored in part."""
         return (lanes > 1 and full == 0 and nvecs == 1 and store < lanes and nrows > 1
                 and vectorizable(p['epilogue'], 2))
+    shift = p.get('shift', False)
+    tap_cols = p.get('tap_cols', [])
+    def shift_rows(nrows, nvecs):
+        """Per input row a tile reads (its offset from pr, in order): the vectors loaded,
+        the shuffles [(name, u, lanes over)] and the multiply-adds [(i, v, tap, operand)]."""
+        groups = {}
+        for i in range(nrows):
+            for t in range(taps):
+                ro = i * cols + offsets[t] - tap_cols[t]
+                for v in range(nvecs):
+                    u, s = divmod(v * lanes + tap_cols[t], lanes)
+                    loads, shuffles, sums = groups.setdefault(ro, (set(), {}, []))
+                    loads.update({u, u + 1} if s else {u})
+                    name = f'r{u}' if not s else shuffles.setdefault((u, s), f'r{u}_{s}')
+                    sums.append((i, v, t, name))
+        return [(ro, sorted(g[0]), sorted((n, u, s) for (u, s), n in g[1].items()), g[2])
+                for ro, g in sorted(groups.items())]
     first = (f'(vf){{0}} + b[ic]' if lanes > 1 else 'b[ic]') if p['bias'] else ('(vf){0}' if lanes > 1 else '0.0f')
 %>\
 <%def name="block(nrows, nvecs, store)">\
@@ -38,6 +59,19 @@
 % for i in range(nrows):
                         ${acc_type} ${', '.join(f'acc{i}_{v} = {first}' for v in range(nvecs))};
 % endfor
+% if shift:
+% for ro, loads, shuffles, sums in shift_rows(nrows, nvecs):
+                        {
+                            const vf ${', '.join(f'r{u} = {ld(f"pr + {ro + u * lanes}u")}' for u in loads)};
+% for name, u, s in shuffles:
+                            const vf ${name} = __builtin_shuffle(r${u}, r${u + 1}, (vsh){${', '.join(str(s + j) for j in range(lanes))}});
+% endfor
+% for i, v, t, name in sums:
+                            acc${i}_${v} += ${name} * wc[${t}];
+% endfor
+                        }
+% endfor
+% else:
 % for t in range(taps):
                         {
                             const float wt = wc[${t}];
@@ -46,6 +80,7 @@
 % endfor
                         }
 % endfor
+% endif
 % if spills(nrows, nvecs, store):
 % for i in range(nrows):
                         ${tl.apply(f'acc{i}_0', lanes, p['epilogue'], coords(i, 0), 2, store)}
@@ -82,6 +117,9 @@ ${block(nrows, -(-rest // lanes), rest)}\
 ${tl.contracted(signature)}
 {
 ${tl.types(lanes, p['epilogue'], 2)}\
+% if shift:
+    typedef int32_t vsh __attribute__((vector_size(${4 * lanes}), unused));  /* (a tile may shuffle nothing) */
+% endif
     float *const pc = (float *)scratch;
 ${planes.clear('pc', cs + p['slack'], '0.0f', 4)}\
     for (int nb = 0; nb < ${n}; ++nb) {

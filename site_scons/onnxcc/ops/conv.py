@@ -6,6 +6,8 @@
   implicit   a GEMM that reads the windows in place from a zero-padded copy of the input,
              split into stride phases so that every step reads contiguous vectors
   depthwise  one channel at a time (group == channels), the taps summed over vectors
+  depthwise_shift  the same, each input vector loaded once, aligned, and the taps
+             over it shuffled out of two vectors (no unaligned loads)
   depthwise_nchwc  a block of a vector's channels at a time, transposed into channel
              vectors (ops/depthwise_lanes.py): small images, many channels
   winograd   3x3 stride 1: Winograd F(4x4, 3x3) or F(2x2, 3x3), fewer multiplies
@@ -214,7 +216,7 @@ def cost_im2col(node, graph, cpu):
     return _plan_im2col(g, cpu)[2] + epilogue_cost(outputs, g["epilogue"], tile_lanes(g["epilogue"], cpu))
 
 
-def phase_planes(g, slack, band=None):
+def phase_planes(g, slack, band=None, align=1):
     """The layout of a zero-padded input split into stride phases, for kernels that read
     a window's tap (ky, kx) of every pixel of an output row as one contiguous run.
 
@@ -222,7 +224,8 @@ def phase_planes(g, slack, band=None):
     (ky, kx) of output pixel (oy, ox) is then element [oy + ky*dh // sh][ox + kx*dw // sw]
     of plane (ky*dh % sh, kx*dw % sw). Only the planes some tap reads are kept. With
     ``band``, the planes hold only the rows ``band`` output rows read, refilled for
-    each band of output rows (``fills`` row ranges are of the whole planes).
+    each band of output rows (``fills`` row ranges are of the whole planes). ``align``:
+    the rows' length a multiple of it (vectors of a row aligned as its first).
     """
     sh, sw, dh, dw = g["sh"], g["sw"], g["dh"], g["dw"]
     taps = [(ky * dh, kx * dw) for ky in range(g["kh"]) for kx in range(g["kw"])]
@@ -230,7 +233,7 @@ def phase_planes(g, slack, band=None):
     reach = max(ty // sh for ty, _ in taps)
     whole = g["oh"] + reach
     rows = min(band, g["oh"]) + reach if band else whole
-    cols = g["ow"] + max(tx // sw for _, tx in taps)
+    cols = -(-(g["ow"] + max(tx // sw for _, tx in taps)) // align) * align
     plane = rows * cols
 
     def valid(count, stride, phase, pad, size):
@@ -366,9 +369,18 @@ def _is_depthwise(node, graph, cpu=None):
     return _kind(g) == "dw"
 
 
-def _plan_depthwise(g, cpu):
+def _plan_depthwise(g, cpu, shift=False):
+    """(rows, vecs, planes, cycles) of the tile of fewest estimated cycles; ``shift``: of
+    the depthwise_shift tactic (_shift_tile_cost)."""
     lanes = cpu.lanes()
     taps = g["kh"] * g["kw"]
+
+    def tile(rows, vecs):
+        if shift:
+            return _shift_tile_cost(rows, vecs, g, cpu)
+        # (a 64-byte load from an unaligned plane row splits a cache line: one a cycle)
+        split = taps * rows * vecs if cpu.simd_bytes >= 64 else 0
+        return max(tile_cost(rows, vecs, taps, cpu), split + 2 * rows * vecs + 8)
     best = None
     # (on SIMD CPUs a small image's channel may be one tile of all its rows, rows shorter
     # than a vector stored whole into the next rows: conv2d_depthwise)
@@ -377,14 +389,15 @@ def _plan_depthwise(g, cpu):
                        if r * v + 2 <= cpu.registers and r <= g["oh"]):
         width = vecs * lanes
         full, rest = divmod(g["ow"], width)
-        per_row = full * tile_cost(rows, vecs, taps, cpu) / rows
+        per_row = full * tile(rows, vecs) / rows
         if rest:
-            per_row += tile_cost(rows, math.ceil(rest / lanes), taps, cpu) / rows
+            per_row += tile(rows, math.ceil(rest / lanes)) / rows
         cycles = per_row * g["oh"] + (g["oh"] % rows) * per_row  # leftover rows, roughly
         if best is None or cycles < best[2]:
             best = (rows, vecs, cycles)
     rows, vecs, cycles = best
-    planes = phase_planes(g, vecs * lanes)
+    # (shift: a tile reads a vector past its last, and its rows from vector boundaries)
+    planes = phase_planes(g, (vecs + shift) * lanes, align=lanes if shift else 1)
     # (stride-2 rows are split into their two column phases by vector shuffles: twice a
     # copy's cycles; and each row filled costs a memcpy call or a loop's start, measured
     # against depthwise_nchwc with benchmarks/depthwise_layers.py --tactics)
@@ -393,22 +406,63 @@ def _plan_depthwise(g, cpu):
     return rows, vecs, planes, g["n"] * g["c"] * (cycles + copy)
 
 
-def lower_depthwise(node, graph, cpu):
-    g, inputs, outputs = _geometry(node, graph)
-    rows, vecs, planes, _ = _plan_depthwise(g, cpu)
+def _shift_tile_cost(rows, vecs, g, cpu):
+    """A depthwise_shift tile: each vector of the plane rows it reads loaded once (and the
+    one after), a shuffle per tap column not a multiple of the lanes over, the
+    multiply-adds, the stores. On 8-lane AVX2 a shuffle across its 128-bit halves is two
+    on the one shuffle port (measured slower than the unaligned loads on 28x28 and larger
+    images); on AVX-512 and NEON it shares the multiply-adds' ports."""
+    lanes = cpu.lanes()
+    reads = {(ky * g["dh"] % g["sh"], kx * g["dw"] % g["sw"], i + ky * g["dh"] // g["sh"])
+             for i in range(rows) for ky in range(g["kh"]) for kx in range(g["kw"])}
+    over = len({kx * g["dw"] // g["sw"] % lanes for kx in range(g["kw"])} - {0})
+    shuffles = len(reads) * vecs * over
+    fmas = rows * vecs * g["kh"] * g["kw"]
+    sums = max(fmas, 4 * shuffles) if lanes == 8 else fmas + shuffles
+    return max(sums, len(reads) * (vecs + 1)) / 2 + 2 * rows * vecs + 8
+
+
+def _depthwise_call(g, inputs, outputs, cpu, shift):
+    rows, vecs, planes, _ = _plan_depthwise(g, cpu, shift)
     p = _with_tile(g, cpu, False, rows, vecs)
-    p.update(planes)
-    tag = _tag(g, _tile_tag(p))
+    # (a tap's column in its plane: its offset less that is the row's start)
+    p.update(planes, shift=shift,
+             tap_cols=[kx * g["dw"] // g["sw"] for _ in range(g["kh"]) for kx in range(g["kw"])])
+    tag = _tag(g, ("s" if shift else "") + _tile_tag(p))
     return KernelCall("conv2d_depthwise", tag, p, inputs, outputs,
                       scratch_bytes=4 * (planes["channel_stride"] + planes["slack"]))
 
 
-def cost_depthwise(node, graph, cpu):
-    g, _, _ = _geometry(node, graph)
+def lower_depthwise(node, graph, cpu):
+    g, inputs, outputs = _geometry(node, graph)
+    return _depthwise_call(g, inputs, outputs, cpu, False)
+
+
+def lower_shift(node, graph, cpu):
+    g, inputs, outputs = _geometry(node, graph)
+    return _depthwise_call(g, inputs, outputs, cpu, True)
+
+
+def _depthwise_cost(g, cpu, shift):
     lanes = tile_lanes(g["epilogue"], cpu)
     # the epilogue runs on whole vectors along each output row (7 of 16 lanes on 7x7)
     outputs = g["n"] * g["m"] * g["oh"] * -(-g["ow"] // lanes) * lanes
-    return _plan_depthwise(g, cpu)[3] + epilogue_cost(outputs, g["epilogue"], lanes)
+    return _plan_depthwise(g, cpu, shift)[3] + epilogue_cost(outputs, g["epilogue"], lanes)
+
+
+def cost_depthwise(node, graph, cpu):
+    g, _, _ = _geometry(node, graph)
+    return _depthwise_cost(g, cpu, False)
+
+
+def _shift_applies(node, graph, cpu):
+    g, _, _ = _geometry(node, graph)
+    return _kind(g) == "dw" and cpu.lanes() >= 4
+
+
+def cost_shift(node, graph, cpu):
+    g, _, _ = _geometry(node, graph)
+    return _depthwise_cost(g, cpu, True)
 
 
 def _nchwc_applies(node, graph, cpu):
@@ -543,6 +597,8 @@ TACTICS = {"Conv": [
     Tactic("implicit", lower_implicit, _unscaled, cost_implicit,
            in_place=_over_residual(lower_implicit)),
     Tactic("depthwise", lower_depthwise, _is_depthwise, cost_depthwise, _depthwise_in_place),
+    Tactic("depthwise_shift", lower_shift, _shift_applies, cost_shift,
+           lambda node, graph, cpu, tensor: _depthwise_in_place(node, graph, cpu, tensor, lower_shift)),
     Tactic("depthwise_nchwc", lower_nchwc, _nchwc_applies, cost_nchwc,
            lambda node, graph, cpu, tensor: _depthwise_in_place(node, graph, cpu, tensor, lower_nchwc)),
     Tactic("winograd", lower_winograd, _winograd_applies, cost_winograd,

@@ -67,7 +67,10 @@ def cost(g, cpu):
     whose scratch outgrows the level-2 cache, where both say ``depthwise``.)"""
     lanes = cpu.lanes()
     rows, cols = scratch_image(g)
-    per_vector = math.log2(lanes) + 1
+    # (AVX-512: measured 7-8 cycles a vector on 14x14 and 7x7 images against
+    # depthwise_shift, benchmarks/depthwise_layers.py --tactics: its shuffles of two
+    # vectors in, one out, on the one shuffle port)
+    per_vector = math.log2(lanes) + (3 if lanes >= 16 else 1)
     transposes = (g["h"] * g["w"] + g["oh"] * g["ow"]) * per_vector
     r = tile_pixels(g, cpu)
     full, rest = divmod(g["ow"], r)
