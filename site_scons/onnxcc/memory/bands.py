@@ -14,9 +14,10 @@ one graph; every kernel and tactic applies unchanged (a band node keeps its laye
 tactic). ``choose`` finds the stages and how many bands each gets:
 
   auto  on a target with an ``l2_bytes`` cache (the host targets), a stage with a tensor
-        inside larger than the cache, cut into the fewest bands whose tensors fit half
-        of it, when the bytes kept out of memory (``CYCLES_PER_BYTE``) outweigh the
-        cycles the halos add (the chosen tactics' estimates, epilogues included)
+        inside larger than the cache that a depthwise convolution reads (an expansion),
+        cut into the fewest bands whose tensors fit half of it, when the bytes kept out
+        of memory (``CYCLES_PER_BYTE``) outweigh the cycles the halos add (the chosen
+        tactics' estimates, epilogues included)
   N     every stage (of up to ``MAX_NODES`` nodes from a windowed one) in N bands: for
         the tests and the fuzzer, which check that any stage runs right in bands
 """
@@ -163,7 +164,7 @@ def _auto(graph, source, nodes, length, cache, work):
     stage = nodes[:length]
     internal = [graph.nodes[k].outputs[0] for k in stage[:-1]]
     saved = sum(2 * graph.info(t).nbytes for t in internal if graph.info(t).nbytes > cache)
-    if not saved:
+    if not saved or not _filters_wide(graph, stage, cache):
         return None
     rows = graph.info(graph.nodes[stage[-1]].outputs[0]).shape[2]
     for bands in range(2, min(rows, MAX_BANDS) + 1):
@@ -175,6 +176,22 @@ def _auto(graph, source, nodes, length, cache, work):
             s = Stage(source, stage, bands, macs, cycles, saved, copied)
             return s if _gain(s) > 0 else None
     return None
+
+
+def _filters_wide(graph, stage, cache):
+    """Whether a depthwise convolution of the stage reads a tensor of it larger than
+    ``cache``: an inverted residual block's expansion. Stages without one measured no
+    gain in bands (auto / off, x86_64-avx512: SqueezeNet 1.01-1.02, ShuffleNet 1.02-1.04,
+    ResNet-18 and RegNetX 0.98-1.01; their layers are compute-bound or stream once)."""
+    made = {graph.nodes[k].outputs[0] for k in stage}
+    for k in stage:
+        node = graph.nodes[k]
+        if node.op not in ("Conv", "QLinearConv") or node.inputs[0] not in made:
+            continue
+        info = graph.info(node.inputs[0])
+        if info.nbytes > cache and node.attrs.get("group", 1) == info.shape[1] > 1:
+            return True
+    return False
 
 
 def _forced(graph, source, nodes, length, bands, work):
