@@ -33,28 +33,29 @@ def _save(path, nodes, x_shape, y_shape, inits):
     return str(path)
 
 
-def _inverted_residuals(path, h=23, w=19, c=5, wide=30):
+def _inverted_residuals(path, h=23, w=19, c=5, wide=30, group=None):
     """A stem, then two MobileNetV2 blocks (expand 1x1 + Clip, depthwise 3x3, project
     1x1): the first stride 1 with its residual Add, the second stride 2 with uneven pads;
-    then a global pool. 23x19: no band divides evenly."""
+    then a global pool. 23x19: no band divides evenly. ``group=1``: the 3x3s dense."""
+    group = wide if group is None else group
     n = helper.make_node
     nodes = [n("Conv", ["x", "ws"], ["s"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
              n("Relu", ["s"], ["s_r"]),
              n("Conv", ["s_r", "we1", "be1"], ["e1"], kernel_shape=[1, 1]),
              n("Clip", ["e1", "lo", "hi"], ["e1_r"]),
-             n("Conv", ["e1_r", "wd1"], ["d1"], kernel_shape=[3, 3], group=wide, pads=[1, 1, 1, 1]),
+             n("Conv", ["e1_r", "wd1"], ["d1"], kernel_shape=[3, 3], group=group, pads=[1, 1, 1, 1]),
              n("Clip", ["d1", "lo", "hi"], ["d1_r"]),
              n("Conv", ["d1_r", "wp1"], ["p1"], kernel_shape=[1, 1]),
              n("Add", ["p1", "s_r"], ["a1"]),
              n("Conv", ["a1", "we2"], ["e2"], kernel_shape=[1, 1]),
              n("Clip", ["e2", "lo", "hi"], ["e2_r"]),
-             n("Conv", ["e2_r", "wd2", "bd2"], ["d2"], kernel_shape=[3, 3], group=wide, strides=[2, 2],
+             n("Conv", ["e2_r", "wd2", "bd2"], ["d2"], kernel_shape=[3, 3], group=group, strides=[2, 2],
                pads=[1, 0, 0, 1]),
              n("Clip", ["d2", "lo", "hi"], ["d2_r"]),
              n("Conv", ["d2_r", "wp2"], ["p2"], kernel_shape=[1, 1]),
              n("GlobalAveragePool", ["p2"], ["y"])]
-    inits = [_w("ws", c, 3, 3, 3), _w("we1", wide, c, 1, 1), _w("be1", wide), _w("wd1", wide, 1, 3, 3),
-             _w("wp1", c, wide, 1, 1), _w("we2", wide, c, 1, 1), _w("wd2", wide, 1, 3, 3), _w("bd2", wide),
+    inits = [_w("ws", c, 3, 3, 3), _w("we1", wide, c, 1, 1), _w("be1", wide), _w("wd1", wide, wide // group, 3, 3),
+             _w("wp1", c, wide, 1, 1), _w("we2", wide, c, 1, 1), _w("wd2", wide, wide // group, 3, 3), _w("bd2", wide),
              _w("wp2", 7, wide, 1, 1), numpy_helper.from_array(np.float32(0), "lo"),
              numpy_helper.from_array(np.float32(6), "hi")]
     return _save(path, nodes, [1, 3, h, w], [1, 7, 1, 1], inits)
@@ -112,6 +113,16 @@ def test_auto_bands_only_a_block_whose_wide_tensor_outgrows_the_cache(tmp_path):
     assert bands.choose(graph, "auto", 4 << 20)[1] == []
     assert bands.choose(graph, "auto", 0)[1] == []
     assert "bands" not in planner.plan_with_bands(graph, "auto", 0, "auto", 0)
+
+
+def test_auto_bands_no_stage_without_a_depthwise_reading_its_wide_tensor(tmp_path):
+    """The same blocks with dense 3x3s: the wide tensor outgrows the cache just the same,
+    but such stages measured no gain in bands (SqueezeNet, ResNet-18, RegNetX): none."""
+    path = _inverted_residuals(tmp_path / "dense.onnx", h=56, w=56, c=24, wide=144, group=1)
+    graph = optimize(import_model(path), "test")
+    tactics.annotate(graph, tactics.Selection(load_target("x86_64").cpu, {
+        n["node"]: n["tactic"] for n in tactics.select(graph, load_target("x86_64").cpu)["nodes"]}))
+    assert bands.choose(graph, "auto", 1 << 20)[1] == []
 
 
 def _verify(tmp_path, model, target, setting, opt="speed"):
