@@ -73,8 +73,10 @@ def _fusable(graph, mul, consumers):
 
 
 def fuse_channel_scale(graph):
-    consumers = graph.consumers()
-    for mul in list(graph.nodes):
+    """One pass over the nodes: the readers of a fused Mul's x and s are updated in place
+    and the Muls dropped at the end (linear in the graph, however many fuse)."""
+    consumers, removed = graph.consumers(), set()
+    for mul in graph.nodes:
         found = _fusable(graph, mul, consumers)
         if found is None:
             continue
@@ -83,6 +85,9 @@ def fuse_channel_scale(graph):
         rest = conv.inputs[len(own):]  # the epilogue's operands
         own = own + [""] * (SCALE_INPUT - len(own))
         conv.inputs = [x] + own[1:] + [s] + rest
-        graph.nodes.remove(mul)
-        consumers = graph.consumers()
+        for t in (x, s):
+            consumers[t] = [conv if r is mul else r for r in consumers.get(t, [])]
+        removed.add(id(mul))
+    if removed:
+        graph.nodes = [n for n in graph.nodes if id(n) not in removed]
     return graph
