@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from .. import ops
 from ..errors import OnnxccError
 from ..macs import graph_macs
+from ..ops.spatial import is_depthwise
 from . import patches as patching
 
 #: the longest stage tried from each windowed node (an inverted residual block and a
@@ -85,11 +86,11 @@ def _run_from(graph, k):
     graph's order, and its join lengths."""
     first = graph.nodes[k]
     if first.op not in patching.WINDOWED or graph.is_constant(first.inputs[0]) \
-            or not patching._is_image(graph, first.inputs[0]):
+            or not patching.is_image(graph, first.inputs[0]):
         return None, [], []
     ready, nodes = {first.inputs[0]}, []
     for j in range(k, min(k + MAX_NODES, len(graph.nodes))):
-        if not patching._local(graph.nodes[j], graph, ready):
+        if not patching.is_local(graph.nodes[j], graph, ready):
             break
         nodes.append(j)
         ready.add(graph.nodes[j].outputs[0])
@@ -130,8 +131,8 @@ def _cost(graph, nodes, bands, work):
     source = graph.nodes[nodes[0]].inputs[0]
     _, _, h, w = graph.info(join).shape
     largest, copied, shares = 0, 0, {k: 0.0 for k in nodes}
-    for r0, r1 in patching._split(h, bands):
-        need, windows = patching._needs(graph, nodes, patching.Region(r0, r1, 0, w))
+    for r0, r1 in patching.split_range(h, bands):
+        need, windows = patching.needs(graph, nodes, patching.Region(r0, r1, 0, w))
         largest = max(largest, sum(_region_bytes(graph, t, r) for t, r in need.items()))
         copied += _copied_bytes(graph, nodes, source, need, windows)
         for k in nodes:
@@ -189,7 +190,9 @@ def _filters_wide(graph, stage, cache):
         if node.op not in ("Conv", "QLinearConv") or node.inputs[0] not in made:
             continue
         info = graph.info(node.inputs[0])
-        if info.nbytes > cache and node.attrs.get("group", 1) == info.shape[1] > 1:
+        g = {"group": node.attrs.get("group", 1), "c": info.shape[1],
+             "m": graph.info(node.outputs[0]).shape[1]}
+        if info.nbytes > cache and is_depthwise(g):
             return True
     return False
 

@@ -80,7 +80,8 @@ class Patched:
                 "macs": self.macs, "extra_macs": self.extra_macs, "kernels": self.kernels}
 
 
-def _is_image(graph, t):
+def is_image(graph, t):
+    """A 4-D tensor of one image: what patches and bands slice."""
     info = graph.info(t)
     return info.shape is not None and len(info.shape) == 4 and info.shape[0] == 1
 
@@ -97,10 +98,10 @@ def _window(node, graph):
     return window_2d(node, graph.info(x).shape, graph.info(y).shape, kernel)
 
 
-def _local(node, graph, ready):
+def is_local(node, graph, ready):
     """Whether ``node`` can run on a patch: its image inputs are ``ready`` (the input or
     the stage's tensors), its output an image of the same batch."""
-    if len(node.outputs) != 1 or not _is_image(graph, node.outputs[0]):
+    if len(node.outputs) != 1 or not is_image(graph, node.outputs[0]):
         return False
     if node.op in WINDOWED:
         a = node.attrs
@@ -135,13 +136,13 @@ def stage(graph, order=None):
     """The leading local nodes (indices, in ``order``: a topological order, the graph's by
     default) fed by one image input, and the join candidates: prefix lengths after which
     only the last node's output leaves it. Each patch runs its nodes in that order."""
-    images = [t for t in graph.inputs if _is_image(graph, t)]
+    images = [t for t in graph.inputs if is_image(graph, t)]
     if len(images) != 1:
         return [], []
     ready, nodes = {images[0]}, []
     for k in order or range(len(graph.nodes)):
         node = graph.nodes[k]
-        if not _local(node, graph, ready):
+        if not is_local(node, graph, ready):
             break
         nodes.append(k)
         ready.add(node.outputs[0])
@@ -161,7 +162,7 @@ def joins_of(graph, nodes):
     return joins
 
 
-def _split(n, parts):
+def split_range(n, parts):
     """[0, n) in ``parts`` nearly equal ranges."""
     return [(n * i // parts, n * (i + 1) // parts) for i in range(parts)]
 
@@ -172,7 +173,7 @@ def _input_range(a, b, k, s, d, p, n):
     return max(lo, 0), min(hi, n), max(0, -lo), max(0, hi - n)
 
 
-def _needs(graph, nodes, region):
+def needs(graph, nodes, region):
     """For one patch of the join (the last node's output): the region each tensor of the
     stage must hold (the hull of what its readers need), and for each windowed node the
     region of its input its windows read and its pads."""
@@ -215,12 +216,12 @@ def rewrite(graph, nodes, grid, source=None):
     join = graph.nodes[nodes[-1]].outputs[0]
     _, _, jh, jw = graph.info(join).shape
     tensors, new_nodes = dict(graph.tensors), []
-    image = source or next(t for t in graph.inputs if _is_image(graph, t))
+    image = source or next(t for t in graph.inputs if is_image(graph, t))
     stage_nodes = [graph.nodes[k] for k in nodes]
     full = None
-    patches = [Region(r0, r1, c0, c1) for r0, r1 in _split(jh, grid[0]) for c0, c1 in _split(jw, grid[1])]
+    patches = [Region(r0, r1, c0, c1) for r0, r1 in split_range(jh, grid[0]) for c0, c1 in split_range(jw, grid[1])]
     for p, region in enumerate(patches):
-        need, windows = _needs(graph, nodes, region)
+        need, windows = needs(graph, nodes, region)
         names = {}  # stage tensor -> this patch's tensor (its region of it)
 
         def local(t, wanted):

@@ -28,7 +28,7 @@ from typing import NamedTuple
 from .. import packing
 from . import KernelCall, Tactic, depthwise_lanes, in_place, winograd
 from .epilogue import epilogue_tag, kernel_epilogue, own_inputs, residual_roles, tile_lanes
-from .spatial import window_2d, window_tag
+from .spatial import is_depthwise, window_2d, window_tag
 from .tiling import (MAX_ROWS, MAX_VECS, best_tile, column_tails, copy_cost, epilogue_cost,
                      gemm_cost, l2_bytes, reread_cost, scalar_mac_cost, tile_cost, tile_fits)
 
@@ -55,7 +55,7 @@ def _geometry(node, graph):
 
 
 def _kind(g):
-    return "dw" if g["group"] == g["c"] and g["m"] == g["c"] and g["c"] > 1 else f"g{g['group']}"
+    return "dw" if is_depthwise(g) else f"g{g['group']}"
 
 
 def _tag(g, prefix=""):

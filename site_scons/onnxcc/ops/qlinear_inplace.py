@@ -54,7 +54,9 @@ def qadd_in_place(node, graph, tensor):
     return in_place(call, tensor, roles)
 
 
-def is_depthwise(g):
+def _channelwise(g):
+    """Each output channel reads only the input channel of its index (depthwise, or a
+    single channel): what writing y over x a channel at a time needs."""
     return g["group"] == g["c"] == g["m"]
 
 
@@ -82,9 +84,9 @@ def qconv_in_place(node, graph, tensor):
     g = call.params
     if g["residual"] and tensor == node.inputs[RESIDUAL_INPUT]:
         return in_place(call, tensor, ("r",))
-    if is_depthwise(g) and overwrites_only_read_input(g):
+    if _channelwise(g) and overwrites_only_read_input(g):
         return in_place(call, tensor, ("x",))
-    if is_depthwise(g) and g["oh"] * g["ow"] <= g["h"] * g["w"]:
+    if _channelwise(g) and g["oh"] * g["ow"] <= g["h"] * g["w"]:
         params = dict(g, in_place=True, y_type=c_type(graph.info(node.outputs[0]).dtype))
         return in_place(replace(call, params=params), tensor, ("x",),
                         scratch_bytes=g["oh"] * g["ow"])

@@ -26,7 +26,8 @@ from ..quant import fast_requant_window
 from . import Tactic, in_place
 from .conv import macs
 from .qlinear import RESIDUAL_INPUT, lower_qconv, lower_qgemm, requant_shifts
-from .qlinear_inplace import is_depthwise, is_pointwise, same_width
+from .qlinear_inplace import is_pointwise, same_width
+from .spatial import is_depthwise
 
 
 def _requant(node, graph):
@@ -49,10 +50,6 @@ def _base(node, graph):
 def _q15_weights(node, graph, p):
     """Weights these kernels can read: int8 with every zero point 0."""
     return graph.info(node.inputs[1]).dtype == "int8" and not p["w_zp"]
-
-
-def _is_depthwise(p):
-    return is_depthwise(p) and p["c"] > 1
 
 
 def _outputs(p):
@@ -112,7 +109,7 @@ def _gemm_in_place(node, graph, cpu, tensor):
 
 def _depthwise_applies(node, graph, cpu):
     _, p = _base(node, graph)
-    return _q15_weights(node, graph, p) and _is_depthwise(p)
+    return _q15_weights(node, graph, p) and is_depthwise(p)
 
 
 def lower_depthwise(node, graph, cpu):

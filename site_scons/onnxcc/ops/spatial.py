@@ -37,6 +37,12 @@ def window_2d(node, x_shape, y_shape, kernel_shape):
             "pt": begin[0], "pl": begin[1], "pb": end[0], "pr": end[1]}
 
 
+def is_depthwise(g):
+    """Whether a convolution of geometry ``g`` (group, c, m) filters each of its channels
+    on its own: one group per channel, one output channel per group, more than one."""
+    return g["group"] == g["c"] == g["m"] > 1
+
+
 def window_tag(g):
     tag = f"{g['kh']}x{g['kw']}_s{g['sh']}x{g['sw']}_p{g['pt']}x{g['pl']}"
     if (g["dh"], g["dw"]) != (1, 1):
