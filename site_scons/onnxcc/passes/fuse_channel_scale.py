@@ -16,6 +16,11 @@ pixels H x W. Measured in EfficientNet-B0 on AVX-512 (benchmarks/channel_scale.p
 se_scale + project): 0.72-0.89 of before where 4M <= HW (the blocks of 28x28 pixels and
 more, 19.6x as many elements in x as in the weights and more), 0.98-1.15 where x had
 1.75-2.45x (14x14: a weight float ~2.4 cycles, x's ~0.5).
+RAM, on every target: the Mul's tensor x * s is gone (the Mul ran in place, so peaks
+rarely fall), and gemm1x1's scratch copy adds M x C floats at the Conv's step -- by
+the rule at most a quarter of x. opt=size picks direct: no copy. (An SE block on
+cortex-m7, C 96 -> M 24 at 20x20: arena 165.2 KiB fused or not, opt=speed; 150.4
+opt=size.)
 Only where the Conv is gemm1x1's (1x1, stride 1, unpadded, one group) and is the Mul's
 only reader, and ``s`` is the same for every image.
 """
