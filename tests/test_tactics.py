@@ -544,7 +544,8 @@ def test_implicit_row_groups_match_onnxruntime(scons, tmp_path, target, lanes):
 #: AVX-512 (conv._group_lanes): row groups with a leftover row and two images, 12 outputs
 #: a group (part of a vector) at stride 2 with uneven pads, 20 (two vectors, stored float
 #: by float), a row split into two tiles, dilation, 15x15 at stride 2; bias, ReLU and a
-#: residual fused
+#: residual fused; the last two take row groups of two vectors, a group's one panel, on
+#: aarch64 and x86_64 (the next group's panel prefetched)
 GROUP_LANES = [
     ([2, 32, 7, 7], [32, 16, 3, 3], dict(pads=[1, 1, 1, 1], group=2), "residual"),
     ([1, 36, 13, 11], [36, 12, 3, 3], dict(pads=[1, 0, 2, 1], strides=[2, 2], group=3), "relu"),
@@ -552,6 +553,8 @@ GROUP_LANES = [
     ([1, 32, 4, 34], [32, 16, 3, 3], dict(pads=[1, 1, 1, 1], group=2), "relu"),
     ([1, 48, 12, 12], [48, 16, 3, 3], dict(pads=[2, 2, 2, 2], dilations=[2, 2], group=3), "residual"),
     ([1, 32, 30, 30], [32, 16, 3, 3], dict(pads=[1, 1, 1, 1], strides=[2, 2], group=2), "relu"),
+    ([1, 16, 5, 5], [16, 8, 3, 3], dict(pads=[1, 1, 1, 1], group=2), "residual"),
+    ([1, 16, 3, 3], [32, 8, 3, 3], dict(pads=[1, 1, 1, 1], group=2), "relu"),
 ]
 
 
@@ -593,7 +596,7 @@ def test_group_lanes_take_long_channel_tiles_on_avx512(tmp_path, target):
         assert max(p["rows"], p["row_group"] * p["ow"]) > MAX_ROWS, (node.name, p["rows"])
 
 
-@pytest.mark.parametrize("target", ["x86_64", pytest.param("x86_64-avx512", marks=pytest.mark.skipif(
+@pytest.mark.parametrize("target", ["x86_64", "aarch64", pytest.param("x86_64-avx512", marks=pytest.mark.skipif(
     "avx512f" not in host_cpu_flags(), reason="this host has no AVX-512"))])
 def test_group_lanes_match_onnxruntime(scons, tmp_path, target):
     verify(scons, group_lanes_model(tmp_path / "lanes.onnx"), target, "Conv:implicit")
