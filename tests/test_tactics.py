@@ -521,10 +521,11 @@ ROW_GROUPS = [
 ]
 
 
-@pytest.mark.parametrize("target, lanes", [t for t in TARGETS if t[1] != 1])
-def test_implicit_row_groups_match_onnxruntime(scons, tmp_path, target, lanes):
+def cases_model(path, cases):
+    """One model of independent Convs (input shape, weight shape, attributes, what follows:
+    None, "relu" or "residual"), each with a bias."""
     nodes, inputs, outputs, inits = [], {}, {}, {}
-    for k, (shape, wshape, attrs, after) in enumerate(ROW_GROUPS):
+    for k, (shape, wshape, attrs, after) in enumerate(cases):
         inputs[f"x{k}"], inits[f"w{k}"], inits[f"b{k}"] = shape, w(*wshape), w(wshape[0])
         nodes.append(helper.make_node("Conv", [f"x{k}", f"w{k}", f"b{k}"], [f"c{k}"], **attrs))
         if after == "relu":
@@ -534,7 +535,12 @@ def test_implicit_row_groups_match_onnxruntime(scons, tmp_path, target, lanes):
         else:
             nodes[-1].output[0] = f"y{k}"
         outputs[f"y{k}"] = 4
-    model = save_model(tmp_path / "groups.onnx", nodes, inputs, outputs, inits)
+    return save_model(path, nodes, inputs, outputs, inits)
+
+
+@pytest.mark.parametrize("target, lanes", [t for t in TARGETS if t[1] != 1])
+def test_implicit_row_groups_match_onnxruntime(scons, tmp_path, target, lanes):
+    model = cases_model(tmp_path / "groups.onnx", ROW_GROUPS)
     verify(scons, model, target, "Conv:implicit")
     kernels = (scons.build_dir / target / "groups" / "groups_kernels.h").read_text()
     assert re.search(r"conv2d_implicit_f32_c\d+x\d+r[2-9]_", kernels), kernels
@@ -558,21 +564,6 @@ GROUP_LANES = [
 ]
 
 
-def group_lanes_model(path):
-    nodes, inputs, outputs, inits = [], {}, {}, {}
-    for k, (shape, wshape, attrs, after) in enumerate(GROUP_LANES):
-        inputs[f"x{k}"], inits[f"w{k}"], inits[f"b{k}"] = shape, w(*wshape), w(wshape[0])
-        nodes.append(helper.make_node("Conv", [f"x{k}", f"w{k}", f"b{k}"], [f"c{k}"], **attrs))
-        if after == "relu":
-            nodes.append(helper.make_node("Relu", [f"c{k}"], [f"y{k}"]))
-        elif after == "residual":
-            nodes.append(helper.make_node("Add", [f"c{k}", f"c{k}"], [f"y{k}"]))
-        else:
-            nodes[-1].output[0] = f"y{k}"
-        outputs[f"y{k}"] = 4
-    return save_model(path, nodes, inputs, outputs, inits)
-
-
 @pytest.mark.parametrize("target", ["x86_64", "aarch64", "x86_64-avx512"])
 def test_group_lanes_take_long_channel_tiles_on_avx512(tmp_path, target):
     """GROUP_LANES run implicit's channel-vector tiles of more than MAX_ROWS pixels, a
@@ -580,7 +571,7 @@ def test_group_lanes_take_long_channel_tiles_on_avx512(tmp_path, target):
     offers none (measured on 512-bit vectors only)."""
     from onnxcc.ops import conv
     from onnxcc.ops.tiling import MAX_ROWS
-    path = str(group_lanes_model(tmp_path / "lanes.onnx"))
+    path = str(cases_model(tmp_path / "lanes.onnx", GROUP_LANES))
     graph = optimize(import_model(path), path)
     cpu = load_target(target).cpu
     cases = [n for n in graph.nodes if n.op == "Conv"]
@@ -599,4 +590,4 @@ def test_group_lanes_take_long_channel_tiles_on_avx512(tmp_path, target):
 @pytest.mark.parametrize("target", ["x86_64", "aarch64", pytest.param("x86_64-avx512", marks=pytest.mark.skipif(
     "avx512f" not in host_cpu_flags(), reason="this host has no AVX-512"))])
 def test_group_lanes_match_onnxruntime(scons, tmp_path, target):
-    verify(scons, group_lanes_model(tmp_path / "lanes.onnx"), target, "Conv:implicit")
+    verify(scons, cases_model(tmp_path / "lanes.onnx", GROUP_LANES), target, "Conv:implicit")
