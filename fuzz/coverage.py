@@ -9,7 +9,8 @@ with its fusion setting), lowers every node and names the branches of the kernel
 that a small shape misses: a stride-2 row of a depthwise convolution split by vector
 shuffles (whole vectors or halves only; several rows at another row stride), a 1x1
 convolution's pixel or channel-vector tiles (and its fused input scale), winograd over several tiles and several
-chunks, implicit tiles over groups of rows and its channel-vector tiles' two stores,
+chunks, implicit tiles over groups of rows and its channel-vector tiles' two stores (and
+a group convolution's long ones),
 pooling rows of several
 vectors, the recurrent blocked tactic's chunked projection. Prints how many graphs reach
 each path (docs/trust.md, "What the draws reach").
@@ -31,6 +32,7 @@ from onnxcc.errors import OnnxccError  # noqa: E402
 from onnxcc.importer import import_model  # noqa: E402
 from onnxcc.passes import optimize  # noqa: E402
 from onnxcc.targets import load_target  # noqa: E402
+from onnxcc.ops.tiling import MAX_ROWS  # noqa: E402
 
 
 def _paired_phases():
@@ -74,6 +76,9 @@ def paths(call, node):
     if call.template == "conv2d_implicit" and p["transposed"]:
         store = "transposed back in blocks" if p["panel_store"] else "stored float by float"
         found.add(f"conv2d_implicit: channel-vector tiles, {store}")
+        long = max(p["rows"], p.get("row_group", 1) * p["ow"]) > MAX_ROWS
+        if long and p["group"] > 1 and p["lanes"] >= 16 and p["vecs"] * p["lanes"] >= p["m"] // p["group"]:
+            found.add("conv2d_implicit: long group tiles (conv._group_lanes)")
     if call.template == "pool2d_vector":
         if p["vecs"] > 1:
             found.add("pool2d_vector: rows of several vectors")

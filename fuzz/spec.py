@@ -150,8 +150,15 @@ def conv_anchor(draw, x=None, image=False, mode="small"):
         group, m = c, c * draw(st.sampled_from([1, 1, 2]))
     elif kind == "grouped":
         group = draw(st.sampled_from([g for g in (2, 3) if x[1] % g == 0])) if x else draw(st.integers(2, 3))
-        c = x[1] if x else group * draw(st.integers(1, 3))
-        m = group * draw(st.integers(1, 4))
+        # (a third of first stages take 12 inputs a group, a quarter 16 outputs: RegNetX's
+        # group width, one AVX-512 vector, its long group tiles)
+        if x:
+            c = x[1]
+        else:
+            per = draw(st.integers(1, 3))
+            c = group * (12 if per == 3 else per)
+        per = draw(st.integers(1, 4))
+        m = group * (16 if per == 4 else per)
     elif mode == "big" and not x:  # tiles x (c + m) outgrow winograd's chunk
         c, m = draw(st.integers(32, 48)), draw(st.integers(32, 48))
     elif mode == "narrow" and not x:

@@ -111,7 +111,7 @@ def test_specs_are_valid_models_with_finite_reference():
 #: convolution's channel-vector tiles transposed back in blocks (on AVX-512 several tiles
 #: and panels: the next panel prefetched) and its fused input scale (a squeeze-excitation's,
 #: passes/fuse_channel_scale.py), the implicit GEMM's tiles over groups of rows (SIMD CPUs
-#: of 32 registers)
+#: of 32 registers) and a group convolution's long channel-vector tiles (AVX-512)
 ONE_BY_ONE = ["conv2d_1x1: pixel tiles", "conv2d_1x1: channel-vector tiles, transposed back in blocks",
               "conv2d_1x1: a fused input scale"]
 REACHED = {
@@ -125,6 +125,7 @@ REACHED = {
                       "depthwise: shifted taps over rows of several vectors",
                       "pool2d_vector: rows of several vectors",
                       "conv2d_implicit: tiles over groups of rows",
+                      "conv2d_implicit: long group tiles",
                       "conv2d_1x1: channel-vector tiles prefetching the next panel"],
     "aarch64": ONE_BY_ONE + ["depthwise: stride-2 shuffle fill, whole vectors",
                 "depthwise: shifted taps over rows of several vectors",

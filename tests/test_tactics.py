@@ -521,10 +521,11 @@ ROW_GROUPS = [
 ]
 
 
-@pytest.mark.parametrize("target, lanes", [t for t in TARGETS if t[1] != 1])
-def test_implicit_row_groups_match_onnxruntime(scons, tmp_path, target, lanes):
+def cases_model(path, cases):
+    """One model of independent Convs (input shape, weight shape, attributes, what follows:
+    None, "relu" or "residual"), each with a bias."""
     nodes, inputs, outputs, inits = [], {}, {}, {}
-    for k, (shape, wshape, attrs, after) in enumerate(ROW_GROUPS):
+    for k, (shape, wshape, attrs, after) in enumerate(cases):
         inputs[f"x{k}"], inits[f"w{k}"], inits[f"b{k}"] = shape, w(*wshape), w(wshape[0])
         nodes.append(helper.make_node("Conv", [f"x{k}", f"w{k}", f"b{k}"], [f"c{k}"], **attrs))
         if after == "relu":
@@ -534,7 +535,59 @@ def test_implicit_row_groups_match_onnxruntime(scons, tmp_path, target, lanes):
         else:
             nodes[-1].output[0] = f"y{k}"
         outputs[f"y{k}"] = 4
-    model = save_model(tmp_path / "groups.onnx", nodes, inputs, outputs, inits)
+    return save_model(path, nodes, inputs, outputs, inits)
+
+
+@pytest.mark.parametrize("target, lanes", [t for t in TARGETS if t[1] != 1])
+def test_implicit_row_groups_match_onnxruntime(scons, tmp_path, target, lanes):
+    model = cases_model(tmp_path / "groups.onnx", ROW_GROUPS)
     verify(scons, model, target, "Conv:implicit")
     kernels = (scons.build_dir / target / "groups" / "groups_kernels.h").read_text()
     assert re.search(r"conv2d_implicit_f32_c\d+x\d+r[2-9]_", kernels), kernels
+
+
+#: group convolutions whose groups' few outputs take long channel-vector tiles on
+#: AVX-512 (conv._group_lanes): row groups with a leftover row and two images, 12 outputs
+#: a group (part of a vector) at stride 2 with uneven pads, 20 (two vectors, stored float
+#: by float), a row split into two tiles, dilation, 15x15 at stride 2; bias, ReLU and a
+#: residual fused; the last two take row groups of two vectors, a group's one panel, on
+#: aarch64 and x86_64 (the next group's panel prefetched)
+GROUP_LANES = [
+    ([2, 32, 7, 7], [32, 16, 3, 3], dict(pads=[1, 1, 1, 1], group=2), "residual"),
+    ([1, 36, 13, 11], [36, 12, 3, 3], dict(pads=[1, 0, 2, 1], strides=[2, 2], group=3), "relu"),
+    ([1, 40, 9, 10], [40, 20, 3, 3], dict(pads=[1, 1, 1, 1], group=2), None),
+    ([1, 32, 4, 34], [32, 16, 3, 3], dict(pads=[1, 1, 1, 1], group=2), "relu"),
+    ([1, 48, 12, 12], [48, 16, 3, 3], dict(pads=[2, 2, 2, 2], dilations=[2, 2], group=3), "residual"),
+    ([1, 32, 30, 30], [32, 16, 3, 3], dict(pads=[1, 1, 1, 1], strides=[2, 2], group=2), "relu"),
+    ([1, 16, 5, 5], [16, 8, 3, 3], dict(pads=[1, 1, 1, 1], group=2), "residual"),
+    ([1, 16, 3, 3], [32, 8, 3, 3], dict(pads=[1, 1, 1, 1], group=2), "relu"),
+]
+
+
+@pytest.mark.parametrize("target", ["x86_64", "aarch64", "x86_64-avx512"])
+def test_group_lanes_take_long_channel_tiles_on_avx512(tmp_path, target):
+    """GROUP_LANES run implicit's channel-vector tiles of more than MAX_ROWS pixels, a
+    group's outputs in as few vectors as hold them, on AVX-512; elsewhere conv._group_lanes
+    offers none (measured on 512-bit vectors only)."""
+    from onnxcc.ops import conv
+    from onnxcc.ops.tiling import MAX_ROWS
+    path = str(cases_model(tmp_path / "lanes.onnx", GROUP_LANES))
+    graph = optimize(import_model(path), path)
+    cpu = load_target(target).cpu
+    cases = [n for n in graph.nodes if n.op == "Conv"]
+    tactics.annotate(graph, tactics.Selection(cpu, {n.name: "implicit" for n in cases}))
+    for node in cases:
+        g = conv._geometry(node, graph)[0]
+        mg, k, _ = conv._gemm_shape(g)
+        if cpu.simd_bytes < 64:
+            assert conv._group_lanes(g, cpu, mg, k, {"blocks": True}) is None
+            continue
+        p = ops.lower(node, graph).params
+        assert p["transposed"] and p["vecs"] == -(-mg // p["lanes"]), node.name
+        assert max(p["rows"], p["row_group"] * p["ow"]) > MAX_ROWS, (node.name, p["rows"])
+
+
+@pytest.mark.parametrize("target", ["x86_64", "aarch64", pytest.param("x86_64-avx512", marks=pytest.mark.skipif(
+    "avx512f" not in host_cpu_flags(), reason="this host has no AVX-512"))])
+def test_group_lanes_match_onnxruntime(scons, tmp_path, target):
+    verify(scons, cases_model(tmp_path / "lanes.onnx", GROUP_LANES), target, "Conv:implicit")

@@ -144,8 +144,11 @@ ${planes.fill_band(p, 'xc', 'pc', 'oy0', 16, lanes)}\
 % if row_group > 1 and (full_panels > 1 or rest_channels):
                 /* the next panel, streamed into the caches while this one is re-read */
                 const float *wq = j0 + ${width} < ${mg} ? wp + ${panel}u : wp;
+% elif row_group > 1 and group > 1:
+                /* the next group's panel, streamed into the caches while this one is re-read */
+                const float *wq = gi + 1 < ${group} ? wp + ${panel}u : wp;
 % endif
-${band_rows(width, g_prefetch if full_panels > 1 or rest_channels else None)}\
+${band_rows(width, g_prefetch if full_panels > 1 or rest_channels or group > 1 else None)}\
             }
 % endif
 % if rest_channels:
