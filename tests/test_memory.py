@@ -9,6 +9,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from conftest import verify_clean
 from onnxcc import ops, planner
 from onnxcc.importer import import_model
 from onnxcc.memory import liveness
@@ -16,6 +17,7 @@ from onnxcc.memory.forwarding import forward
 from onnxcc.memory.algorithms import ALGORITHMS, auto
 from onnxcc.memory.problem import Problem, collisions
 from onnxcc.passes import optimize
+from onnxcc.targets import host_cpu_flags
 
 RNG = np.random.default_rng(11)
 F = TensorProto.FLOAT
@@ -316,6 +318,42 @@ def test_verify_memory_mix_on_armv7(scons, tmp_path, options):
               "verify")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "[verify] mix on armv7" in r.stdout and "warning" not in r.stdout + r.stderr
+
+
+
+def growing_1x1(path, residual=False):
+    """A 1x1 expansion (6 -> 22 channels, 13x11 pixels: tails in both) written over its
+    input, the peak of the graph: y's channels 0..5 land on x and wait in the scratch
+    block, 6..21 lie past x's end and are stored straight (a row block of tiles straddles
+    the two). Its epilogue Swish, or (``residual``) Relu then an Add of a tensor read
+    later again."""
+    i = {}
+    nodes = [conv("x", "c0", "w_c0", 5, 6, 3, inits=i), node("Relu", ["c0"], "c0r"),
+             conv("c0r", "e", "w_e", 6, 22, 1, inits=i)]
+    if residual:
+        nodes += [conv("x", "r", "w_r", 5, 22, 3, inits=i), node("Relu", ["e"], "er"),
+                  node("Add", ["er", "r"], "s"), node("Mul", ["s", "r"], "a")]
+    else:
+        nodes += [node("Sigmoid", ["e"], "es"), node("Mul", ["e", "es"], "a")]
+    nodes.append(node("GlobalAveragePool", ["a"], "out"))
+    return save(path, nodes, [("x", [1, 5, 13, 11])], [("out", 4)], i)
+
+
+@pytest.mark.parametrize("target", ["x86_64", "x86_64-avx512", "aarch64"])
+@pytest.mark.parametrize("residual", [False, True])
+def test_growing_1x1_over_its_input(scons, tmp_path, target, residual):
+    """The expansion runs gemm1x1's pixel tiles over its input with a block of only the
+    channels that land on x (the others stored straight), and matches onnxruntime."""
+    if target == "x86_64-avx512" and "avx512f" not in host_cpu_flags():
+        pytest.skip("this host has no AVX-512")
+    model = growing_1x1(tmp_path / "grow.onnx", residual)
+    verify_clean(scons, model, f"target={target}", "tactic=e:gemm1x1")
+    out = scons.build_dir / target / "grow"
+    plan = json.loads((out / "plan.json").read_text())
+    assert step(plan, "e")["overwrites"] == "c0r"
+    kernels = (out / "grow_kernels.c").read_text()
+    grow = next(k for k in kernels.split("\n}\n") if "conv2d_1x1_f32_t" in k and "blk" in k)
+    assert "? blk + " in grow and "r < 6; ++r" in grow  # 6 channels held, the rest straight
 
 
 PROGRAM = r"""

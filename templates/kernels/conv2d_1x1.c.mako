@@ -13,7 +13,8 @@
   image of one pixel (a squeeze-excitation's) has its channels adjacent in y: its tiles
   are stored there straight, the epilogue on the channel vectors. Written over x (p['block'], ops/conv.py), a
   column of tiles goes to a scratch block first and is copied over y once every channel
-  of its pixels has been read. With a fused input scale s (p['scaled'] floats of scratch,
+  of its pixels has been read -- the tiles of y's channels that lie past x's end (an
+  expansion's c..m-1) are stored straight into y. With a fused input scale s (p['scaled'] floats of scratch,
   passes/fuse_channel_scale.py) the packed weights are first multiplied by it, input
   channel by input channel, into the scratch, and the GEMM reads them there.
 </%doc>\
@@ -46,10 +47,18 @@
     block = p.get('block', False)
     scaled = p.get('scaled', 0)
     panel_width = width if transposed else rows
+    # written over x: only y's channels below x's end (the first `held` of them, one image:
+    # _over_x_possible) land on x, and wait in the block for the column's last read of x;
+    # the others go straight to y
+    held = min(mg, cg)
     def out(j0):
+        def direct(i):
+            return f"y + ((size_t)nb * {m} + oc0 + r0 + {i}) * {hw}u + {j0}"
+        if block and held < mg:
+            return lambda i: f"(r0 + {i} < {held} ? blk + (size_t)(r0 + {i}) * {width}u : {direct(i)})"
         if block:
             return lambda i: f"blk + (size_t)(r0 + {i}) * {width}u"
-        return lambda i: f"y + ((size_t)nb * {m} + oc0 + r0 + {i}) * {hw}u + {j0}"
+        return direct
     def coords(j0):
         return lambda i, col: ["nb", f"oc0 + r0 + {i}", f"{j0} + {col}"]
     # transposed: A is the input read across (pixel p0 + i, channel kc), B the weight panel
@@ -75,7 +84,7 @@
 %>\
 <%def name="copy_block(j0, columns)">\
 % if block:
-                for (int r = 0; r < ${mg}; ++r)
+                for (int r = 0; r < ${held}; ++r)
                     memcpy(y + ((size_t)nb * ${m} + r) * ${hw}u + ${j0}, blk + (size_t)r * ${width}u,
                            ${columns}u * sizeof(float));
 % endif
@@ -133,7 +142,7 @@ ${ps.declare(lanes)}\
     float *const so = (float *)scratch + ${scaled}; /* a panel's sums: ${hw} pixels x ${width} channels */
 % endif
 % if block:
-    float *const blk = (float *)scratch + ${scaled}; /* a column of tiles: ${mg} channels x ${width} pixels */
+    float *const blk = (float *)scratch + ${scaled}; /* a column of tiles: ${held} channels x ${width} pixels */
 % endif
     for (int nb = 0; nb < ${n}; ++nb) {
         for (int gi = 0; gi < ${group}; ++gi) {

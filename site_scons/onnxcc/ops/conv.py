@@ -603,9 +603,10 @@ def _depthwise_in_place(node, graph, cpu, tensor, lower=lower_depthwise):
 
 def _gemm1x1_in_place(node, graph, cpu, tensor):
     """Over a residual; or over x (one group, pixels along the vectors, one image or no more
-    outputs than inputs): a column of tiles is kept in a scratch block of every output
-    channel until all channels of its pixels are read, then copied over y, where it lands
-    on those same pixels of x (or past x's end)."""
+    outputs than inputs): a column of tiles is kept in a scratch block of the output
+    channels that land on x until all channels of its pixels are read, then copied over y,
+    where it lands on those same pixels of x; the channels past x's end (an expansion's)
+    are stored straight."""
     call = lower_gemm1x1(node, graph, cpu)
     g = call.params
     residuals = residual_roles(call, graph)
@@ -614,8 +615,9 @@ def _gemm1x1_in_place(node, graph, cpu, tensor):
     if g["transposed"] or not _over_x_possible(g):
         return None
     width = g["vecs"] * g["lanes"]
+    held = min(g["m"], g["c"])  # y's channels over x (the rest lie past x's end: stored straight)
     return in_place(replace(call, params=dict(g, block=True)), tensor, ("x",),
-                    scratch_bytes=call.scratch_bytes + 4 * g["m"] * width)
+                    scratch_bytes=call.scratch_bytes + 4 * held * width)
 
 
 def _unscaled(node, graph, cpu=None):
