@@ -8,6 +8,8 @@
   depthwise  one channel at a time (group == channels), the taps summed over vectors
   depthwise_shift  the same, each input vector loaded once, aligned, and the taps
              over it shuffled out of two vectors (no unaligned loads)
+  depthwise_s2  column stride 2 on x86 without planes: input rows read from x as
+             vector pairs and split into even and odd columns in registers
   depthwise_nchwc  a block of a vector's channels at a time, transposed into channel
              vectors (ops/depthwise_lanes.py): small images, many channels
   winograd   3x3 stride 1: Winograd F(4x4, 3x3) or F(2x2, 3x3), fewer multiplies
