@@ -7,7 +7,8 @@ through the compiler's own import, optimize and select stages in the fuzzer's
 configurations that choose fast tactics (the cost model's, and the spec's forced tactics
 with its fusion setting), lowers every node and names the branches of the kernels it gets
 that a small shape misses: a stride-2 row of a depthwise convolution split by vector
-shuffles (whole vectors or halves only; several rows at another row stride), a 1x1
+shuffles (whole vectors or halves only; several rows at another row stride) or, without
+the planes, split in registers (depthwise_s2: one or several column blocks), a 1x1
 convolution's pixel or channel-vector tiles (and its fused input scale), winograd over several tiles and several
 chunks, implicit tiles over groups of rows and its channel-vector tiles' two stores (and
 a group convolution's long ones),
@@ -43,7 +44,10 @@ def _paired_phases():
 def paths(call, node):
     """The names of the fast branches kernel call ``call`` (of ``node``) takes."""
     p, found = call.params, {f"{node.op}:{call.template}"}
-    if call.template == "conv2d_depthwise":  # (conv2d_implicit fills its planes by bands, no shuffles)
+    if call.template == "conv2d_depthwise" and p.get("direct"):
+        blocks = "several column blocks" if p["ow"] > p["vecs"] * p["lanes"] else "one column block"
+        found.add(f"{call.template}: stride-2 rows split in registers, {blocks}")
+    elif call.template == "conv2d_depthwise":  # (conv2d_implicit fills its planes by bands, no shuffles)
         for k0, _, runs in _paired_phases()(p, p["lanes"]):
             widest = max(width for _, _, width in runs)
             kind = "whole vectors" if widest == p["lanes"] else "half vectors only"

@@ -3,9 +3,10 @@ kernels, strides 1 and 2 (the stride-2 rows split into column phases by vector s
 where whole vector pairs fit, one by one at the edges), asymmetric pads, dilation, odd
 channel counts, rows shorter than a vector, fused Relu, Clip, Swish and a residual -- run against onnxruntime on CPUs
 with 8-, 4- and 1-float vectors (and 16 where the host has AVX-512); the same and more
-forced on depthwise_shift (row tails, 7x7 kernels, column strides 2 and 3) and
-depthwise_nchwc (channel tails of every block width, 1x1 to 15x15 images, 7x7 kernels),
-which scalar CPUs refuse."""
+forced on depthwise_shift (row tails, 7x7 kernels, column strides 2 and 3),
+depthwise_nchwc (channel tails of every block width, 1x1 to 15x15 images, 7x7 kernels) and
+depthwise_s2 (column stride 2 read from x without planes: row edges, column blocks; x86
+only), which scalar CPUs refuse."""
 
 import json
 
@@ -118,6 +119,45 @@ SHIFT_CASES = CASES + [
 def test_depthwise_shift_matches_onnxruntime(scons, tmp_path, target):
     kernels = forced_kernels(scons, tmp_path, target, "depthwise_shift", SHIFT_CASES, "dwt")
     assert "(vsh){1, 2, 3" in kernels and "land in the next rows" in kernels
+
+
+#: depthwise_s2: column stride 2 without planes -- odd and even widths from one vector
+#: (16 on AVX-512) up, row tails of every column block, odd heights, asymmetric pads (and
+#: none), 2x2 to 7x7 kernels (taps a unit or two over), dilation, row strides 1, 2 and 3,
+#: Relu, Clip (Relu6's form), Swish and a residual written over
+S2_CASES = [
+    (3, [13, 17], [3, 3], dict(pads=[1, 1, 1, 1], strides=[2, 2]), "relu"),
+    (5, [40, 37], [3, 3], dict(pads=[1, 1, 1, 1], strides=[2, 2]), "clip"),
+    (3, [35, 36], [5, 5], dict(pads=[2, 2, 1, 2], strides=[2, 2]), "residual"),
+    (4, [20, 41], [3, 3], dict(strides=[2, 2]), "swish"),
+    (3, [9, 29], [5, 5], dict(pads=[2, 2, 2, 2], strides=[2, 2]), "swish"),
+    (3, [19, 23], [3, 3], dict(pads=[2, 2, 2, 2], strides=[2, 2], dilations=[2, 2]), "relu"),
+    (3, [18, 34], [2, 2], dict(strides=[2, 2]), None),
+    (3, [9, 40], [3, 3], dict(pads=[1, 1, 1, 1], strides=[1, 2]), "relu"),
+    (3, [20, 40], [3, 3], dict(pads=[1, 1, 1, 1], strides=[3, 2]), None),
+    (2, [11, 65], [3, 3], dict(pads=[1, 1, 1, 1], strides=[2, 2]), "residual"),
+    (2, [7, 113], [5, 5], dict(pads=[2, 2, 2, 2], strides=[2, 2]), "swish"),
+    (3, [16, 16], [3, 3], dict(pads=[0, 1, 1, 0], strides=[2, 2]), "relu"),
+    (2, [5, 70], [7, 7], dict(pads=[3, 3, 3, 3], strides=[2, 2]), "clip"),
+    (6, [33, 64], [3, 3], dict(pads=[1, 1, 1, 1], strides=[2, 2]), "swish"),
+]
+
+
+@pytest.mark.parametrize("target", [TARGETS[0], TARGETS[-1]])  # x86_64 and x86_64-avx512
+def test_depthwise_s2_matches_onnxruntime(scons, tmp_path, target):
+    kernels = forced_kernels(scons, tmp_path, target, "depthwise_s2", S2_CASES, "dw2")
+    # no planes: the rows split in registers, edges shuffled with zeros, a zero row
+    assert "the zero row" in kernels and "(vf){0}, (vsh){" in kernels
+    assert "pc + " not in kernels
+
+
+@pytest.mark.parametrize("target", ["x86_64", "aarch64"])
+def test_depthwise_s2_refused_where_rows_are_short(scons, tmp_path, target):
+    """A row narrower than a vector (its edge loads would leave it), a column stride
+    other than 2, or NEON (not measured there): the tactic does not apply."""
+    model = depthwise_zoo(tmp_path / "dwn.onnx", CASES[:2] if target == "x86_64" else S2_CASES[:1])
+    r = scons(f"model={model}", f"target={target}", "tactic=Conv:depthwise_s2", "verify")
+    assert r.returncode != 0 and "depthwise_s2" in r.stdout + r.stderr
 
 
 #: depthwise_nchwc: channel counts around the block (4, 8, 16 lanes: full blocks and

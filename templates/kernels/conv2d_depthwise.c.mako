@@ -10,13 +10,18 @@
   loaded once, aligned, for all the taps and output rows that read it; a tap k columns
   over (tap_cols) takes lanes k.. of it and the next vector by a two-vector shuffle
   (vpermt2ps, ext) instead of an unaligned load (on AVX-512 each one splits a cache line).
+  With `direct` (stride-2 columns: the depthwise_s2 tactic) there are no planes: each
+  input row a tile reads is loaded from x as pairs of vectors, split into its even and odd
+  columns by two-vector shuffles in registers, and the taps taken from those as above;
+  rows outside the image read a zero row (scratch), lanes outside it are loaded as zeros,
+  and every column block of a row is generated on its own (its edges known).
 </%doc>\
 <%
     n, c, h, w = p['n'], p['c'], p['h'], p['w']
     oh, ow = p['oh'], p['ow']
     rows, vecs, lanes = p['rows'], p['vecs'], p['lanes']
     width = vecs * lanes
-    cols, cs = p['plane_cols'], p['channel_stride']
+    cols, cs = p.get('plane_cols', 0), p.get('channel_stride', 0)
     offsets = p['tap_offsets']
     taps = len(offsets)
     full_rows, rest_rows = divmod(oh, rows)
@@ -52,14 +57,72 @@
                     sums.append((i, v, t, name))
         return [(ro, sorted(g[0]), sorted((n, u, s) for (u, s), n in g[1].items()), g[2])
                 for ro, g in sorted(groups.items())]
+    direct = p.get('direct', False)
+    def clip_load(row, col):
+        """Lanes col.. of input row `row` (a pointer), zeros outside the row: a vector
+        within the row (w >= lanes: ops/conv.py) and a shuffle with zeros at the edges."""
+        lo, hi = max(0, -col), min(lanes, w - col)
+        if lo >= hi:
+            return '(vf){0}'
+        if (lo, hi) == (0, lanes):
+            return ld(f'{row} + {col}')
+        at = min(max(col, 0), w - lanes)
+        idx = ', '.join(str(j + col - at) if lo <= j < hi else str(lanes) for j in range(lanes))
+        return f'__builtin_shuffle((vf){ld(f"{row} + {at}")}, (vf){{0}}, (vsh){{{idx}}})'
+    def direct_rows(nrows, nvecs, ox0):
+        """Per input row a tile reads (its offset from the tile's first): the raw vector
+        loads [(name, expr)], the phase shuffles [(name, a, b, phase)], the tap shuffles
+        [(name, u, lanes over, phase)] and the multiply-adds [(i, v, tap, operand)].
+        Phase p's unit u is the columns 2 * (ox0 + u * lanes + j) + p of the row."""
+        groups = {}
+        for i in range(nrows):
+            for t in range(taps):
+                ky, kx = divmod(t, p['kw'])
+                ro = i * p['sh'] + ky * p['dh']
+                c0 = kx * p['dw'] - p['pl']
+                ph, m = c0 % 2, c0 // 2
+                units, shuffles, sums = groups.setdefault(ro, (set(), {}, []))
+                for v in range(nvecs):
+                    u, sh_ = divmod(v * lanes + m, lanes)
+                    units.update({(ph, u), (ph, u + 1)} if sh_ else {(ph, u)})
+                    name = f'p{ph}_{u}' if not sh_ else shuffles.setdefault(
+                        (ph, u, sh_), f'p{ph}_{u}_{sh_}'.replace('-', 'm'))
+                    sums.append((i, v, t, name.replace('-', 'm')))
+        out_ = []
+        for ro, (units, shuffles, sums) in sorted(groups.items()):
+            raws = sorted({2 * u + k for _, u in units for k in (0, 1)})
+            loads = [(f'a{k}'.replace('-', 'm'), clip_load(f'xr', 2 * ox0 + k * lanes)) for k in raws]
+            phases = [(f'p{ph}_{u}'.replace('-', 'm'), f'a{2 * u}'.replace('-', 'm'),
+                       f'a{2 * u + 1}'.replace('-', 'm'), ph) for ph, u in sorted(units)]
+            taps_ = [(n, f'p{ph}_{u}'.replace('-', 'm'), f'p{ph}_{u + 1}'.replace('-', 'm'), sh_)
+                     for (ph, u, sh_), n in sorted(shuffles.items())]
+            out_.append((ro, loads, phases, taps_, sums))
+        return out_
     first = (f'(vf){{0}} + b[ic]' if lanes > 1 else 'b[ic]') if p['bias'] else ('(vf){0}' if lanes > 1 else '0.0f')
 %>\
-<%def name="block(nrows, nvecs, store)">\
+<%def name="block(nrows, nvecs, store, ox0=None)">\
                     {
 % for i in range(nrows):
                         ${acc_type} ${', '.join(f'acc{i}_{v} = {first}' for v in range(nvecs))};
 % endfor
-% if shift:
+% if direct:
+% for ro, loads, phases, tshuffles, sums in direct_rows(nrows, nvecs, ox0):
+                        {
+                            const int iy = oy * ${p['sh']} + ${ro - p['pt']};
+                            const float *xr = (unsigned)iy < ${h}u ? xc + (size_t)iy * ${w}u : zr;
+                            const vf ${', '.join(f'{n} = {e}' for n, e in loads)};
+% for name, a, b_, ph in phases:
+                            const vf ${name} = __builtin_shuffle(${a}, ${b_}, (vsh){${', '.join(str(2 * j + ph) for j in range(lanes))}});
+% endfor
+% for name, a, b_, s_ in tshuffles:
+                            const vf ${name} = __builtin_shuffle(${a}, ${b_}, (vsh){${', '.join(str(s_ + j) for j in range(lanes))}});
+% endfor
+% for i, v, t, name in sums:
+                            acc${i}_${v} += ${name} * wc[${t}];
+% endfor
+                        }
+% endfor
+% elif shift:
 % for ro, loads, shuffles, sums in shift_rows(nrows, nvecs):
                         {
                             const vf ${', '.join(f'r{u} = {ld(f"pr + {ro + u * lanes}u")}' for u in loads)};
@@ -100,6 +163,14 @@ ${tl.store(i, lanes, store, out, p['epilogue'], coords, 2, ' ' * 24)}\
                     }
 </%def>\
 <%def name="row_group(nrows)">\
+% if direct:
+% for ox in range(0, ow, width):
+                {
+                    const int ox0 = ${ox};
+${block(nrows, min(vecs, -(-(ow - ox) // lanes)), min(width, ow - ox), ox)}\
+                }
+% endfor
+% else:
 % if full:
                 for (int ox0 = 0; ox0 < ${full * width}; ox0 += ${width}) {
                     const float *pr = pc + (size_t)oy * ${cols}u + ox0;
@@ -113,20 +184,28 @@ ${block(nrows, vecs, width)}\
 ${block(nrows, -(-rest // lanes), rest)}\
                 }
 % endif
+% endif
 </%def>\
 ${tl.contracted(signature)}
 {
 ${tl.types(lanes, p['epilogue'], 2)}\
-% if shift:
+% if shift or direct:
     typedef int32_t vsh __attribute__((vector_size(${4 * lanes}), unused));  /* (a tile may shuffle nothing) */
 % endif
+% if direct:
+    float *const zr = (float *)scratch;  /* the zero row read outside the image */
+${planes.clear('zr', w, '0.0f', 4)}\
+% else:
     float *const pc = (float *)scratch;
 ${planes.clear('pc', cs + p['slack'], '0.0f', 4)}\
+% endif
     for (int nb = 0; nb < ${n}; ++nb) {
         for (int ic = 0; ic < ${c}; ++ic) {
             const float *xc = x + ((size_t)nb * ${c} + ic) * ${h * w}u;
             const float *wc = w + (size_t)ic * ${taps}u;
+% if not direct:
 ${planes.fill(p, 'xc', 'pc', 12, lanes)}\
+% endif
 % if full_rows:
             for (int oy = 0; oy < ${full_rows * rows}; oy += ${rows}) {
 ${row_group(rows)}\

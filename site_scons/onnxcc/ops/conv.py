@@ -8,6 +8,8 @@
   depthwise  one channel at a time (group == channels), the taps summed over vectors
   depthwise_shift  the same, each input vector loaded once, aligned, and the taps
              over it shuffled out of two vectors (no unaligned loads)
+  depthwise_s2  column stride 2 on x86 without planes: input rows read from x as
+             vector pairs and split into even and odd columns in registers
   depthwise_nchwc  a block of a vector's channels at a time, transposed into channel
              vectors (ops/depthwise_lanes.py): small images, many channels
   winograd   3x3 stride 1: Winograd F(4x4, 3x3) or F(2x2, 3x3), fewer multiplies
@@ -456,6 +458,73 @@ def _shift_tile_cost(rows, vecs, g, cpu):
     return max(sums, len(reads) * (vecs + 1)) / 2 + 2 * rows * vecs + 8
 
 
+def _direct_tile_cost(rows, vecs, ox, g, cpu):
+    """A depthwise_s2 tile at column ``ox``: per input row it reads, the row pointer's
+    select, the pairs of vectors loaded from x (unaligned: on AVX-512 most split a cache
+    line, one a cycle; those across the row's edges shuffled with zeros), a shuffle per
+    even or odd vector split out of them and per tap column not a multiple of the lanes
+    over, the multiply-adds, the stores. On AVX2 a shuffle counts twice (half
+    _shift_tile_cost's 4: fitted on benchmarks/depthwise_layers.py's stride-2 layers)."""
+    lanes = cpu.lanes()
+    reads = {i * g["sh"] + ky * g["dh"] for i in range(rows) for ky in range(g["kh"])}
+    cols = [kx * g["dw"] - g["pl"] for kx in range(g["kw"])]
+    units = {(c % 2, (v * lanes + c // 2) // lanes + k) for c in cols for v in range(vecs)
+             for k in ((0, 1) if c // 2 % lanes else (0,))}
+    over = {(c % 2, c // 2 % lanes) for c in cols} - {(0, 0), (1, 0)}
+    cols = [2 * ox + k * lanes for u in {u for _, u in units} for k in (2 * u, 2 * u + 1)]
+    edges = sum(1 for c in cols if c < g["w"] and c + lanes > 0 and not 0 <= c <= g["w"] - lanes)
+    loads = len(reads) * len(cols)
+    shuffles = len(reads) * (len(units) + vecs * len(over) + edges)
+    fmas = rows * vecs * g["kh"] * g["kw"]
+    sums = max(fmas, 2 * shuffles) if lanes == 8 else fmas + shuffles
+    return max(sums / 2, loads if cpu.simd_bytes >= 64 else loads / 2) + 2 * rows * vecs + 8 + 2 * len(reads)
+
+
+#: depthwise_s2 generates each column block of a row on its own: at most this many
+DIRECT_BLOCKS = 4
+
+
+def _plan_direct(g, cpu):
+    """(rows, vecs, cycles) of the depthwise_s2 tile of fewest estimated cycles, or None
+    when no tile covers a row in DIRECT_BLOCKS blocks."""
+    lanes = cpu.lanes()
+    best = None
+    for rows, vecs in ((r, v) for r in sorted({1, 2, 4, g["oh"]}) for v in (1, 2, 3, 4)
+                       if r * v + 2 <= cpu.registers and r <= g["oh"]):
+        if -(-g["ow"] // (vecs * lanes)) > DIRECT_BLOCKS:
+            continue
+        per_row = sum(_direct_tile_cost(rows, min(vecs, -(-(g["ow"] - ox) // lanes)), ox, g, cpu)
+                      for ox in range(0, g["ow"], vecs * lanes)) / rows
+        cycles = per_row * (g["oh"] + g["oh"] % rows)
+        if best is None or cycles < best[2]:
+            best = (rows, vecs, cycles)
+    return best and best[:2] + (g["n"] * g["c"] * best[2],)
+
+
+def _direct_applies(node, graph, cpu):
+    """Column stride 2, rows of a vector or more, on x86 (8 or 16 lanes: measured there;
+    NEON's unaligned loads do not split as badly, its planes are kept unmeasured)."""
+    g, _, _ = _geometry(node, graph)
+    return (_kind(g) == "dw" and 8 <= cpu.lanes() <= g["w"] and g["sw"] == 2
+            and _plan_direct(g, cpu) is not None)
+
+
+def lower_direct_s2(node, graph, cpu):
+    g, inputs, outputs = _geometry(node, graph)
+    rows, vecs, _ = _plan_direct(g, cpu)
+    p = _with_tile(g, cpu, False, rows, vecs)
+    p.update(direct=True, tap_offsets=[0] * (g["kh"] * g["kw"]), slack=0)
+    return KernelCall("conv2d_depthwise", _tag(g, "d" + _tile_tag(p)), p, inputs, outputs,
+                      scratch_bytes=4 * g["w"])
+
+
+def cost_direct_s2(node, graph, cpu):
+    g, _, _ = _geometry(node, graph)
+    lanes = tile_lanes(g["epilogue"], cpu)
+    outputs = g["n"] * g["m"] * g["oh"] * -(-g["ow"] // lanes) * lanes
+    return _plan_direct(g, cpu)[2] + epilogue_cost(outputs, g["epilogue"], lanes)
+
+
 def _depthwise_call(g, inputs, outputs, cpu, shift):
     rows, vecs, planes, _ = _plan_depthwise(g, cpu, shift)
     p = _with_tile(g, cpu, False, rows, vecs)
@@ -635,6 +704,9 @@ TACTICS = {"Conv": [
     Tactic("depthwise", lower_depthwise, _is_depthwise, cost_depthwise, _depthwise_in_place),
     Tactic("depthwise_shift", lower_shift, _shift_applies, cost_shift,
            lambda node, graph, cpu, tensor: _depthwise_in_place(node, graph, cpu, tensor, lower_shift)),
+    # (reads x while writing y: in place over a residual only)
+    Tactic("depthwise_s2", lower_direct_s2, _direct_applies, cost_direct_s2,
+           _over_residual(lower_direct_s2)),
     Tactic("depthwise_nchwc", lower_nchwc, _nchwc_applies, cost_nchwc,
            lambda node, graph, cpu, tensor: _depthwise_in_place(node, graph, cpu, tensor, lower_nchwc)),
     Tactic("winograd", lower_winograd, _winograd_applies, cost_winograd,
