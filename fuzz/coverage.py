@@ -74,6 +74,8 @@ def paths(call, node):
     if call.template == "conv2d_implicit" and p["transposed"]:
         store = "transposed back in blocks" if p["panel_store"] else "stored float by float"
         found.add(f"conv2d_implicit: channel-vector tiles, {store}")
+        if p["panel_store"] and p["store_rows"] < p["oh"]:
+            found.add("conv2d_implicit: channel-vector tiles stored in bands of rows")
     if call.template == "pool2d_vector":
         if p["vecs"] > 1:
             found.add("pool2d_vector: rows of several vectors")
