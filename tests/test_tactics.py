@@ -303,15 +303,22 @@ def test_orientations_both_appear_in_the_conv_zoo(tmp_path):
     assert {ops.lower(n, graph).params["transposed"] for n in ones} == {True, False}
 
 
+def zoo_cases(tmp_path, target, indices, tactic):
+    """(graph, cpu, nodes) of the optimized conv zoo's CONVS ``indices``, annotated with
+    ``tactic`` on ``target``."""
+    graph = optimized_zoo(tmp_path)
+    cpu = load_target(target).cpu
+    convs = {n.inputs[0]: n for n in graph.nodes if n.op == "Conv"}
+    cases = [convs[f"x{k}"] for k in indices]
+    tactics.annotate(graph, tactics.Selection(cpu, {n.name: tactic for n in cases}))
+    return graph, cpu, cases
+
+
 @pytest.mark.parametrize("target", ["x86_64", "x86_64-avx512", "aarch64", "armv7a"])
 def test_transposed_1x1_cases_run_the_transposed_tiles(tmp_path, target):
     """The conv zoo's TRANSPOSED_1X1 cases reach that orientation (and its scratch panel) on
     every SIMD target, so the verify tests above run its transposes and tails."""
-    graph = optimized_zoo(tmp_path)
-    cpu = load_target(target).cpu
-    convs = {n.inputs[0]: n for n in graph.nodes if n.op == "Conv"}
-    cases = [convs[f"x{k}"] for k in TRANSPOSED_1X1]
-    tactics.annotate(graph, tactics.Selection(cpu, {n.name: "gemm1x1" for n in cases}))
+    graph, cpu, cases = zoo_cases(tmp_path, target, TRANSPOSED_1X1, "gemm1x1")
     for node in cases:
         call = ops.lower(node, graph)
         p = call.params
@@ -325,11 +332,7 @@ def test_transposed_implicit_cases_run_the_transposed_tiles(tmp_path, target):
     """The conv zoo's TRANSPOSED_IMPLICIT cases reach implicit's channel-vector tiles, their
     scratch panel after the planes, and both tiles over groups of whole rows and tiles
     of one row."""
-    graph = optimized_zoo(tmp_path)
-    cpu = load_target(target).cpu
-    convs = {n.inputs[0]: n for n in graph.nodes if n.op == "Conv"}
-    cases = [convs[f"x{k}"] for k in TRANSPOSED_IMPLICIT]
-    tactics.annotate(graph, tactics.Selection(cpu, {n.name: "implicit" for n in cases}))
+    graph, cpu, cases = zoo_cases(tmp_path, target, TRANSPOSED_IMPLICIT, "implicit")
     grouped = single = False
     for node in cases:
         call = ops.lower(node, graph)
@@ -347,11 +350,7 @@ def test_banded_store_cases_store_bands_of_rows(tmp_path, target):
     """The conv zoo's BANDED_STORE cases (verified with the implicit tactic above) run
     implicit's channel-vector tiles through a scratch of fewer rows than the image's,
     with a leftover band: their panel of the whole image outgrows half the L1."""
-    graph = optimized_zoo(tmp_path)
-    cpu = load_target(target).cpu
-    convs = {n.inputs[0]: n for n in graph.nodes if n.op == "Conv"}
-    cases = [convs[f"x{k}"] for k in BANDED_STORE]
-    tactics.annotate(graph, tactics.Selection(cpu, {n.name: "implicit" for n in cases}))
+    graph, cpu, cases = zoo_cases(tmp_path, target, BANDED_STORE, "implicit")
     for node in cases:
         call = ops.lower(node, graph)
         p = call.params
