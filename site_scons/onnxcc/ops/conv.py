@@ -306,13 +306,15 @@ def _store_rows(g, cpu, vecs, group):
     cache (written and read back right away) and is no larger than the planes (it grew
     arenas: kws's first conv on x86_64, 41.1 -> 41.8 KiB), else as many rows as fit so
     (one row group: each band of rows is transposed back as soon as it is summed); 0:
-    not one row fits (the tiles store float by float)."""
+    not one row fits (the tiles store float by float). Bands only at stride 1: ResNet-18's
+    stride-2 layers ran them at 0.996-1.037 of the float-by-float store (profile steps
+    alternated, x86_64-avx512), SqueezeNet's stride-1 expands at 0.88-0.98."""
     limit = 4 * (g["c"] // g["group"]) * phase_planes(g, 0)["channel_stride"]
     row = 4 * g["ow"] * vecs * cpu.lanes()
     rows = min(limit, cpu.l1d_bytes // 2 or limit) // row
     if rows >= g["oh"]:
         return g["oh"]
-    return rows if group == 1 else 0
+    return rows if group == 1 and (g["sh"], g["sw"]) == (1, 1) else 0
 
 
 def _implicit_tiles(g, cpu, mg, k):
