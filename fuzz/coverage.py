@@ -83,6 +83,8 @@ def paths(call, node):
         long = max(p["rows"], p.get("row_group", 1) * p["ow"]) > MAX_ROWS
         if long and p["group"] > 1 and p["lanes"] >= 16 and p["vecs"] * p["lanes"] >= p["m"] // p["group"]:
             found.add("conv2d_implicit: long group tiles (conv._group_lanes)")
+        if p["panel_store"] and p["store_rows"] < p["oh"]:
+            found.add("conv2d_implicit: channel-vector tiles stored in bands of rows")
     if call.template == "pool2d_vector":
         if p["vecs"] > 1:
             found.add("pool2d_vector: rows of several vectors")

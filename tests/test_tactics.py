@@ -79,6 +79,12 @@ CONVS = [
                                         group=2), "relu"),
     ([1, 4, 8, 19], [4, 2, 3, 3], dict(pads=[1, 1, 1, 1], strides=[1, 2], group=2), None),
     ([1, 48, 30, 30], [24, 16, 3, 3], dict(pads=[1, 1, 1, 1], strides=[2, 2], group=3), "residual"),
+    # (BANDED_STORE) implicit's channel-vector tiles on an image whose panel outgrows half
+    # the L1: stored through a scratch band of rows, each band transposed back once summed
+    # -- channels and pixels not a multiple of the vector, a leftover band, uneven pads and
+    # two images, a residual; Swish (stride 1 only: conv._store_rows)
+    ([2, 24, 20, 14], [37, 24, 3, 3], dict(pads=[1, 0, 2, 1]), "residual"),
+    ([1, 24, 21, 13], [37, 24, 3, 3], dict(pads=[1, 1, 1, 1]), "swish"),
     # 3x3 with few pixels, many channels (TRANSPOSED_IMPLICIT): implicit's channel-vector
     # tiles stored through a scratch panel, transposed back lanes x lanes at a time --
     # pixels and channels (a group's) not a multiple of the vector, stride 2 with uneven
@@ -97,6 +103,8 @@ CONVS = [
 TRANSPOSED_1X1 = (len(CONVS) - 3, len(CONVS) - 2, len(CONVS) - 1)
 #: the CONVS that run implicit in the transposed orientation on every SIMD target
 TRANSPOSED_IMPLICIT = (len(CONVS) - 5, len(CONVS) - 4)
+#: the CONVS that run implicit's channel-vector tiles stored in bands of rows (SIMD targets)
+BANDED_STORE = (len(CONVS) - 7, len(CONVS) - 6)
 
 
 def conv_zoo(path):
@@ -295,15 +303,22 @@ def test_orientations_both_appear_in_the_conv_zoo(tmp_path):
     assert {ops.lower(n, graph).params["transposed"] for n in ones} == {True, False}
 
 
+def zoo_cases(tmp_path, target, indices, tactic):
+    """(graph, cpu, nodes) of the optimized conv zoo's CONVS ``indices``, annotated with
+    ``tactic`` on ``target``."""
+    graph = optimized_zoo(tmp_path)
+    cpu = load_target(target).cpu
+    convs = {n.inputs[0]: n for n in graph.nodes if n.op == "Conv"}
+    cases = [convs[f"x{k}"] for k in indices]
+    tactics.annotate(graph, tactics.Selection(cpu, {n.name: tactic for n in cases}))
+    return graph, cpu, cases
+
+
 @pytest.mark.parametrize("target", ["x86_64", "x86_64-avx512", "aarch64", "armv7a"])
 def test_transposed_1x1_cases_run_the_transposed_tiles(tmp_path, target):
     """The conv zoo's TRANSPOSED_1X1 cases reach that orientation (and its scratch panel) on
     every SIMD target, so the verify tests above run its transposes and tails."""
-    graph = optimized_zoo(tmp_path)
-    cpu = load_target(target).cpu
-    convs = {n.inputs[0]: n for n in graph.nodes if n.op == "Conv"}
-    cases = [convs[f"x{k}"] for k in TRANSPOSED_1X1]
-    tactics.annotate(graph, tactics.Selection(cpu, {n.name: "gemm1x1" for n in cases}))
+    graph, cpu, cases = zoo_cases(tmp_path, target, TRANSPOSED_1X1, "gemm1x1")
     for node in cases:
         call = ops.lower(node, graph)
         p = call.params
@@ -317,11 +332,7 @@ def test_transposed_implicit_cases_run_the_transposed_tiles(tmp_path, target):
     """The conv zoo's TRANSPOSED_IMPLICIT cases reach implicit's channel-vector tiles, their
     scratch panel after the planes, and both tiles over groups of whole rows and tiles
     of one row."""
-    graph = optimized_zoo(tmp_path)
-    cpu = load_target(target).cpu
-    convs = {n.inputs[0]: n for n in graph.nodes if n.op == "Conv"}
-    cases = [convs[f"x{k}"] for k in TRANSPOSED_IMPLICIT]
-    tactics.annotate(graph, tactics.Selection(cpu, {n.name: "implicit" for n in cases}))
+    graph, cpu, cases = zoo_cases(tmp_path, target, TRANSPOSED_IMPLICIT, "implicit")
     grouped = single = False
     for node in cases:
         call = ops.lower(node, graph)
@@ -332,6 +343,23 @@ def test_transposed_implicit_cases_run_the_transposed_tiles(tmp_path, target):
         grouped |= p["row_group"] > 1
         single |= p["row_group"] == 1 or p["oh"] % p["row_group"] > 0
     assert grouped and single
+
+
+@pytest.mark.parametrize("target", ["x86_64", "x86_64-avx512", "aarch64"])
+def test_banded_store_cases_store_bands_of_rows(tmp_path, target):
+    """The conv zoo's BANDED_STORE cases (verified with the implicit tactic above) run
+    implicit's channel-vector tiles through a scratch of fewer rows than the image's,
+    with a leftover band: their panel of the whole image outgrows half the L1."""
+    graph, cpu, cases = zoo_cases(tmp_path, target, BANDED_STORE, "implicit")
+    for node in cases:
+        call = ops.lower(node, graph)
+        p = call.params
+        assert p["transposed"] and p["panel_store"], node.name
+        assert 1 <= p["store_rows"] < p["oh"] and p["oh"] % p["store_rows"], node.name
+        assert 4 * p["oh"] * p["ow"] * p["vecs"] * p["lanes"] > cpu.l1d_bytes // 2
+        planes = p["c"] // p["group"] * p["channel_stride"] + p["slack"]
+        band = p["store_rows"] * p["ow"] * p["vecs"] * p["lanes"]
+        assert call.scratch_bytes == 4 * (planes + band)
 
 
 @pytest.mark.parametrize("target, size", [("x86_64-avx512", 2), ("x86_64", 4), ("aarch64", 4)])

@@ -11,6 +11,8 @@
   tiles of a panel store whole vectors into a scratch [pixels][panel channels] after
   the planes, transposed back to y when the panel's pixels are all summed
   (panel_store.mako, as conv2d_1x1's), else float by float, a channel's pixels apart.
+  Where a panel of the whole image outgrows half the L1 the scratch holds
+  p['store_rows'] rows, each band of rows transposed back as soon as it is summed.
   A transposed tile may instead cover p['row_group'] whole output rows of a narrow
   image (2 rows of 7 pixels: 14 per tile), so that each vector of weights streamed in
   serves more pixels and the weights are read once per group of rows, not per row.
@@ -39,7 +41,11 @@
         full_rows, rest_rows = divmod(ow, rows)
         row_group = p.get('row_group', 1)
         panel_store = p['panel_store']
-        assert band == oh or not panel_store, "a panel's scratch holds the whole image's pixels"
+        # a panel's scratch holds store_rows rows of the image's pixels: all, or (tiles of
+        # one row, the planes of the whole image) a band transposed back once summed
+        store_rows = p['store_rows'] if panel_store else oh
+        assert band == oh or not panel_store, "the panel's store bands are the image's rows"
+        assert store_rows == oh or row_group == 1, "a row group stores into a whole image's panel"
         # the tiles' store: whole vectors to the panel's scratch (the chain runs after the
         # transposes), or (width, chain, stride) of each channel's floats straight to y
         def t_store(store):
@@ -65,6 +71,8 @@
     def t_b_at(t):
         return f"wp + (size_t)(kc * {taps} + {t}) * {width}u"
     def t_out(i):
+        if panel_store and store_rows < oh:
+            return f"so + ((size_t)(oy - sy) * {ow}u + ox0 + {i}) * {width}u"
         if panel_store:
             return f"so + ((size_t)oy * {ow}u + ox0 + {i}) * {width}u"
         return f"y + ((size_t)nb * {m} + oc0 + j0) * {oh * ow}u + (size_t)oy * {ow}u + ox0 + {i}"
@@ -97,6 +105,9 @@ ${tl.tile(rest_rows, -(-store // lanes), lanes, cg, taps, t_a_at, t_b_at, zero, 
 % endif
 </%def>\
 <%def name="band_rows(store, ahead=None)">\
+% if store_rows < oh:
+${store_bands(store)}\
+% else:
 % if row_group > 1:
                 int oy = oy0;
                 for (; oy + ${row_group} <= (oy0 + ${band} < ${oh} ? oy0 + ${band} : ${oh}); oy += ${row_group}) {
@@ -116,6 +127,26 @@ ${pixel_blocks(store)}\
 % if panel_store:
 ${ps.back(store, oh * ow, width, lanes, m, chain, ' ' * 16)}\
 % endif
+% endif
+</%def>\
+## A panel's rows in bands of store_rows (from row sy), each transposed back once summed.
+<%def name="store_bands(store)">\
+<% full_bands, last_rows = divmod(oh, store_rows) %>\
+                for (int sy = 0; sy < ${full_bands * store_rows}; sy += ${store_rows}) {
+                    for (int oy = sy; oy < sy + ${store_rows}; ++oy) {
+${pixel_blocks(store)}\
+                    }
+${ps.back(store, store_rows * ow, width, lanes, m, chain, ' ' * 20, oh * ow, f'sy * {ow}')}\
+                }
+% if last_rows:
+                {
+                    const int sy = ${full_bands * store_rows};
+                    for (int oy = sy; oy < ${oh}; ++oy) {
+${pixel_blocks(store)}\
+                    }
+${ps.back(store, last_rows * ow, width, lanes, m, chain, ' ' * 20, oh * ow, f'sy * {ow}')}\
+                }
+% endif
 </%def>\
 ${tl.contracted(signature)}
 {
@@ -123,7 +154,7 @@ ${tl.types(lanes, chain, 1 if transposed and not panel_store else 2)}\
     float *const pl = (float *)scratch;
 % if transposed and panel_store:
 ${ps.declare(lanes)}\
-    float *const so = pl + ${cg * cs + p['slack']}u; /* a panel's sums: ${oh * ow} pixels x ${width} channels */
+    float *const so = pl + ${cg * cs + p['slack']}u; /* a panel's sums: ${store_rows * ow} pixels x ${width} channels */
 % endif
 ${planes.clear('pl', cg * cs + p['slack'], '0.0f', 4)}\
     for (int nb = 0; nb < ${n}; ++nb) {

@@ -14,12 +14,16 @@
 <%def name="declare(lanes)">\
     typedef int32_t vlm __attribute__((vector_size(${4 * lanes})));
 </%def>
-<%def name="back(store, hw, width, lanes, m, chain, ind)">\
+<%def name="back(store, hw, width, lanes, m, chain, ind, stride=None, first=None)">\
 <%
+    # (a band of the image's pixels: hw of them in the scratch, from pixel `first` of y's
+    # channels of `stride` pixels)
+    stride = stride or hw
+    at = f"{first} + f0" if first else "f0"
     def out(cb):
-        return lambda j: f"y + ((size_t)nb * {m} + oc0 + j0 + {cb * lanes + j}) * {hw}u + f0"
+        return lambda j: f"y + ((size_t)nb * {m} + oc0 + j0 + {cb * lanes + j}) * {stride}u + {at}"
     def coords(cb):
-        return lambda j, col: ["nb", f"oc0 + j0 + {cb * lanes + j}", f"f0 + {col}"]
+        return lambda j, col: ["nb", f"oc0 + j0 + {cb * lanes + j}", f"{at} + {col}"]
 %>\
 % for cb in range(-(-store // lanes)):
 % if hw // lanes:

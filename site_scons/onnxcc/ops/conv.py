@@ -111,6 +111,8 @@ def _panel_width(p):
 
 def _tile_tag(p):
     group = f"r{p['row_group']}" if p.get("row_group", 1) > 1 else ""
+    if p.get("panel_store") and p["store_rows"] < p["oh"]:
+        group += f"b{p['store_rows']}"
     return f"{'c' if p['transposed'] else 't'}{p['rows']}x{p['vecs'] * p['lanes']}{group}_"
 
 
@@ -328,21 +330,36 @@ class ImplicitPlan(NamedTuple):
     planes: dict
     panel_store: bool
     cycles: float
+    store_rows: int = 0  # output rows per panel store (the image's, or a band of them)
+
+
+def _store_rows(g, cpu, vecs, group):
+    """Output rows of a panel's scratch store: the whole image's where it fits half the L1
+    cache (written and read back right away) and is no larger than the planes (it grew
+    arenas: kws's first conv on x86_64, 41.1 -> 41.8 KiB), else as many rows as fit so
+    (one row group: each band of rows is transposed back as soon as it is summed); 0:
+    not one row fits (the tiles store float by float). Bands only at stride 1: ResNet-18's
+    stride-2 layers ran them at 0.996-1.037 of the float-by-float store (profile steps
+    alternated, x86_64-avx512), SqueezeNet's stride-1 expands at 0.88-0.98. Dense only:
+    group convolutions' bands were neither measured nor tested."""
+    limit = 4 * (g["c"] // g["group"]) * phase_planes(g, 0)["channel_stride"]
+    row = 4 * g["ow"] * vecs * cpu.lanes()
+    rows = min(limit, cpu.l1d_bytes // 2 or limit) // row
+    if rows >= g["oh"]:
+        return g["oh"]
+    return rows if group == 1 and g["group"] == 1 and (g["sh"], g["sw"]) == (1, 1) else 0
 
 
 def _implicit_tiles(g, cpu, mg, k):
-    """(transposed, rows, vecs, row_group, panel_store, cycles) of the tiles: a GEMM per
+    """(transposed, rows, vecs, row_group, store_rows, cycles) of the tiles: a GEMM per
     output row, or per group of rows (transposed, narrow images). Transposed tiles store
-    through a scratch panel of the image's pixels (panel_store) where it fits half the L1
-    cache (it is written and read back right away) and is no larger than the planes (it
-    grew arenas: kws's first conv on x86_64, 41.1 -> 41.8 KiB); elsewhere they store
-    float by float, as before, and are weighed so."""
+    through a scratch panel of store_rows rows of pixels (_store_rows) where one fits;
+    elsewhere they store float by float, as before, and are weighed so."""
     repeat = g["n"] * g["group"] * g["oh"]
     (rows, vecs), cycles = best_tile(mg, g["ow"], k, cpu, overhang=True)
-    pixels = False, rows, vecs, 1, False, repeat * cycles
+    pixels = False, rows, vecs, 1, 0, repeat * cycles
     if cpu.lanes() == 1:
         return pixels
-    limit = 4 * (g["c"] // g["group"]) * phase_planes(g, 0)["channel_stride"]
     for store in ("blocks", "scatter"):
         (t_rows, t_vecs), t_cycles = best_tile(g["ow"], mg, k, cpu, overhang=True,
                                                **{store: True})
@@ -354,15 +371,14 @@ def _implicit_tiles(g, cpu, mg, k):
         else:
             group, t_rows, t_vecs, t_cycles = _row_group(g, cpu, mg, k, t_rows, t_vecs,
                                                          repeat * t_cycles, {store: True})
-        panel = 4 * g["oh"] * g["ow"] * t_vecs * cpu.lanes()
-        panel_store = store == "blocks" and panel <= min(limit, cpu.l1d_bytes // 2 or limit)
-        if panel_store or store == "scatter":
-            return True, t_rows, t_vecs, group, panel_store, t_cycles
+        store_rows = _store_rows(g, cpu, t_vecs, group) if store == "blocks" else 0
+        if store_rows or store == "scatter":
+            return True, t_rows, t_vecs, group, store_rows, t_cycles
 
 
 def _plan_implicit(g, cpu):
     mg, k, _ = _gemm_shape(g)
-    transposed, rows, vecs, row_group, panel_store, cycles = _implicit_tiles(g, cpu, mg, k)
+    transposed, rows, vecs, row_group, store_rows, cycles = _implicit_tiles(g, cpu, mg, k)
     band = g["oh"] if transposed else _band(g, cpu)
     planes = phase_planes(g, 0 if transposed else vecs * cpu.lanes(), band)
     bands = -(-g["oh"] // band)
@@ -376,18 +392,19 @@ def _plan_implicit(g, cpu):
         reread = bands * g["group"] * reread_cost(size, panels, cpu)
     else:  # each output row reads all the weights
         reread = reread_cost(4 * g["m"] * k, g["oh"], cpu)
-    return ImplicitPlan(transposed, rows, vecs, row_group, planes, panel_store,
-                        cycles + g["n"] * (copy + reread))
+    return ImplicitPlan(transposed, rows, vecs, row_group, planes, store_rows > 0,
+                        cycles + g["n"] * (copy + reread), store_rows)
 
 
 def lower_implicit(node, graph, cpu):
     g, inputs, outputs = _geometry(node, graph)
     plan = _plan_implicit(g, cpu)
     p = _with_tile(g, cpu, plan.transposed, plan.rows, plan.vecs)
-    p.update(plan.planes, row_group=plan.row_group, panel_store=plan.panel_store)
+    p.update(plan.planes, row_group=plan.row_group, panel_store=plan.panel_store,
+             store_rows=plan.store_rows)
     size = g["c"] // g["group"] * plan.planes["channel_stride"] + plan.planes["slack"]
     if plan.panel_store:  # then a panel's sums, [pixels][panel channels] (panel_store.mako)
-        size += g["oh"] * g["ow"] * plan.vecs * cpu.lanes()
+        size += plan.store_rows * g["ow"] * plan.vecs * cpu.lanes()
     return KernelCall("conv2d_implicit", _tag(g, _tile_tag(p)), p, inputs, outputs,
                       scratch_bytes=4 * size, packed=_packed_weights(g, _panel_width(p)))
 
