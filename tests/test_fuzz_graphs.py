@@ -111,7 +111,7 @@ def test_specs_are_valid_models_with_finite_reference():
 #: convolution's channel-vector tiles transposed back in blocks (on AVX-512 several tiles
 #: and panels: the next panel prefetched) and its fused input scale (a squeeze-excitation's,
 #: passes/fuse_channel_scale.py), the implicit GEMM's tiles over groups of rows (SIMD CPUs
-#: of 32 registers)
+#: of 32 registers), a decomposed LayerNorm fused into one node (passes/fuse_layer_norm.py)
 ONE_BY_ONE = ["conv2d_1x1: pixel tiles", "conv2d_1x1: channel-vector tiles, transposed back in blocks",
               "conv2d_1x1: a fused input scale"]
 REACHED = {
@@ -120,7 +120,8 @@ REACHED = {
                "depthwise: stride-2 shuffle fill of several rows", "winograd: several chunks",
                "pool2d_vector: rows of several vectors", "pool2d_vector: ceil_mode",
                "pool2d_vector: taps at stride 2", "blocked: chunked projection",
-               "blocked: sequence lengths", "blocked: several blocks of units"],
+               "blocked: sequence lengths", "blocked: several blocks of units",
+               "a fused LayerNorm chain"],
     "x86_64-avx512": ONE_BY_ONE + ["depthwise: stride-2 shuffle fill, whole vectors", "winograd: several chunks",
                       "depthwise: shifted taps over rows of several vectors",
                       "pool2d_vector: rows of several vectors",
