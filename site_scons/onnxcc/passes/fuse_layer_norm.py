@@ -93,7 +93,7 @@ def _match(graph, chain, mean):
     """(x, axis, eps, y, gamma, beta, the other nodes) of the chain starting at ``mean``."""
     x, m = mean.inputs[0], mean.outputs[0]
     info = graph.info(x)
-    if info.dtype != "float32" or not info.shape or len(mean.inputs) != 1:
+    if info.dtype != "float32" or not info.size or not info.shape or len(mean.inputs) != 1:
         return None
     shape, axis = tuple(info.shape), _trailing_axes(mean, len(info.shape))
     sub = chain.only_reader(m, "Sub")
