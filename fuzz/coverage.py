@@ -13,7 +13,7 @@ convolution's pixel or channel-vector tiles (and its fused input scale), winogra
 chunks, implicit tiles over groups of rows and its channel-vector tiles' two stores (and
 a group convolution's long ones),
 pooling rows of several
-vectors, the recurrent blocked tactic's chunked projection. Prints how many graphs reach
+vectors, the recurrent blocked tactic's chunked projection, a LayerNorm chain fused. Prints how many graphs reach
 each path (docs/trust.md, "What the draws reach").
 """
 
@@ -110,7 +110,9 @@ def graph_paths(spec, cpu, work):
     forced = dict(spec.get("tactic", {}))
     found = set()
     for fuse, wanted in ((True, {}), (spec.get("fuse", True), forced)):
-        graph = optimize(import_model(path), path, fuse=fuse)
+        graph = import_model(path)
+        reductions = {n.name for n in graph.nodes if n.op == "ReduceMean"}
+        graph = optimize(graph, path, fuse=fuse)
         wanted = dict(wanted)
         while True:  # a forced tactic no node can run is dropped, as the fuzzer does
             try:
@@ -125,7 +127,10 @@ def graph_paths(spec, cpu, work):
         for node in graph.nodes:
             if node.op in ops.ALIASES or node.op == "Identity":
                 continue
-            found |= paths(ops.lower(node, graph), node)
+            call = ops.lower(node, graph)
+            found |= paths(call, node)
+            if node.op == "LayerNormalization" and node.name in reductions:  # (it keeps the mean's name)
+                found.add(f"{call.template}: a fused LayerNorm chain (passes/fuse_layer_norm.py)")
     return found
 
 

@@ -97,8 +97,12 @@ BINARY = ["Add", "Sub", "Mul", "Div", "Max", "Min"]
 
 #: the tactics the fuzzer forces, per op type: every tactic the compiler has, so a new
 #: one is fuzzed from the day it is registered
+#: ops whose fast tactic the cost model takes wherever it applies (Transpose's tiles, the
+#: row reductions' vector) and opt=size builds the reference of: not forced, so that the
+#: draws of every graph stay those before they had tactics
+COST_ONLY = {"Transpose", "ReduceMean", "ReduceSum", "ReduceMax"}
 TACTICS = {op: [t.name for t in tactics] for op, tactics in sorted(onnxcc_ops.TACTICS.items())
-           if len(tactics) > 1}
+           if len(tactics) > 1 and op not in COST_ONLY}
 
 #: the sizes of a first stage's input: "small" (tails everywhere), "wide" (a few rows of 17
 #: to 70 pixels, a convolution (stride 2 along them) or pooling: rows of several vectors
@@ -356,6 +360,12 @@ def binary_anchor(draw, x=None):
             "attrs": {}}
 
 
+#: (epsilon, None or the decomposition's (square, gamma, beta)) of a LayerNormalization anchor
+LAYER_NORMS = [(1e-5, None), (1e-3, None), (1e-5, ("Pow", "const", True)), (1e-3, ("Mul", "const", True)),
+               (1e-5, ("Mul", "input", True)), (1e-3, ("Pow", None, False)),
+               (1e-5, ("Mul", "const", False)), (1e-3, ("Mul", None, True))]
+
+
 @st.composite
 def data_anchor(draw, x=None):
     """An op that moves, normalizes or reduces data rather than computing per element:
@@ -396,7 +406,14 @@ def data_anchor(draw, x=None):
         attrs = {"mode": mode, "pads": [draw(st.integers(0, min(2, lim))) for lim in limit * 2],
                  "value": draw(st.sampled_from([0.0, 0.5]))}
     elif op == "LayerNormalization":
-        attrs = {"axis": axis, "epsilon": draw(st.sampled_from([1e-5, 1e-3]))}
+        # the node, or its decomposition as exporters below opset 17 write it (ReduceMean,
+        # Sub, square, ReduceMean, + eps, Sqrt, Div, * gamma, + beta: passes/
+        # fuse_layer_norm.py), gamma a constant, an input (which stays a Mul) or none, beta
+        # or none: one draw, as the node alone took (the draws of other graphs unchanged)
+        epsilon, decomposed = draw(st.sampled_from(LAYER_NORMS))
+        attrs = {"axis": axis, "epsilon": epsilon}
+        if decomposed:
+            attrs["decomposed"] = dict(zip(("square", "gamma", "beta"), decomposed))
     return {"op": op, "x": x, "attrs": attrs}
 
 
@@ -717,12 +734,37 @@ def _data_anchor(g, anchor, current, p):
         if a["mode"] == "constant":
             args.append(g.constant(f"{p}value", a["value"]))
         return g.node(op, args, out, out, mode=a["mode"])
+    if op == "LayerNormalization" and "decomposed" in a:
+        return _decomposed_layer_norm(g, a, x, current, p)
     if op == "LayerNormalization":
         shape = x[a["axis"]:]
         args = [current, g.constant(f"{p}gamma", g.rng.uniform(0.5, 1.5, shape)),
                 g.constant(f"{p}beta", g.rng.uniform(-0.5, 0.5, shape))]
         return g.node(op, args, out, out, axis=a["axis"], epsilon=a["epsilon"])
     raise ValueError(f"no such anchor op {op}")
+
+
+def _decomposed_layer_norm(g, a, x, x_name, p):
+    """LayerNormalization over the axes from a["axis"] on, in the nodes exporters below
+    opset 17 write; returns the last one's output."""
+    d = a["decomposed"]
+    shape, axes = x[a["axis"]:], g.ints(f"{p}ln_axes", list(range(a["axis"] % len(x), len(x))))
+    mean = g.node("ReduceMean", [x_name, axes], f"{p}ln_mean", f"{p}ln_mean")
+    diff = g.node("Sub", [x_name, mean], f"{p}ln_diff", f"{p}ln_diff")
+    square = [diff, g.constant(f"{p}ln_two", 2.0)] if d["square"] == "Pow" else [diff, diff]
+    square = g.node(d["square"], square, f"{p}ln_square", f"{p}ln_square")
+    var = g.node("ReduceMean", [square, axes], f"{p}ln_var", f"{p}ln_var")
+    var = g.node("Add", [var, g.constant(f"{p}ln_eps", a["epsilon"])], f"{p}ln_var_eps", f"{p}ln_var_eps")
+    std = g.node("Sqrt", [var], f"{p}ln_std", f"{p}ln_std")
+    out = g.node("Div", [diff, std], f"{p}ln_div", f"{p}ln_div")
+    if d["gamma"]:
+        gamma = (g.tensor_input(f"{p}gamma", shape) if d["gamma"] == "input"
+                 else g.constant(f"{p}gamma", g.rng.uniform(0.5, 1.5, shape)))
+        out = g.node("Mul", [out, gamma], f"{p}ln_gamma", f"{p}ln_gamma")
+    if d["beta"]:
+        out = g.node("Add", [out, g.constant(f"{p}beta", g.rng.uniform(-0.5, 0.5, shape))],
+                     f"{p}data", f"{p}data")
+    return out
 
 
 def _chain(g, steps, current, p):

@@ -111,7 +111,8 @@ def test_specs_are_valid_models_with_finite_reference():
 #: convolution's channel-vector tiles transposed back in blocks (on AVX-512 several tiles
 #: and panels: the next panel prefetched) and its fused input scale (a squeeze-excitation's,
 #: passes/fuse_channel_scale.py), the implicit GEMM's tiles over groups of rows (SIMD CPUs
-#: of 32 registers) and a group convolution's long channel-vector tiles (AVX-512)
+#: of 32 registers), a group convolution's long channel-vector tiles (AVX-512) and a
+#: decomposed LayerNorm fused into one node (passes/fuse_layer_norm.py)
 ONE_BY_ONE = ["conv2d_1x1: pixel tiles", "conv2d_1x1: channel-vector tiles, transposed back in blocks",
               "conv2d_1x1: a fused input scale"]
 REACHED = {
@@ -123,7 +124,8 @@ REACHED = {
                "pool2d_vector: rows of several vectors", "pool2d_vector: ceil_mode",
                "pool2d_vector: taps at stride 2", "blocked: chunked projection",
                "blocked: sequence lengths", "blocked: several blocks of units",
-               "conv2d_implicit: channel-vector tiles stored in bands of rows"],
+               "conv2d_implicit: channel-vector tiles stored in bands of rows",
+               "a fused LayerNorm chain"],
     "x86_64-avx512": ONE_BY_ONE + ["depthwise: stride-2 shuffle fill, whole vectors", "winograd: several chunks",
                       "depthwise: stride-2 rows split in registers",
                       "depthwise: shifted taps over rows of several vectors",

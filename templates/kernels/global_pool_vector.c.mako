@@ -1,6 +1,6 @@
 <%namespace name="simd" file="/kernels/simd.mako"/>\
 <%doc>
-  Global max or average pool, vectorized: each channel's elements (contiguous) are reduced
+  Global max or average pool (or a ReduceMax, ReduceMean or ReduceSum over rows), vectorized: each channel's elements (contiguous) are reduced
   in `lanes`-wide vectors, the last ones one by one, then across the vector's lanes. From
   four vectors a channel on, into four accumulators (four vectors a step), which then
   combine: one chain of dependent additions waits the adder's latency for each vector. The
@@ -83,6 +83,6 @@ ${lane_sum(halves, lanes)}\
 <%simd:loop i="i" start="${full}" stop="${inner}" step="${1}" indent="        ">\
             r = ${'xo[i] > r ? xo[i] : r' if is_max else 'r + xo[i]'};
 </%simd:loop>\
-        y[o] = ${'r' if is_max else f"r / {c_float(inner)}"};
+        y[o] = ${f"r / {c_float(inner)}" if p['kind'] == 'avg' else 'r'};
     }
 }

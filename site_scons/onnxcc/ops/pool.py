@@ -35,7 +35,7 @@ def _is_global(g):
             and (g["pt"], g["pl"], g["pb"], g["pr"]) == (0, 0, 0, 0))
 
 
-def _global_call(kind, outer, inner, x, y, lanes=1):
+def global_call(kind, outer, inner, x, y, lanes=1):
     template = "global_pool" if lanes == 1 else "global_pool_vector"
     return KernelCall(template, f"{kind}_f32_{outer}x{inner}",
                       {"kind": kind, "outer": outer, "inner": inner, "lanes": lanes},
@@ -46,7 +46,7 @@ def lower_pool(node, graph, cpu=None):
     g = _window(node, graph)
     x, y = node.inputs[0], node.outputs[0]
     if _is_global(g):
-        return _global_call(g["kind"], g["n"] * g["c"], g["h"] * g["w"], x, y)
+        return global_call(g["kind"], g["n"] * g["c"], g["h"] * g["w"], x, y)
     tag = f"{g['kind']}_f32_{window_tag(g)}" + ("_incpad" if g["count_include_pad"] else "")
     return KernelCall("pool2d", tag, g, [("x", x)], [("y", y)])
 
@@ -78,7 +78,7 @@ def lower_vector(node, graph, cpu):
     x, y = node.inputs[0], node.outputs[0]
     lanes = cpu.lanes()
     if _is_global(g):
-        return _global_call(g["kind"], g["n"] * g["c"], g["h"] * g["w"], x, y, lanes)
+        return global_call(g["kind"], g["n"] * g["c"], g["h"] * g["w"], x, y, lanes)
     vecs = -(-g["ow"] // lanes)
     # the padded row: every tap of every vector (the last one's extra lanes too) lies in it
     row_len = max(g["pl"] + g["w"], vecs * lanes * g["sw"] + (g["kw"] - 1) * g["dw"])
@@ -117,7 +117,7 @@ def lower_global_pool(node, graph, cpu=None):
     for d in shape[2:]:
         inner *= d
     kind = "max" if node.op == "GlobalMaxPool" else "avg"
-    return _global_call(kind, outer, inner, x, y, cpu.lanes() if cpu and inner > 1 else 1)
+    return global_call(kind, outer, inner, x, y, cpu.lanes() if cpu and inner > 1 else 1)
 
 
 def cost_global(node, graph, cpu, vector=False):

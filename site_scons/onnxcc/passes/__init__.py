@@ -9,6 +9,7 @@ from .fold_constants import fold_constants
 from .fuse_channel_scale import fuse_channel_scale
 from .fuse_activations import fuse_activations
 from .fuse_elementwise import fuse_elementwise
+from .fuse_layer_norm import fuse_layer_norm
 from .fuse_matmul_add import fuse_matmul_add
 from .fuse_residual_qadd import fuse_residual_qadd
 from .legacy_broadcast import legacy_broadcast
@@ -28,6 +29,7 @@ def optimize(graph, where, fuse=True):
     fuse_matmul_add(graph)
     fold_batchnorm(graph)
     if fuse:
+        fuse_layer_norm(graph)
         fuse_activations(graph)
         fuse_elementwise(graph)
         fuse_channel_scale(graph)
