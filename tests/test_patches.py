@@ -184,6 +184,25 @@ def test_a_grid_whose_patch_reads_only_padding_is_skipped(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
 
 
+def test_a_layer_s_tactic_that_cannot_run_a_patch_keeps_the_grid_out(tmp_path):
+    """A patch node keeps its layer's tactic: depthwise_s2 loads whole vectors of a row,
+    so a patch narrower than a vector (6 of 24 columns, 8 lanes) cannot run it (found in
+    review: its edge loads started before the row). Lowering checks the tactic applies,
+    so the forced grid is refused in one line and a grid of whole rows builds and verifies."""
+    w = numpy_helper.from_array(RNG.standard_normal((16, 1, 3, 3)).astype(np.float32), "w")
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], group=16, kernel_shape=[3, 3],
+                              pads=[1, 1, 1, 1], strides=[2, 2]),
+             helper.make_node("Relu", ["c"], ["y"])]
+    path = _save(tmp_path / "s2.onnx", nodes, [1, 16, 24, 24], [1, 16, 12, 12], [w])
+    forced = ["target=x86_64", "tactic=Conv:depthwise_s2"]
+    r = run_scons(f"model={path}", *forced, "patches=1x4", f"build_dir={tmp_path / 'b'}")
+    assert_one_clear_line(r, "patches=1x4", patches.NO_STAGE)
+    r = run_scons(f"model={path}", *forced, "patches=2x1", f"build_dir={tmp_path / 'c'}", "verify")
+    assert r.returncode == 0, r.stdout + r.stderr
+    plan = json.loads(next((tmp_path / "c").glob("x86_64/*/plan.json")).read_text())
+    assert plan["patches"]["grid"] == [2, 1]
+
+
 def _branchy(path):
     """SqueezeNet-style: a Fire module whose two expand branches each widen (1x1 to 32
     channels) then narrow (3x3 to 8), exported in the order an exporter often writes them:

@@ -264,7 +264,8 @@ def plan_with_patches(graph, patches, ram_bytes, **options):
                 raise OnnxccError(f"patches={patches[0]}x{patches[1]}: the graph {patching.NO_STAGE} "
                                   "of that many",
                                   hint="patch-based execution takes convolutions, pools and "
-                                       "elementwise ops fed by one NCHW image input")
+                                       "elementwise ops fed by one NCHW image input, whose "
+                                       "tactics run the patches' shapes (see tactic=)")
             return result
         arena, p = smallest
         result["patches_smallest"] = dict(p.describe(), arena_bytes=arena)
