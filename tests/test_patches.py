@@ -187,8 +187,10 @@ def test_a_grid_whose_patch_reads_only_padding_is_skipped(tmp_path):
 def test_a_layer_s_tactic_that_cannot_run_a_patch_keeps_the_grid_out(tmp_path):
     """A patch node keeps its layer's tactic: depthwise_s2 loads whole vectors of a row,
     so a patch narrower than a vector (6 of 24 columns, 8 lanes) cannot run it (found in
-    review: its edge loads started before the row). Lowering checks the tactic applies,
-    so the forced grid is refused in one line and a grid of whole rows builds and verifies."""
+    review: its edge loads started before the row). Its lowering refuses such rows, so
+    the forced grid is refused in one line and a grid of whole rows builds and verifies.
+    (Tactics' ``applies`` also say where a tactic is worth it -- vector kernels run short
+    patches right, test_short_vectors -- so lowering does not re-check them.)"""
     w = numpy_helper.from_array(RNG.standard_normal((16, 1, 3, 3)).astype(np.float32), "w")
     nodes = [helper.make_node("Conv", ["x", "w"], ["c"], group=16, kernel_shape=[3, 3],
                               pads=[1, 1, 1, 1], strides=[2, 2]),

@@ -120,12 +120,6 @@ def lower(node, graph, overwrite=None):
                                   hint=f"onnxcc compiles {node.op} for float32")
     for t in tactics_for(node):
         if t.name == tactic:
-            # (checked again here: a patch or band copies its layer's tactic onto a
-            # smaller shape, which the tactic may not run -- the planner then skips it)
-            if t.applies is not None and not t.applies(node, graph, cpu):
-                raise OnnxccError(f"node '{node.name}' (op {node.op}): tactic '{tactic}' does not "
-                                  "apply to its shapes",
-                                  hint="re-run the select stage, or choose another tactic=")
             call = applies_its_chain(node, t.lower(node, graph, cpu), tactic)
             variable = _packs_variable(call, graph)
             if variable is not None:

@@ -28,7 +28,7 @@ from dataclasses import replace
 from typing import NamedTuple
 
 from .. import packing
-from . import KernelCall, Tactic, depthwise_lanes, in_place, winograd
+from . import KernelCall, Tactic, depthwise_lanes, in_place, unsupported, winograd
 from .epilogue import epilogue_tag, kernel_epilogue, own_inputs, residual_roles, tile_lanes
 from .spatial import is_depthwise, window_2d, window_tag
 from .tiling import (MAX_ROWS, MAX_VECS, best_tile, column_tails, copy_cost, epilogue_cost,
@@ -528,7 +528,11 @@ def _direct_applies(node, graph, cpu):
 
 def lower_direct_s2(node, graph, cpu):
     g, inputs, outputs = _geometry(node, graph)
-    rows, vecs, _ = _plan_direct(g, cpu)
+    plan = _plan_direct(g, cpu) if g["w"] >= cpu.lanes() else None
+    if plan is None:  # (a patch keeps its layer's tactic: its rows may be narrower)
+        raise unsupported(node, f"depthwise_s2 on rows of {g['w']} floats",
+                          hint="it loads whole vectors of each row; choose another tactic=")
+    rows, vecs, _ = plan
     p = _with_tile(g, cpu, False, rows, vecs)
     p.update(direct=True, tap_offsets=[0] * (g["kh"] * g["kw"]), slack=0)
     return KernelCall("conv2d_depthwise", _tag(g, "d" + _tile_tag(p)), p, inputs, outputs,
