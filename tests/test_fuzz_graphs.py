@@ -106,7 +106,8 @@ def test_specs_are_valid_models_with_finite_reference():
 #: per target, the fast branches a seeded sample of draws must reach (fuzz/coverage.py;
 #: a branch is named by a part of the names coverage gives): the shapes small tails miss
 #: -- depthwise rows of whole vectors split by shuffles at stride 2 (several rows at another
-#: row stride; on x86 also without planes, depthwise_s2), depthwise_shift's taps over rows of several vectors, winograd's tiles in several chunks, pooling rows of several vectors and
+#: row stride; on x86 also without planes, depthwise_s2), depthwise_shift's taps over rows
+#: of several vectors, winograd's tiles in several chunks, pooling rows of several vectors and
 #: ceil_mode, the recurrent blocked tactic's chunked projection and sequence lengths, a 1x1
 #: convolution's channel-vector tiles transposed back in blocks (on AVX-512 several tiles
 #: and panels: the next panel prefetched) and its fused input scale (a squeeze-excitation's,
