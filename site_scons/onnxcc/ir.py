@@ -68,6 +68,12 @@ class Graph:
                     users.setdefault(name, []).append(node)
         return users
 
+    def sole_reader(self, name, consumers):
+        """The one node reading tensor ``name`` (once) when the graph does not output it,
+        else None; ``consumers``: the pass's consumers() map."""
+        readers = consumers.get(name, [])
+        return readers[0] if len(readers) == 1 and name not in self.outputs else None
+
     def add_constant(self, name, value):
         value = np.array(value, order="C")  # (ascontiguousarray would make a scalar 1-D)
         self.constants[name] = value

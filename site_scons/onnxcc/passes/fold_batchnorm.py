@@ -48,7 +48,7 @@ def _fold_into_gemm(graph, names, gemm, s, t):
 def _foldable_producer(graph, bn, consumers, producers):
     x = bn.inputs[0]
     p = producers.get(x)
-    if p is None or len(consumers.get(x, [])) != 1 or x in graph.outputs:
+    if p is None or graph.sole_reader(x, consumers) is None:
         return None
     if p.op == "Conv" and graph.is_constant(p.inputs[1]) and \
             (len(p.inputs) < 3 or not p.inputs[2] or graph.is_constant(p.inputs[2])):

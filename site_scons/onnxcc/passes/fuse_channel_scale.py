@@ -60,10 +60,9 @@ def _fusable(graph, mul, consumers):
     if mul.op != "Mul" or len(mul.inputs) != 2 or epilogue_of(mul) or mul.inputs[0] == mul.inputs[1]:
         return None
     y = mul.outputs[0]
-    readers = consumers.get(y, [])
-    if len(readers) != 1 or y in graph.outputs or graph.info(y).dtype != "float32":
+    conv = graph.sole_reader(y, consumers)
+    if conv is None or graph.info(y).dtype != "float32":
         return None
-    conv = readers[0]
     if not _gemm_1x1(conv, graph) or conv.inputs[0] != y or conv.inputs.count(y) != 1:
         return None
     shape = graph.info(y).shape

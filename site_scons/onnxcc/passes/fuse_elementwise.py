@@ -19,7 +19,7 @@ PRODUCERS = {"Conv", "Gemm", "MatMul", "Add", "Sub", "Mul", "Div"} | set(EXPRESS
 def _fusable(graph, producer, x, consumers, op):
     """Whether the op reading ``x`` (``producer``'s output) can run in its epilogue."""
     return (producer is not None and producer.op in PRODUCERS
-            and len(consumers.get(x, [])) == 1 and x not in graph.outputs
+            and graph.sole_reader(x, consumers) is not None
             and graph.info(x).dtype == "float32"
             and (op in EXPRESSIONS or producer.op in ops.EPILOGUE_SPANS))
 

@@ -42,10 +42,8 @@ class _Chain:
 
     def only_reader(self, tensor, op):
         """The one node reading ``tensor`` if it is an ``op`` and the tensor is internal."""
-        readers = self.consumers.get(tensor, [])
-        if len(readers) != 1 or readers[0].op != op or tensor in self.graph.outputs:
-            return None
-        return readers[0]
+        reader = self.graph.sole_reader(tensor, self.consumers)
+        return reader if reader is not None and reader.op == op else None
 
     def other(self, node, tensor):
         """The other input of a binary ``node`` one of whose inputs is ``tensor``."""

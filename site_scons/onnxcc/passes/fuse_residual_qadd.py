@@ -28,7 +28,7 @@ def _fusable(graph, add, consumers, producers):
         c, r = add.inputs[k], add.inputs[1 - k]
         conv = producers.get(c)
         if (conv is not None and conv.op == "QLinearConv" and "onnxcc_residual" not in conv.attrs
-                and len(consumers.get(c, [])) == 1 and c not in graph.outputs):
+                and graph.sole_reader(c, consumers) is not None):
             return conv, k, r
     return None
 

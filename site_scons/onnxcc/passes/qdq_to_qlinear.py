@@ -63,18 +63,14 @@ class _Matcher:
             return None
         return p.inputs[0], quant
 
-    def single_consumer(self, name):
-        users = self.consumers.get(name, [])
-        return users[0] if len(users) == 1 and name not in self.g.outputs else None
-
     def q_output(self, node):
         """(Q node, activation nodes between, quant) for the QuantizeLinear after ``node``."""
         between, out = [], node.outputs[0]
-        user = self.single_consumer(out)
+        user = self.g.sole_reader(out, self.consumers)
         while user is not None and user.op in ("Relu", "Clip"):
             between.append(user)
             out = user.outputs[0]
-            user = self.single_consumer(out)
+            user = self.g.sole_reader(out, self.consumers)
         if user is None or user.op != "QuantizeLinear" or len(user.inputs) < 2:
             return None
         quant = self.params(user)
