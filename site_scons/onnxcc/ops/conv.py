@@ -328,9 +328,12 @@ class ImplicitPlan(NamedTuple):
     vecs: int
     row_group: int
     planes: dict
-    panel_store: bool
     cycles: float
-    store_rows: int = 0  # output rows per panel store (the image's, or a band of them)
+    store_rows: int  # output rows per panel store (the image's, or a band of them); 0: none
+
+    @property
+    def panel_store(self):
+        return self.store_rows > 0
 
 
 def _store_rows(g, cpu, vecs, group):
@@ -392,7 +395,7 @@ def _plan_implicit(g, cpu):
         reread = bands * g["group"] * reread_cost(size, panels, cpu)
     else:  # each output row reads all the weights
         reread = reread_cost(4 * g["m"] * k, g["oh"], cpu)
-    return ImplicitPlan(transposed, rows, vecs, row_group, planes, store_rows > 0,
+    return ImplicitPlan(transposed, rows, vecs, row_group, planes,
                         cycles + g["n"] * (copy + reread), store_rows)
 
 
@@ -503,8 +506,11 @@ DIRECT_BLOCKS = 4
 
 def _plan_direct(g, cpu):
     """(rows, vecs, cycles) of the depthwise_s2 tile of fewest estimated cycles, or None
-    when no tile covers a row in DIRECT_BLOCKS blocks."""
+    when input rows are narrower than a vector (its loads are whole vectors of a row) or
+    no tile covers a row in DIRECT_BLOCKS blocks."""
     lanes = cpu.lanes()
+    if g["w"] < lanes:
+        return None
     best = None
     for rows, vecs in ((r, v) for r in sorted({1, 2, 4, g["oh"]}) for v in (1, 2, 3, 4)
                        if r * v + 2 <= cpu.registers and r <= g["oh"]):
@@ -522,13 +528,13 @@ def _direct_applies(node, graph, cpu):
     """Column stride 2, rows of a vector or more, on x86 (8 or 16 lanes: measured there;
     NEON's unaligned loads do not split as badly, its planes are kept unmeasured)."""
     g, _, _ = _geometry(node, graph)
-    return (_kind(g) == "dw" and 8 <= cpu.lanes() <= g["w"] and g["sw"] == 2
+    return (_kind(g) == "dw" and cpu.lanes() >= 8 and g["sw"] == 2
             and _plan_direct(g, cpu) is not None)
 
 
 def lower_direct_s2(node, graph, cpu):
     g, inputs, outputs = _geometry(node, graph)
-    plan = _plan_direct(g, cpu) if g["w"] >= cpu.lanes() else None
+    plan = _plan_direct(g, cpu)
     if plan is None:  # (a patch keeps its layer's tactic: its rows may be narrower)
         raise unsupported(node, f"depthwise_s2 on rows of {g['w']} floats",
                           hint="it loads whole vectors of each row; choose another tactic=")
