@@ -15,7 +15,7 @@ import sys
 BENCHMARKS = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, BENCHMARKS)
 
-import bands  # noqa: E402
+import versus  # noqa: E402
 
 
 def block(node):
@@ -25,7 +25,7 @@ def block(node):
 
 
 def main():
-    bands.versus_base(__doc__.splitlines()[0], "efficientnet_b0", "scale-bench", "fused", block,
+    versus.versus_base(__doc__.splitlines()[0], "efficientnet_b0", "scale-bench", "fused", block,
                       "per-block time")
 
 

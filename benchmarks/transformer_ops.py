@@ -14,13 +14,13 @@ import sys
 BENCHMARKS = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, BENCHMARKS)
 
-import bands  # noqa: E402
+import versus  # noqa: E402
 
 MODELS = ("transformer_ts13", "transformer_dyn18", "shufflenet_v2_x0_5")
 
 
 def main():
-    bands.versus_base(__doc__.splitlines()[0], ",".join(MODELS), "xformer-bench", "new",
+    versus.versus_base(__doc__.splitlines()[0], ",".join(MODELS), "xformer-bench", "new",
                       lambda n: f"{n['op']} ({n.get('tactic') or '-'})", "per-op time")
 
 
