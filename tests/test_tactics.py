@@ -3,6 +3,7 @@ against onnxruntime on CPUs with 8-, 4- and 1-float vectors; how the select stag
 opt=size never bigger than the kernels before tactics; bench."""
 
 import json
+from dataclasses import replace
 import re
 import os
 import re
@@ -362,16 +363,22 @@ def test_banded_store_cases_store_bands_of_rows(tmp_path, target):
         assert call.scratch_bytes == 4 * (planes + band)
 
 
-@pytest.mark.parametrize("target, size", [("x86_64-avx512", 2), ("x86_64", 4), ("aarch64", 4)])
-def test_winograd_weights_stall_tiles_of_one_vector(target, size):
-    """ResNet-18's 256 -> 256 3x3 on 14x14: F(4x4)'s 16 tiles are one vector on AVX-512,
-    whose GEMM stalls on its 9.4 MB of transformed weights (conv.WINOGRAD_STALL), so F(2x2)
-    (49 tiles, 4.2 MB) is cheaper there; F(4x4) stays where its tiles are several vectors."""
+def test_winograd_runs_on_256_bit_vectors_on_avx512():
+    """On 512-bit targets winograd is planned on 256-bit vectors (conv.WINOGRAD_VECTOR_BYTES:
+    the Zen 4 assumption) and its estimate divided by conv.WIDE_FMA_OVERCOUNT: ResNet-18's
+    256 -> 256 3x3 on 14x14 runs F(4x4) in the tiles and chunks of x86_64's (AVX-512VL's 32
+    registers allow taller ones) at about half x86_64's estimate; 512-bit-only or narrower
+    targets plan on their own vectors."""
     from onnxcc.ops import conv
     g = dict(n=1, c=256, h=14, w=14, m=256, group=1, kh=3, kw=3, sh=1, sw=1, dh=1, dw=1,
              pt=1, pl=1, pb=1, pr=1, oh=14, ow=14, bias=True, epilogue=[])
-    cpu = load_target(target).cpu
-    assert conv._winograd_plan(g, cpu)[1] == size
+    wide, narrow = load_target("x86_64-avx512").cpu, load_target("x86_64").cpu
+    assert conv._winograd_cpu(wide) == (replace(wide, simd_bytes=32), conv.WIDE_FMA_OVERCOUNT)
+    assert conv._winograd_cpu(narrow) == (narrow, 1)
+    cycles, size, rows, vecs, cols = conv._winograd_plan(g, wide)
+    assert (size, vecs, cols) == conv._winograd_plan(g, narrow)[1:2] + (2, 16)
+    assert cycles == conv._winograd_cost(g, replace(wide, simd_bytes=32), size)[0] / 2
+    assert conv._winograd_plan(g, load_target("aarch64").cpu)[1] == 4
 
 
 def test_opt_size_runs_the_reference_kernels_and_speed_the_cheapest(tmp_path):

@@ -620,12 +620,26 @@ def _winograd_applies(node, graph, cpu):
     return winograd.applies(g, cpu)
 
 
-#: how much more than tiling.reread_cost the transformed weights cost a GEMM of one-vector
-#: tiles on 512-bit vectors where they outgrow the caches (measured in ResNet-18 on AVX-512, the profile's
-#: steps side by side: 256 -> 256 on 14x14, 16 tiles, 9.4 MB of F(4x4) weights, ran
-#: 1.65-2.0 ms against 1.40-1.46 ms as implicit, whose tiles overlap the weights' stream
-#: with their multiply-adds, and 1.26-1.32 ms as F(2x2), its 49 tiles 4 vectors)
-WINOGRAD_STALL = 3
+#: the vectors winograd's kernel runs on where the target's are wider, and how many times
+#: tiling.py over-counts 512-bit multiply-adds there. The machine assumed: AMD Zen 4, whose
+#: AVX-512 is double-pumped -- 512-bit multiply-adds issue one a cycle, 256-bit ones two
+#: (58.3 GMAC/s peak both), where tiling.py counts two of either. Winograd's gathers,
+#: transforms and scatters gain nothing from 512-bit vectors there, and its GEMMs of few
+#: tiles (F(4x4)'s 16 on 14x14: one 512-bit vector) stall on the transformed weights'
+#: stream; on 256-bit vectors (AVX-512VL keeps the 32 registers) it runs as on x86_64, and
+#: its estimate, in 256-bit units, is divided by WIDE_FMA_OVERCOUNT to weigh it against the
+#: other tactics' 512-bit estimates. Measured (benchmarks/versus.py, x86_64-avx512, CPU
+#: time, docs/speed.md "Zen 4: 3x3 convolutions"): SqueezeNet 1.1's expands run winograd
+#: on 256-bit vectors at 0.89 of implicit on 512-bit ones, the whole network.
+WINOGRAD_VECTOR_BYTES = 32
+WIDE_FMA_OVERCOUNT = 2
+
+
+def _winograd_cpu(cpu):
+    """(the CPU winograd's kernel is planned and lowered for, its estimates' divisor)."""
+    if cpu.simd_bytes > WINOGRAD_VECTOR_BYTES:
+        return replace(cpu, simd_bytes=WINOGRAD_VECTOR_BYTES), WIDE_FMA_OVERCOUNT
+    return cpu, 1
 
 
 def _winograd_budget(cpu):
@@ -635,8 +649,11 @@ def _winograd_budget(cpu):
 
 
 def _winograd_plan(g, cpu):
-    """(estimated cycles, tile edge, rows, vecs, tiles per chunk) of the cheaper tile size."""
-    return min(_winograd_cost(g, cpu, m) for m in winograd.SIZES)
+    """(estimated cycles, tile edge, rows, vecs, tiles per chunk) of the cheaper tile size,
+    on _winograd_cpu's vectors (the estimate in units of the target's)."""
+    narrow, overcount = _winograd_cpu(cpu)
+    cycles, *plan = min(_winograd_cost(g, narrow, m) for m in winograd.SIZES)
+    return (cycles / overcount, *plan)
 
 
 def _winograd_cost(g, cpu, m):
@@ -650,11 +667,8 @@ def _winograd_cost(g, cpu, m):
     inputs = g["c"] * (points + 6 * points / lanes)
     outputs = g["m"] * (2 * m * m + 6 * points / lanes)
     # the transformed weights, (m+2)^2 / 9 times the weights, read once per chunk: in a
-    # whole network from memory (a layer's benchmark alone keeps them in the L3); on
-    # 512-bit vectors, tiles of one vector load a weight for each multiply-add (tiling.
-    # step_cost), and their stream stalls them
-    stall = WINOGRAD_STALL if vecs == 1 and cpu.simd_bytes >= 64 else 1
-    weights = stall * reread_cost(4 * points * g["m"] * g["c"], chunks, cpu)
+    # whole network from memory (a layer's benchmark alone keeps them in the L3)
+    weights = reread_cost(4 * points * g["m"] * g["c"], chunks, cpu)
     cycles = g["n"] * (gemms + pad + chunks * cols * (inputs + outputs) + weights)
     return cycles, m, rows, vecs, cols
 
@@ -662,6 +676,7 @@ def _winograd_cost(g, cpu, m):
 def lower_winograd(node, graph, cpu):
     g, inputs, outputs = _geometry(node, graph)
     _, m, rows, vecs, cols = _winograd_plan(g, cpu)
+    cpu = _winograd_cpu(cpu)[0]
     p = winograd.params(g, cpu, rows, vecs, cols, m)
     # the padded input: one plane per channel, every tile's whole patch inside it
     p.update(phase_planes(dict(g, oh=p["tiles_h"] * m, ow=p["tiles_w"] * m), 0))
