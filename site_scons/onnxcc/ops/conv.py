@@ -252,13 +252,23 @@ def phase_planes(g, slack, band=None, align=1):
             "channel_stride": len(phases) * plane, "tap_offsets": offsets, "slack": slack}
 
 
+#: the caches of L1's size a group convolution's planes of a band may fill on x86: RegNetX's
+#: first (32 channels, 2 groups, 112x112 /2: the planes of an output row 14.6 KB) ran its
+#: pixel tiles in bands of 1 row at 366 us, of 3 at 337, 4 at 331, 6 and 8 at 333 (Zen 4,
+#: x86_64, conv_layers.py): each band copies the rows its taps reach again. In the network
+#: bands of 7 (4 L1s) ran 0.98-1.04 of before, of 5 (3 L1s) 0.94; AVX-512 0.81 (7 rows)
+GROUP_BAND_L1S = 3
+
+
 def _band(g, cpu):
     """Output rows per band of the implicit GEMM: its planes of a group's input channels
-    about fill the L1 cache; one row at a time (the least scratch) on a CPU without a cache."""
+    about fill the L1 cache (a group convolution's on x86, GROUP_BAND_L1S of them); one row
+    at a time (the least scratch) on a CPU without a cache."""
     whole = phase_planes(g, 0)
     reach = whole["plane_rows"] - g["oh"]
     row_bytes = 4 * (g["c"] // g["group"]) * whole["channel_stride"] // whole["plane_rows"]
-    fits = cpu.l1d_bytes // row_bytes - reach if cpu.l1d_bytes else 1
+    cache = cpu.l1d_bytes * (GROUP_BAND_L1S if g["group"] > 1 and cpu.simd_bytes >= 32 else 1)
+    fits = cache // row_bytes - reach if cpu.l1d_bytes else 1
     return max(1, min(g["oh"], fits))
 
 
