@@ -252,6 +252,11 @@ def phase_planes(g, slack, band=None, align=1):
             "channel_stride": len(phases) * plane, "tap_offsets": offsets, "slack": slack}
 
 
+def _grouped(g):
+    """A group convolution of several input channels a group (not a depthwise one)."""
+    return g["group"] > 1 and g["c"] // g["group"] > 1
+
+
 #: the caches of L1's size a group convolution's planes of a band may fill on x86: RegNetX's
 #: first (32 channels, 2 groups, 112x112 /2: the planes of an output row 14.6 KB) ran its
 #: pixel tiles in bands of 1 row at 366 us, of 3 at 337, 4 at 331, 6 and 8 at 333 (Zen 4,
@@ -267,7 +272,7 @@ def _band(g, cpu):
     whole = phase_planes(g, 0)
     reach = whole["plane_rows"] - g["oh"]
     row_bytes = 4 * (g["c"] // g["group"]) * whole["channel_stride"] // whole["plane_rows"]
-    cache = cpu.l1d_bytes * (GROUP_BAND_L1S if g["group"] > 1 and cpu.simd_bytes >= 32 else 1)
+    cache = cpu.l1d_bytes * (GROUP_BAND_L1S if _grouped(g) and cpu.simd_bytes >= 32 else 1)
     fits = cache // row_bytes - reach if cpu.l1d_bytes else 1
     return max(1, min(g["oh"], fits))
 
@@ -342,7 +347,7 @@ def _flat_tiles(g, cpu, mg, k, store):
     tiles without the prefetch 0.90).
     (rows, vecs, cycles): tiles of rows pixels, the last few of rows - 1 (the template's
     split); None where it does not apply."""
-    if g["group"] == 1 or cpu.simd_bytes != 32:
+    if not _grouped(g) or cpu.simd_bytes != 32:
         return None
     vecs = -(-mg // cpu.lanes())
     longest = max((r for r in range(2, MAX_ROWS + 1) if tile_fits(r, vecs, cpu)), default=0)
