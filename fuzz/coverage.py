@@ -85,6 +85,8 @@ def paths(call, node):
             found.add("conv2d_implicit: long group tiles (conv._group_lanes)")
         if p["panel_store"] and p["store_rows"] < p["oh"]:
             found.add("conv2d_implicit: channel-vector tiles stored in bands of rows")
+        if p.get("flat"):
+            found.add("conv2d_implicit: flat group tiles across rows (conv._flat_tiles)")
     if call.template == "pool2d_vector":
         if p["vecs"] > 1:
             found.add("pool2d_vector: rows of several vectors")

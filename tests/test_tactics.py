@@ -626,3 +626,77 @@ def test_group_lanes_take_long_channel_tiles_on_avx512(tmp_path, target):
     "avx512f" not in host_cpu_flags(), reason="this host has no AVX-512"))])
 def test_group_lanes_match_onnxruntime(scons, tmp_path, target):
     verify(scons, cases_model(tmp_path / "lanes.onnx", GROUP_LANES), target, "Conv:implicit")
+
+
+#: group convolutions whose images outgrow a panel store of half the L1 (their flat tiles
+#: store float by float: two images, uneven pads, a residual), a dilated one and one of
+#: 15 outputs a group at row stride 2 (conv._flat_tiles)
+FLAT_TILES = [
+    ([1, 32, 20, 20], [32, 16, 3, 3], dict(pads=[1, 1, 1, 1], group=2), "relu"),
+    ([2, 48, 24, 23], [48, 16, 3, 3], dict(pads=[1, 0, 1, 1], group=3), "residual"),
+    ([1, 32, 9, 9], [32, 16, 3, 3], dict(pads=[2, 2, 2, 2], dilations=[2, 2], group=2), "relu"),
+    ([1, 30, 11, 9], [30, 15, 3, 3], dict(pads=[1, 1, 1, 1], strides=[2, 1], group=2), "residual"),
+]
+
+
+@pytest.mark.parametrize("target", ["x86_64", "x86_64-avx512", "aarch64", "armv7a"])
+def test_flat_tiles_run_across_rows_on_avx2(tmp_path, target):
+    """On AVX2, GROUP_LANES and FLAT_TILES run implicit's channel-vector tiles over runs of
+    the image's pixels across its rows (conv._flat_tiles), storing through the panel and
+    float by float, in tiles of rows and of rows - 1 pixels; on no other target."""
+    path = str(cases_model(tmp_path / "flat.onnx", GROUP_LANES + FLAT_TILES))
+    graph = optimize(import_model(path), path)
+    cpu = load_target(target).cpu
+    cases = [n for n in graph.nodes if n.op == "Conv"]
+    tactics.annotate(graph, tactics.Selection(cpu, {n.name: "implicit" for n in cases}))
+    stores, sizes = set(), set()
+    for node in cases:
+        p = ops.lower(node, graph).params
+        if not p.get("flat"):
+            continue
+        assert p["transposed"] and p["row_group"] == 1, node.name
+        stores.add(p["panel_store"])
+        pixels = p["oh"] * p["ow"]
+        sizes |= {p["rows"]} if pixels % p["rows"] == 0 else {p["rows"], p["rows"] - 1}
+    if cpu.simd_bytes != 32:
+        assert not stores
+        return
+    assert stores == {True, False} and {5, 6} <= sizes, (stores, sizes)
+
+
+def test_flat_tiles_match_onnxruntime(scons, tmp_path):
+    verify(scons, cases_model(tmp_path / "flat.onnx", FLAT_TILES), "x86_64", "Conv:implicit")
+
+
+#: wide stride-2 group convolutions whose pixel tiles read planes of bands of several
+#: output rows on x86 (conv.GROUP_BAND_L1S): whole bands, a leftover band with two images,
+#: uneven pads and a residual, and (AVX-512) 31 rows in bands of 16
+GROUP_BANDS = [
+    ([1, 32, 41, 112], [32, 16, 3, 3], dict(pads=[1, 1, 1, 1], strides=[2, 2], group=2), "relu"),
+    ([2, 32, 23, 110], [32, 16, 3, 3], dict(pads=[1, 0, 1, 1], strides=[2, 2], group=2), "residual"),
+    ([1, 32, 62, 58], [32, 16, 3, 3], dict(pads=[1, 1, 1, 1], strides=[2, 2], group=2), "relu"),
+]
+
+
+@pytest.mark.parametrize("target", ["x86_64", "x86_64-avx512"])
+def test_group_bands_take_several_rows_on_x86(tmp_path, target):
+    """GROUP_BANDS' pixel tiles run over bands of several output rows, one band left over."""
+    path = str(cases_model(tmp_path / "bands.onnx", GROUP_BANDS))
+    graph = optimize(import_model(path), path)
+    cases = [n for n in graph.nodes if n.op == "Conv"]
+    tactics.annotate(graph, tactics.Selection(load_target(target).cpu,
+                                              {n.name: "implicit" for n in cases}))
+    leftover = False
+    for node in cases:
+        p = ops.lower(node, graph).params
+        if p["transposed"]:
+            continue
+        assert 1 < p["band"] < p["oh"], (node.name, p["band"])
+        leftover |= p["oh"] % p["band"] > 0
+    assert leftover
+
+
+@pytest.mark.parametrize("target", ["x86_64", pytest.param("x86_64-avx512", marks=pytest.mark.skipif(
+    "avx512f" not in host_cpu_flags(), reason="this host has no AVX-512"))])
+def test_group_bands_match_onnxruntime(scons, tmp_path, target):
+    verify(scons, cases_model(tmp_path / "bands.onnx", GROUP_BANDS), target, "Conv:implicit")

@@ -16,6 +16,10 @@
   A transposed tile may instead cover p['row_group'] whole output rows of a narrow
   image (2 rows of 7 pixels: 14 per tile), so that each vector of weights streamed in
   serves more pixels and the weights are read once per group of rows, not per row.
+  With p['flat'] (group convolutions on AVX2) the transposed tiles run over the image's
+  pixels in row-major order across its rows, `rows` pixels a tile (the last few rows - 1),
+  each pixel read through a pointer of its own, each tile prefetching its share of the
+  next panel.
   No window is ever copied; any stride, dilation and padding. The planes hold the input
   rows of one group's channels for a band of p['band'] output rows at a time (what fits
   the cache, or little RAM), filled right before that group's tiles read them.
@@ -78,6 +82,29 @@
         return f"y + ((size_t)nb * {m} + oc0 + j0) * {oh * ow}u + (size_t)oy * {ow}u + ox0 + {i}"
     def t_coords(i, col):
         return ["nb", f"oc0 + j0 + {col}", f"oy * {ow} + ox0 + {i}"]
+    # flat tiles: runs of the image's pixels in row-major order, across its rows (pixel
+    # p0 + i is read through its own pointer a<i>, set before the tile)
+    flat = p.get('flat', False)
+    assert not flat or (row_group == 1 and store_rows == oh), "flat tiles store the whole image's panel"
+    pixels = oh * ow
+    # tiles of `rows` pixels, the rest of rows - 1 (conv._flat_tiles' rows: a split of
+    # the pixels into tiles of as equal a length as can be)
+    flat_big = pixels - -(-pixels // rows) * (rows - 1)
+    assert not flat or 0 <= flat_big <= -(-pixels // rows), "the pixels split into tiles of rows, rows - 1"
+    def f_a_at(i, t):
+        return f"a{i}[(size_t)kc * {cs}u + {offsets[t]}u]"
+    def f_out(i):
+        if panel_store:
+            return f"so + (size_t)(p0 + {i}) * {width}u"
+        return f"y + ((size_t)nb * {m} + oc0 + j0) * {oh * ow}u + p0 + {i}"
+    def f_coords(i, col):
+        return ["nb", f"oc0 + j0 + {col}", f"p0 + {i}"]
+    # as the row groups' passes, each flat tile prefetches its share of the next panel
+    flat_count = -(-pixels // rows)
+    def f_prefetch(t):
+        if flat_count == 1:
+            return f"wq + (size_t)(kc * {taps} + {t}) * {width}u"
+        return f"(const float *)((const char *)wq + ((size_t)(kc * {taps} + {t}) * {4 * width}u + pq) / {flat_count}u)"
     def a_at(i, t):
         return f"wp[(kc * {taps} + {t}) * {rows} + {i}]"
     def b_at(t):
@@ -104,8 +131,28 @@ ${tl.tile(rest_rows, -(-store // lanes), lanes, cg, taps, t_a_at, t_b_at, zero, 
                     }
 % endif
 </%def>\
+<%def name="flat_tiles(store, first, last, size, ahead, q)">\
+% if last > first:
+                for (int p0 = ${first}; p0 < ${last}; p0 += ${size}) {
+% for i in range(size):
+                    const float *a${i} = pg + (size_t)((p0 + ${i}) / ${ow}) * ${cols}u + (p0 + ${i}) % ${ow};
+% endfor
+% if ahead and flat_count > 1:
+                    const size_t pq = (size_t)(${q}) * ${4 * (panel - width)}u;
+% endif
+${tl.tile(size, -(-store // lanes), lanes, cg, taps, f_a_at, t_b_at, zero, f_out, *t_store(store)[:2], f_coords, 1, 20, t_store(store)[2], fence=True, prefetch=ahead)}\
+                }
+% endif
+</%def>\
 <%def name="band_rows(store, ahead=None)">\
-% if store_rows < oh:
+% if flat:
+<% ahead = f_prefetch if ahead else None %>\
+${flat_tiles(store, 0, flat_big * rows, rows, ahead, f"p0 / {rows}")}\
+${flat_tiles(store, flat_big * rows, pixels, rows - 1, ahead, f"{flat_big} + (p0 - {flat_big * rows}) / {max(1, rows - 1)}")}\
+% if panel_store:
+${ps.back(store, oh * ow, width, lanes, m, chain, ' ' * 16)}\
+% endif
+% elif store_rows < oh:
 ${store_bands(store)}\
 % else:
 % if row_group > 1:
@@ -172,10 +219,10 @@ ${planes.fill_band(p, 'xc', 'pc', 'oy0', 16, lanes)}\
 % if full_panels:
             for (int j0 = 0; j0 < ${full_panels * width}; j0 += ${width}) {
                 const float *wp = wg + (size_t)(j0 / ${width}) * ${panel}u;
-% if row_group > 1 and (full_panels > 1 or rest_channels):
+% if (row_group > 1 or flat) and (full_panels > 1 or rest_channels):
                 /* the next panel, streamed into the caches while this one is re-read */
                 const float *wq = j0 + ${width} < ${mg} ? wp + ${panel}u : wp;
-% elif row_group > 1 and group > 1:
+% elif (row_group > 1 or flat) and group > 1:
                 /* the next group's panel, streamed into the caches while this one is re-read */
                 const float *wq = gi + 1 < ${group} ? wp + ${panel}u : wp;
 % endif

@@ -110,7 +110,7 @@ def _panel_width(p):
 
 
 def _tile_tag(p):
-    group = f"r{p['row_group']}" if p.get("row_group", 1) > 1 else ""
+    group = f"r{p['row_group']}" if p.get("row_group", 1) > 1 else "f" if p.get("flat") else ""
     if p.get("panel_store") and p["store_rows"] < p["oh"]:
         group += f"b{p['store_rows']}"
     return f"{'c' if p['transposed'] else 't'}{p['rows']}x{p['vecs'] * p['lanes']}{group}_"
@@ -252,13 +252,28 @@ def phase_planes(g, slack, band=None, align=1):
             "channel_stride": len(phases) * plane, "tap_offsets": offsets, "slack": slack}
 
 
+def _grouped(g):
+    """A group convolution of several input channels a group (not a depthwise one)."""
+    return g["group"] > 1 and g["c"] // g["group"] > 1
+
+
+#: the caches of L1's size a group convolution's planes of a band may fill on x86: RegNetX's
+#: first (32 channels, 2 groups, 112x112 /2: the planes of an output row 14.6 KB) ran its
+#: pixel tiles in bands of 1 row at 366 us, of 3 at 337, 4 at 331, 6 and 8 at 333 (Zen 4,
+#: x86_64, conv_layers.py): each band copies the rows its taps reach again. In the network
+#: bands of 7 (4 L1s) ran 0.98-1.04 of before, of 5 (3 L1s) 0.94; AVX-512 0.81 (7 rows)
+GROUP_BAND_L1S = 3
+
+
 def _band(g, cpu):
     """Output rows per band of the implicit GEMM: its planes of a group's input channels
-    about fill the L1 cache; one row at a time (the least scratch) on a CPU without a cache."""
+    about fill the L1 cache (a group convolution's on x86, GROUP_BAND_L1S of them); one row
+    at a time (the least scratch) on a CPU without a cache."""
     whole = phase_planes(g, 0)
     reach = whole["plane_rows"] - g["oh"]
     row_bytes = 4 * (g["c"] // g["group"]) * whole["channel_stride"] // whole["plane_rows"]
-    fits = cpu.l1d_bytes // row_bytes - reach if cpu.l1d_bytes else 1
+    cache = cpu.l1d_bytes * (GROUP_BAND_L1S if _grouped(g) and cpu.simd_bytes >= 32 else 1)
+    fits = cache // row_bytes - reach if cpu.l1d_bytes else 1
     return max(1, min(g["oh"], fits))
 
 
@@ -321,6 +336,33 @@ def _group_lanes(g, cpu, mg, k, store):
     return best if max(best[0] * ow, best[1]) > MAX_ROWS else None
 
 
+def _flat_tiles(g, cpu, mg, k, store):
+    """A group convolution's channel-vector tiles over runs of the image's pixels in
+    row-major order, across its rows, on 256-bit vectors: a group's 16 outputs (two
+    vectors) leave AVX2's 16 registers to 6 pixels, which a row of 7 or 14 split into
+    tiles of 4 + 3 or 5 + 5 + 4 (fewer accumulators than the multiply-adds' latency
+    keeps busy, and more tiles); the image's 49 pixels are 4 tiles of 6 and 5 of 5.
+    Each tile prefetches its share of the next panel (the next group's weights: in the
+    network they come from memory; RegNetX's 7x7 layers ran 0.78 of before, their rows'
+    tiles without the prefetch 0.90).
+    (rows, vecs, cycles): tiles of rows pixels, the last few of rows - 1 (the template's
+    split); None where it does not apply."""
+    if not _grouped(g) or cpu.simd_bytes != 32:
+        return None
+    vecs = -(-mg // cpu.lanes())
+    longest = max((r for r in range(2, MAX_ROWS + 1) if tile_fits(r, vecs, cpu)), default=0)
+    if not longest:
+        return None
+    pixels = g["oh"] * g["ow"]
+    rows = -(-pixels // -(-pixels // longest))  # as many tiles, of as equal a length
+    tiles = -(-pixels // rows)
+    big = pixels - tiles * (rows - 1)
+    cycles = big * gemm_cost(rows, mg, k, rows, vecs, cpu, **store)
+    if rows > 1:
+        cycles += (tiles - big) * gemm_cost(rows - 1, mg, k, rows - 1, vecs, cpu, **store)
+    return rows, vecs, g["n"] * g["group"] * cycles
+
+
 class ImplicitPlan(NamedTuple):
     """The implicit GEMM's tiles, the layout of its planes, and its estimated cycles."""
     transposed: bool
@@ -330,6 +372,7 @@ class ImplicitPlan(NamedTuple):
     planes: dict
     cycles: float
     store_rows: int  # output rows per panel store (the image's, or a band of them); 0: none
+    flat: bool = False  # tiles over the image's pixels across rows (_flat_tiles)
 
     @property
     def panel_store(self):
@@ -354,18 +397,25 @@ def _store_rows(g, cpu, vecs, group):
 
 
 def _implicit_tiles(g, cpu, mg, k):
-    """(transposed, rows, vecs, row_group, store_rows, cycles) of the tiles: a GEMM per
-    output row, or per group of rows (transposed, narrow images). Transposed tiles store
+    """(transposed, rows, vecs, row_group, store_rows, cycles, flat) of the tiles: a GEMM
+    per output row, or per group of rows (transposed, narrow images), or (flat) over runs
+    of the image's pixels across rows (_flat_tiles). Transposed tiles store
     through a scratch panel of store_rows rows of pixels (_store_rows) where one fits;
     elsewhere they store float by float, as before, and are weighed so."""
     repeat = g["n"] * g["group"] * g["oh"]
     (rows, vecs), cycles = best_tile(mg, g["ow"], k, cpu, overhang=True)
-    pixels = False, rows, vecs, 1, 0, repeat * cycles
+    pixels = False, rows, vecs, 1, 0, repeat * cycles, False
     if cpu.lanes() == 1:
         return pixels
     for store in ("blocks", "scatter"):
         (t_rows, t_vecs), t_cycles = best_tile(g["ow"], mg, k, cpu, overhang=True,
                                                **{store: True})
+        flat = _flat_tiles(g, cpu, mg, k, {store: True})
+        if flat and flat[2] < min(repeat * t_cycles, pixels[5]):
+            store_rows = _store_rows(g, cpu, flat[1], 1) if store == "blocks" else 0
+            if store_rows == g["oh"] or store == "scatter":
+                return True, flat[0], flat[1], 1, store_rows, flat[2], True
+            continue  # (the panel does not fit: weighed again storing float by float)
         lane = _group_lanes(g, cpu, mg, k, {store: True})
         if lane and lane[3] < min(repeat * t_cycles, pixels[5]):
             group, t_rows, t_vecs, t_cycles = lane
@@ -376,12 +426,12 @@ def _implicit_tiles(g, cpu, mg, k):
                                                          repeat * t_cycles, {store: True})
         store_rows = _store_rows(g, cpu, t_vecs, group) if store == "blocks" else 0
         if store_rows or store == "scatter":
-            return True, t_rows, t_vecs, group, store_rows, t_cycles
+            return True, t_rows, t_vecs, group, store_rows, t_cycles, False
 
 
 def _plan_implicit(g, cpu):
     mg, k, _ = _gemm_shape(g)
-    transposed, rows, vecs, row_group, store_rows, cycles = _implicit_tiles(g, cpu, mg, k)
+    transposed, rows, vecs, row_group, store_rows, cycles, flat = _implicit_tiles(g, cpu, mg, k)
     band = g["oh"] if transposed else _band(g, cpu)
     planes = phase_planes(g, 0 if transposed else vecs * cpu.lanes(), band)
     bands = -(-g["oh"] // band)
@@ -396,7 +446,7 @@ def _plan_implicit(g, cpu):
     else:  # each output row reads all the weights
         reread = reread_cost(4 * g["m"] * k, g["oh"], cpu)
     return ImplicitPlan(transposed, rows, vecs, row_group, planes,
-                        cycles + g["n"] * (copy + reread), store_rows)
+                        cycles + g["n"] * (copy + reread), store_rows, flat)
 
 
 def lower_implicit(node, graph, cpu):
@@ -404,7 +454,7 @@ def lower_implicit(node, graph, cpu):
     plan = _plan_implicit(g, cpu)
     p = _with_tile(g, cpu, plan.transposed, plan.rows, plan.vecs)
     p.update(plan.planes, row_group=plan.row_group, panel_store=plan.panel_store,
-             store_rows=plan.store_rows)
+             store_rows=plan.store_rows, flat=plan.flat)
     size = g["c"] // g["group"] * plan.planes["channel_stride"] + plan.planes["slack"]
     if plan.panel_store:  # then a panel's sums, [pixels][panel channels] (panel_store.mako)
         size += plan.store_rows * g["ow"] * plan.vecs * cpu.lanes()
