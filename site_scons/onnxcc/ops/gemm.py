@@ -15,8 +15,8 @@ from .. import packing
 from . import KernelCall, Tactic, in_place
 from .broadcast import broadcast_strides, merge_dims
 from .epilogue import epilogue_tag, kernel_epilogue, own_inputs, residual_roles, tile_lanes
-from .tiling import (best_tile, column_tails, epilogue_cost, registers_needed, scalar_mac_cost,
-                     tall_tiles)
+from .tiling import (aliased_rows, best_tile, column_tails, epilogue_cost, registers_needed,
+                     scalar_mac_cost, tall_tiles)
 
 
 def _gemm_params(m, n, k, a_strides, b_strides, batches, epilogue):
@@ -130,7 +130,8 @@ def _is_blockable(node, graph, cpu=None):
 def _plan_blocked(node, graph, cpu):
     p, inputs, outputs = _problem(node, graph)
     packed = _packable(graph, dict(inputs)["b"], p)
-    (rows, vecs), cycles = best_tile(p["m"], p["n"], p["k"], cpu, overhang=packed, tall=True)
+    (rows, vecs), cycles = best_tile(p["m"], p["n"], p["k"], cpu, overhang=packed, tall=True,
+                                     aliased=p["m"] > 1 and aliased_rows(4 * p["a_rs"]))
     return p, inputs, outputs, packed, rows, vecs, len(p["batches"]) * cycles
 
 
