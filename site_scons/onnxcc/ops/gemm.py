@@ -15,8 +15,8 @@ from .. import packing
 from . import KernelCall, Tactic, in_place
 from .broadcast import broadcast_strides, merge_dims
 from .epilogue import epilogue_tag, kernel_epilogue, own_inputs, residual_roles, tile_lanes
-from .tiling import (aliased_rows, best_tile, column_tails, epilogue_cost, registers_needed,
-                     scalar_mac_cost, tall_tiles)
+from .tiling import (aliased_rows, best_tile, column_tails, epilogue_cost, l2_bytes,
+                     registers_needed, scalar_mac_cost, tall_tiles)
 
 
 def _gemm_params(m, n, k, a_strides, b_strides, batches, epilogue):
@@ -150,12 +150,22 @@ def lower_blocked(node, graph, cpu):
         p["epilogue"] = [["Add", {"operand": "c", "value_first": True, "strides": strides}]] \
             + p["epilogue"]
     p["launder"] = _laundering_tiles(p, cpu)
+    p["ahead"] = _prefetches(p, cpu)
     specs = {}
     if packed:
         layout = "rows" if p["b_cs"] != 1 else "cols"  # transB: B is [N][K]
         specs["b"] = packing.panels_spec(p["n"], p["k"], vecs * lanes, layout)
     tag = f"t{rows}x{vecs * lanes}{'p' if packed else ''}_{_tag(p)}"
     return KernelCall("gemm_blocked", tag, p, inputs, outputs, packed=specs)
+
+
+def _prefetches(p, cpu):
+    """A packed B summed whole, of several panels re-read by several row blocks, and too
+    big to stay in the level 2 between runs (half of it): the row blocks of a panel
+    prefetch the next (gemm_blocked.c.mako's ``ahead``)."""
+    width = p["vecs"] * p["lanes"]
+    return (p["packed"] and cpu.simd_bytes >= 32 and p["k_chunk"] == p["k"] and p["m"] // p["rows"] > 1
+            and p["n"] > width and 8 * p["k"] * p["n"] > l2_bytes(cpu))
 
 
 def _laundering_tiles(p, cpu):
