@@ -6,7 +6,10 @@
   computed B is read in place (row-major), its last columns in narrower tiles down to
   scalars. When a column panel outgrows the L1 cache, the sum runs in chunks of k_chunk
   steps, each over every row block while its piece of the panel stays cached; the tile's
-  partial sums wait in y, and the epilogue runs after the last chunk.
+  partial sums wait in y, and the epilogue runs after the last chunk. `ahead` (a packed
+  B summed whole, of several panels and row blocks, ops/gemm.py): while a panel is
+  re-read from the caches, pass q of its row blocks prefetches part q of the next panel
+  (the step's offset scaled by 1/passes), into the level 2, as conv2d_1x1's does.
 </%doc>\
 <%
     m, n, k = p['m'], p['n'], p['k']
@@ -37,12 +40,22 @@
     def zero(i):
         return '0.0f'
     operands = sorted({attrs['operand'] for _, attrs in chain if attrs.get('operand')})
+    panels = -(-n // width)
+    ahead_lines = -(-4 * width // (64 * max(full_rows, 1)))  # the lines of a step's share
+    def prefetch(t):
+        return f"(const float *)((const char *)bq + ((size_t)kc * {4 * width}u + pq) / {full_rows}u)"
     def opaque(r, v, last):
         """The operands a tile of r x v vectors launders (ops/gemm.py _laundering_tiles)."""
         return operands if last and [r, v] in p['launder'] else ()
 %>\
-<%def name="row_blocks(j0, nvecs, nlanes, store, count, first, last)">\
-% if full_rows:
+<%def name="row_blocks(j0, nvecs, nlanes, store, count, first, last, ahead=False)">\
+% if full_rows and ahead:
+            const float *bq = b + (size_t)(${j0} / ${width} + 1 < ${panels} ? ${j0} / ${width} + 1 : 0) * ${k * width}u;
+            for (int i0 = 0; i0 < ${full_rows * rows}; i0 += ${rows}) {
+                const size_t pq = (size_t)(i0 / ${rows}) * ${4 * (k - 1) * width}u;
+${tl.tile(rows, nvecs, nlanes, count, 1, a_at, b_at(j0), zero, out(j0), store, chain if last else [], coords(j0), lane_axis, 16, accumulate=not first, opaque=opaque(rows, nvecs, last), prefetch=prefetch, prefetch_lines=ahead_lines)}\
+            }
+% elif full_rows:
             for (int i0 = 0; i0 < ${full_rows * rows}; i0 += ${rows}) {
 ${tl.tile(rows, nvecs, nlanes, count, 1, a_at, b_at(j0), zero, out(j0), store, chain if last else [], coords(j0), lane_axis, 16, accumulate=not first, opaque=opaque(rows, nvecs, last))}\
             }
@@ -54,9 +67,9 @@ ${tl.tile(rest_rows, nvecs, nlanes, count, 1, a_at, b_at(j0), zero, out(j0), sto
             }
 % endif
 </%def>\
-<%def name="column_tile(j0, nvecs, nlanes, store)">\
+<%def name="column_tile(j0, nvecs, nlanes, store, ahead=False)">\
 % if chunks == 1:
-${row_blocks(j0, nvecs, nlanes, store, k, True, True)}\
+${row_blocks(j0, nvecs, nlanes, store, k, True, True, ahead)}\
 % else:
             {
                 const int k0 = 0;
@@ -95,7 +108,7 @@ ${tl.contracted(signature)}
 ## (each column of tiles declares its own vector types: a narrower tail's would shadow
 ## a wider vf of the function's scope, -Wshadow)
 ${tl.types(lanes, chain, lane_axis)}\
-${column_tile('j0', vecs, lanes, width)}\
+${column_tile('j0', vecs, lanes, width, p['ahead'])}\
         }
 % endif
 % for j0, nv, nl, store in tails:

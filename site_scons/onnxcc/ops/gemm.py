@@ -15,8 +15,8 @@ from .. import packing
 from . import KernelCall, Tactic, in_place
 from .broadcast import broadcast_strides, merge_dims
 from .epilogue import epilogue_tag, kernel_epilogue, own_inputs, residual_roles, tile_lanes
-from .tiling import (best_tile, column_tails, epilogue_cost, registers_needed, scalar_mac_cost,
-                     tall_tiles)
+from .tiling import (aliased_rows, best_tile, column_tails, epilogue_cost, l2_bytes,
+                     registers_needed, scalar_mac_cost, tall_tiles)
 
 
 def _gemm_params(m, n, k, a_strides, b_strides, batches, epilogue):
@@ -130,7 +130,8 @@ def _is_blockable(node, graph, cpu=None):
 def _plan_blocked(node, graph, cpu):
     p, inputs, outputs = _problem(node, graph)
     packed = _packable(graph, dict(inputs)["b"], p)
-    (rows, vecs), cycles = best_tile(p["m"], p["n"], p["k"], cpu, overhang=packed, tall=True)
+    (rows, vecs), cycles = best_tile(p["m"], p["n"], p["k"], cpu, overhang=packed, tall=True,
+                                     aliased=p["m"] > 1 and aliased_rows(4 * p["a_rs"]))
     return p, inputs, outputs, packed, rows, vecs, len(p["batches"]) * cycles
 
 
@@ -149,12 +150,22 @@ def lower_blocked(node, graph, cpu):
         p["epilogue"] = [["Add", {"operand": "c", "value_first": True, "strides": strides}]] \
             + p["epilogue"]
     p["launder"] = _laundering_tiles(p, cpu)
+    p["ahead"] = _prefetches(p, cpu)
     specs = {}
     if packed:
         layout = "rows" if p["b_cs"] != 1 else "cols"  # transB: B is [N][K]
         specs["b"] = packing.panels_spec(p["n"], p["k"], vecs * lanes, layout)
     tag = f"t{rows}x{vecs * lanes}{'p' if packed else ''}_{_tag(p)}"
     return KernelCall("gemm_blocked", tag, p, inputs, outputs, packed=specs)
+
+
+def _prefetches(p, cpu):
+    """A packed B summed whole, of several panels re-read by several row blocks, and too
+    big to stay in the level 2 between runs (half of it): the row blocks of a panel
+    prefetch the next (gemm_blocked.c.mako's ``ahead``)."""
+    width = p["vecs"] * p["lanes"]
+    return (p["packed"] and cpu.simd_bytes >= 32 and p["k_chunk"] == p["k"] and p["m"] // p["rows"] > 1
+            and p["n"] > width and 8 * p["k"] * p["n"] > l2_bytes(cpu))
 
 
 def _laundering_tiles(p, cpu):
@@ -173,8 +184,9 @@ def k_chunk(m, k, rows, width, cpu):
     """Steps of the sum per chunk: all of them, unless several row blocks reuse a column
     panel (k x width floats) too big for half the L1 cache; then pieces that fit. Tall
     tiles sum whole (their narrow panels stream well from the level 2: a 12x2 tile of a
-    64x1024x256 MatMul 108 GMAC/s whole, 102 in chunks of 128)."""
-    if tall_tiles(cpu):
+    64x1024x256 MatMul 108 GMAC/s whole, 102 in chunks of 128), and so do AVX2's (on Zen
+    4, transformer_dyn18 0.94 of its CPU time in chunks, its FFN2 then prefetched)."""
+    if tall_tiles(cpu) or cpu.simd_bytes >= 32:
         return k
     fits = (cpu.l1d_bytes // 2) // (4 * width) if cpu.l1d_bytes else k
     return k if m <= rows or k <= fits else max(16, fits)

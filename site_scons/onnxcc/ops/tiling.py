@@ -14,6 +14,14 @@ MAX_ROWS = 8
 MAX_VECS = 8
 #: the row limit of a `tall` tile (a GEMM kernel's, on a CPU of 512-bit vectors)
 TALL_ROWS = 14
+#: bytes between addresses that share a level-1 set (its size over its ways: 4 KiB on
+#: Skylake-X's 32 KiB 8-way, Ice Lake's 48 KiB 12-way and Zen 4's 32 KiB 8-way L1)
+L1_WAY_BYTES = 4096
+#: the row limit of a tall tile whose A rows are a multiple of L1_WAY_BYTES apart: those
+#: rows share one set of 8 ways (with the B panel's lines), so more of them evict each
+#: other between the 16 steps that read each line (measured on Zen 4, a 128x1024x256
+#: MatMul's tiles: 13x2 vectors 46 GMAC/s, 12x2 49, 10x2 55, 8x2 and 7x3 57)
+ALIASED_ROWS = 8
 
 
 def _simd(cpu):
@@ -39,9 +47,15 @@ def tile_fits(rows, vecs, cpu):
     return registers_needed(rows, vecs) + (1 if _simd(cpu) else 4) <= cpu.registers
 
 
-def tile_shapes(cpu, tall=False):
-    """(rows, vecs) of the tiles that fit the registers. ``tall``: up to TALL_ROWS rows."""
-    max_rows = TALL_ROWS if tall_tiles(cpu, tall) else MAX_ROWS
+def aliased_rows(row_bytes):
+    """A's rows, ``row_bytes`` apart, all fall in one level-1 set."""
+    return bool(row_bytes) and row_bytes % L1_WAY_BYTES == 0
+
+
+def tile_shapes(cpu, tall=False, aliased=False):
+    """(rows, vecs) of the tiles that fit the registers. ``tall``: up to TALL_ROWS rows
+    (ALIASED_ROWS where A's rows share a level-1 set, ``aliased``)."""
+    max_rows = (ALIASED_ROWS if aliased else TALL_ROWS) if tall_tiles(cpu, tall) else MAX_ROWS
     return [(r, v) for r in range(1, max_rows + 1) for v in range(1, MAX_VECS + 1)
             if tile_fits(r, v, cpu)]
 
@@ -117,12 +131,13 @@ def gemm_cost(m, n, k, rows, vecs, cpu, overhang=True, scatter=False, blocks=Fal
 
 
 @functools.cache
-def best_tile(m, n, k, cpu, overhang=True, scatter=False, blocks=False, tall=False):
+def best_tile(m, n, k, cpu, overhang=True, scatter=False, blocks=False, tall=False,
+              aliased=False):
     """The (rows, vecs) of fewest estimated cycles for this GEMM, and that estimate.
     Remembered per shape: a plan lowers each node several times, and a transformer's
-    layers repeat the same few shapes. ``tall``: weigh tall tiles (tile_shapes)."""
+    layers repeat the same few shapes. ``tall``, ``aliased``: tile_shapes'."""
     best = None
-    for rows, vecs in tile_shapes(cpu, tall):
+    for rows, vecs in tile_shapes(cpu, tall, aliased):
         if rows > m:
             continue  # a row block taller than the matrix only wastes flash on padding
         cost = gemm_cost(m, n, k, rows, vecs, cpu, overhang, scatter, blocks, tall)
