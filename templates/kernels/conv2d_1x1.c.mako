@@ -76,10 +76,12 @@
     # panel (the steps' offsets, scaled by 1/passes, from q/passes of the last step's):
     # the first tile alone would ask for the whole panel faster than memory delivers it
     passes = full_rows if transposed else 0
-    ahead = transposed and not straight and not kblock and passes > 1 and (full_panels > 1 or rest_channels)
+    ahead = transposed and not straight and passes > 1 and (full_panels > 1 or rest_channels)
     ahead_lines = -(-4 * width // (64 * max(passes, 1)))  # the lines of a step's share
-    def t_prefetch(t):
-        return f"(const float *)((const char *)wq + ((size_t)kc * {4 * width}u + pq) / {passes}u)"
+    def t_prefetch(t, k0="0"):
+        # (in blocks: step kc of the block from input channel k0)
+        step = "kc" if k0 == "0" else f"({k0} + kc)"
+        return f"(const float *)((const char *)wq + ((size_t){step} * {4 * width}u + pq) / {passes}u)"
     def t_out(i):
         if straight:
             return f"y + (size_t)nb * {m} + oc0 + j0"
@@ -105,33 +107,36 @@ ${tl.tile(1, nv, lanes, cg, 1, t_a_at, t_b_at, zero, t_out, store, chain, t_coor
 <% whole, rest_k = divmod(cg, kblock) %>\
                 {
                     const float *xk = xg, *wk = wp;
-${pixel_tiles(store, kblock, False)}\
+${pixel_tiles(store, kblock, False, "0")}\
                 }
 % if whole > 1:
                 for (int k0 = ${kblock}; k0 < ${whole * kblock}; k0 += ${kblock}) {
                     const float *xk = xg + (size_t)k0 * ${hw}u, *wk = wp + (size_t)k0 * ${width}u;
-${pixel_tiles(store, kblock, True)}\
+${pixel_tiles(store, kblock, True, "k0")}\
                 }
 % endif
 % if rest_k:
                 {
                     const float *xk = xg + ${whole * kblock * hw}u, *wk = wp + ${whole * kblock * width}u;
-${pixel_tiles(store, rest_k, True)}\
+${pixel_tiles(store, rest_k, True, str(whole * kblock))}\
                 }
 % endif
 ${ps.back(store, hw, width, lanes, m, chain, ' ' * 16)}\
 % else:
-${pixel_tiles(store, cg, False)}\
+${pixel_tiles(store, cg, False, "0")}\
 ${ps.back(store, hw, width, lanes, m, chain, ' ' * 16)}\
 % endif
 </%def>\
-<%def name="pixel_tiles(store, count, accumulate)">\
-<% nv = -(-store // lanes) %>\
+<%def name="pixel_tiles(store, count, accumulate, k0)">\
+<%
+    nv = -(-store // lanes)
+    fetch = lambda t: t_prefetch(t, k0)
+%>\
 % if full_rows:
                 for (int p0 = 0; p0 < ${full_rows * rows}; p0 += ${rows}) {
 % if ahead and store == width:
                     const size_t pq = (size_t)(p0 / ${rows}) * ${4 * (panel - width)}u;
-${tl.tile(rows, nv, lanes, count, 1, t_a_at, t_b_at, zero, t_out, nv * lanes, [], t_coords, 1, 20, accumulate=accumulate, prefetch=t_prefetch, prefetch_lines=ahead_lines)}\
+${tl.tile(rows, nv, lanes, count, 1, t_a_at, t_b_at, zero, t_out, nv * lanes, [], t_coords, 1, 20, accumulate=accumulate, prefetch=fetch, prefetch_lines=ahead_lines)}\
 % else:
 ${tl.tile(rows, nv, lanes, count, 1, t_a_at, t_b_at, zero, t_out, nv * lanes, [], t_coords, 1, 20, accumulate=accumulate)}\
 % endif
