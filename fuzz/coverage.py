@@ -67,6 +67,8 @@ def paths(call, node):
             width, mg = p["vecs"] * p["lanes"], p["m"] // p["group"]
             if p["oh"] * p["ow"] // p["rows"] > 1 and (mg // width > 1 or mg % width):
                 found.add("conv2d_1x1: channel-vector tiles prefetching the next panel")
+            if p.get("kblock"):
+                found.add("conv2d_1x1: channel-vector tiles summed in blocks of input channels")
         else:
             found.add("conv2d_1x1: channel-vector tiles of one pixel")
     if call.template == "conv2d_winograd":

@@ -99,13 +99,19 @@ CONVS = [
     ([1, 96, 3, 5], [130, 48, 1, 1], dict(group=2), "swish"),
     ([2, 64, 2, 7], [90, 64, 1, 1], {}, "residual"),
     ([2, 40, 1, 1], [37, 40, 1, 1], {}, "residual"),
+    # (K_BLOCKED_1X1) a sum longer than AVX2's block of input channels (ops/conv.py
+    # _k_block: 128 a panel of 16 channels): a first block, a second resumed from the
+    # scratch, a shorter last one; two images, channels not a multiple of the vector
+    ([2, 300, 3, 5], [37, 300, 1, 1], {}, "residual"),
 ]
 #: the CONVS that run gemm1x1 in the transposed orientation on every SIMD target
-TRANSPOSED_1X1 = (len(CONVS) - 3, len(CONVS) - 2, len(CONVS) - 1)
+TRANSPOSED_1X1 = (len(CONVS) - 4, len(CONVS) - 3, len(CONVS) - 2, len(CONVS) - 1)
+#: the CONVS whose transposed gemm1x1 sums run in blocks of input channels on AVX2
+K_BLOCKED_1X1 = (len(CONVS) - 1,)
 #: the CONVS that run implicit in the transposed orientation on every SIMD target
-TRANSPOSED_IMPLICIT = (len(CONVS) - 5, len(CONVS) - 4)
+TRANSPOSED_IMPLICIT = (len(CONVS) - 6, len(CONVS) - 5)
 #: the CONVS that run implicit's channel-vector tiles stored in bands of rows (SIMD targets)
-BANDED_STORE = (len(CONVS) - 7, len(CONVS) - 6)
+BANDED_STORE = (len(CONVS) - 8, len(CONVS) - 7)
 
 
 def conv_zoo(path):
@@ -197,6 +203,8 @@ def test_every_conv_tactic_matches_onnxruntime(scons, tmp_path, target, lanes, t
     if lanes > 1 and tactic == "gemm1x1":  # a panel's tiles prefetched the next panel
         ones = [k for k in kernels.split("\n}\n") if "_conv2d_1x1_f32_c" in k]
         assert any("__builtin_prefetch" in k for k in ones), kernels
+    if lanes == 8 and tactic == "gemm1x1":  # a long sum in blocks resumed from the scratch
+        assert any("for (int k0 = " in k for k in ones), kernels
 
 
 @pytest.mark.parametrize("target, lanes", TARGETS)
@@ -339,6 +347,20 @@ def test_transposed_1x1_cases_run_the_transposed_tiles(tmp_path, target):
         assert p["transposed"], node.name
         pixels = p["oh"] * p["ow"]
         assert call.scratch_bytes == (4 * pixels * p["vecs"] * p["lanes"] if pixels > 1 else 0)
+
+
+@pytest.mark.parametrize("target, blocked", [("x86_64", True), ("x86_64-avx512", False),
+                                              ("aarch64", False), ("armv7a", False)])
+def test_long_transposed_1x1_sums_run_in_blocks_on_avx2(tmp_path, target, blocked):
+    """The K_BLOCKED_1X1 case sums in blocks of input channels on AVX2 alone (the verify
+    tests above run them there), the others in one block: their C as before."""
+    graph, cpu, cases = zoo_cases(tmp_path, target, K_BLOCKED_1X1, "gemm1x1")
+    for node in cases:
+        p = ops.lower(node, graph).params
+        assert p["transposed"], node.name
+        assert bool(p["kblock"]) == blocked, p["kblock"]
+        if blocked:  # a first block, one resumed in the loop, a shorter last one
+            assert p["c"] // p["kblock"] >= 2 and p["c"] % p["kblock"], p["kblock"]
 
 
 @pytest.mark.parametrize("target", ["x86_64", "x86_64-avx512", "aarch64", "armv7a"])

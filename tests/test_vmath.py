@@ -235,3 +235,48 @@ def test_only_called_functions_are_emitted():
     assert "vm_exp_v8" not in text  # (sigmoid needs no upper clamp)
     assert "vm_erf" not in text and "vm_f1" not in text and "vm_sigmoid_s" not in text
     assert functions("y = x + 1.0f;") == ""
+
+
+@pytest.mark.parametrize("lanes", [8, 16])
+@pytest.mark.parametrize("flags", ["plain", "x86_64", "x86_64-avx512"])
+def test_maxps_minps_are_the_selects(tmp_path, inputs, lanes, flags):
+    """vm_maxps / vm_minps (the epilogues' Relu and Clip on x86's widths: vmaxps, vminps)
+    give a > b ? a : b and a < b ? a : b bit for bit, NaN, -0.0 and infinities included,
+    with the intrinsics (the x86 targets' flags) and the portable selects (plain)."""
+    compiler, cflags, runner = _build(flags)
+    pairs = [("maxps", "v", "z"), ("maxps", "z", "v"), ("minps", "s", "v"), ("minps", "v", "s")]
+    cases = "\n".join(
+        f"    case {k}: for (size_t i = 0; i < n; i += {lanes}) {{ memcpy(&v, x + i, sizeof v); "
+        f"v = vm_{f}_v{lanes}({a}, {b}); memcpy(y + i, &v, sizeof v); }} break;"
+        for k, (f, a, b) in enumerate(pairs))
+    source = f"""#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+{functions(f"vm_maxps_v{lanes}( vm_minps_v{lanes}(")}
+int main(int argc, char **argv)
+{{
+    (void)argc;
+    static float x[1u << 22], y[1u << 22];
+    size_t n = fread(x, sizeof *x, 1u << 22, stdin);
+    vm_f{lanes} v, z = {{0}}, s = z + 6.0f;
+    switch (atoi(argv[1])) {{
+{cases}
+    }}
+    fwrite(y, sizeof *y, n, stdout);
+    return 0;
+}}
+"""
+    (tmp_path / "minmax.c").write_text(source)
+    exe = tmp_path / "minmax"
+    subprocess.run([compiler, "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-Wno-psabi", *cflags,
+                    str(tmp_path / "minmax.c"), "-o", str(exe)], check=True)
+    assert len(inputs) <= 1 << 22
+    x = inputs
+    with np.errstate(invalid="ignore"):
+        want = [np.where(x > 0, x, np.float32(0)), np.where(0 > x, np.float32(0), x),
+                np.where(6 < x, np.float32(6), x), np.where(x < 6, x, np.float32(6))]
+    for k, expected in enumerate(want):
+        out = subprocess.run([*runner, str(exe), str(k)] if runner else [str(exe), str(k)],
+                             input=x.tobytes(), capture_output=True, check=True).stdout
+        got = np.frombuffer(out, np.float32)
+        assert np.array_equal(got.view(np.uint32), expected.astype(np.float32).view(np.uint32)), pairs[k]

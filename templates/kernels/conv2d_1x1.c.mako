@@ -62,19 +62,26 @@
     def coords(j0):
         return lambda i, col: ["nb", f"oc0 + r0 + {i}", f"{j0} + {col}"]
     # transposed: A is the input read across (pixel p0 + i, channel kc), B the weight panel
+    # K in blocks (p['kblock'] input channels, ops/conv.py _k_block): a block's share of the
+    # panel and of the input rows stays in the level-1 cache over the panel's pixel tiles,
+    # which resume their sums from the scratch after the first block
     def t_a_at(i, t):
-        return f"xg[(size_t)kc * {hw}u + p0 + {i}]"
+        return f"{xs}[(size_t)kc * {hw}u + p0 + {i}]"
     def t_b_at(t):
-        return f"wp + (size_t)kc * {width}u"
+        return f"{ws} + (size_t)kc * {width}u"
     straight = transposed and hw == 1
+    kblock = p.get('kblock', 0) if transposed and not straight else 0
+    xs, ws = ('xk', 'wk') if kblock else ('xg', 'wp')
     # each full tile of a panel (pass q of `passes`) prefetches its share of the next
     # panel (the steps' offsets, scaled by 1/passes, from q/passes of the last step's):
     # the first tile alone would ask for the whole panel faster than memory delivers it
     passes = full_rows if transposed else 0
     ahead = transposed and not straight and passes > 1 and (full_panels > 1 or rest_channels)
     ahead_lines = -(-4 * width // (64 * max(passes, 1)))  # the lines of a step's share
-    def t_prefetch(t):
-        return f"(const float *)((const char *)wq + ((size_t)kc * {4 * width}u + pq) / {passes}u)"
+    def t_prefetch(t, k0="0"):
+        # (in blocks: step kc of the block from input channel k0)
+        step = "kc" if k0 == "0" else f"({k0} + kc)"
+        return f"(const float *)((const char *)wq + ((size_t){step} * {4 * width}u + pq) / {passes}u)"
     def t_out(i):
         if straight:
             return f"y + (size_t)nb * {m} + oc0 + j0"
@@ -96,24 +103,50 @@
                     const int p0 = 0;
 ${tl.tile(1, nv, lanes, cg, 1, t_a_at, t_b_at, zero, t_out, store, chain, t_coords, 1, 20)}\
                 }
+% elif kblock:
+<% whole, rest_k = divmod(cg, kblock) %>\
+                {
+                    const float *xk = xg, *wk = wp;
+${pixel_tiles(store, kblock, False, "0")}\
+                }
+% if whole > 1:
+                for (int k0 = ${kblock}; k0 < ${whole * kblock}; k0 += ${kblock}) {
+                    const float *xk = xg + (size_t)k0 * ${hw}u, *wk = wp + (size_t)k0 * ${width}u;
+${pixel_tiles(store, kblock, True, "k0")}\
+                }
+% endif
+% if rest_k:
+                {
+                    const float *xk = xg + ${whole * kblock * hw}u, *wk = wp + ${whole * kblock * width}u;
+${pixel_tiles(store, rest_k, True, str(whole * kblock))}\
+                }
+% endif
+${ps.back(store, hw, width, lanes, m, chain, ' ' * 16)}\
 % else:
+${pixel_tiles(store, cg, False, "0")}\
+${ps.back(store, hw, width, lanes, m, chain, ' ' * 16)}\
+% endif
+</%def>\
+<%def name="pixel_tiles(store, count, accumulate, k0)">\
+<%
+    nv = -(-store // lanes)
+    fetch = lambda t: t_prefetch(t, k0)
+%>\
 % if full_rows:
                 for (int p0 = 0; p0 < ${full_rows * rows}; p0 += ${rows}) {
 % if ahead and store == width:
                     const size_t pq = (size_t)(p0 / ${rows}) * ${4 * (panel - width)}u;
-${tl.tile(rows, nv, lanes, cg, 1, t_a_at, t_b_at, zero, t_out, nv * lanes, [], t_coords, 1, 20, prefetch=t_prefetch, prefetch_lines=ahead_lines)}\
+${tl.tile(rows, nv, lanes, count, 1, t_a_at, t_b_at, zero, t_out, nv * lanes, [], t_coords, 1, 20, accumulate=accumulate, prefetch=fetch, prefetch_lines=ahead_lines)}\
 % else:
-${tl.tile(rows, nv, lanes, cg, 1, t_a_at, t_b_at, zero, t_out, nv * lanes, [], t_coords, 1, 20)}\
+${tl.tile(rows, nv, lanes, count, 1, t_a_at, t_b_at, zero, t_out, nv * lanes, [], t_coords, 1, 20, accumulate=accumulate)}\
 % endif
                 }
 % endif
 % if rest_rows:
                 {
                     const int p0 = ${full_rows * rows};
-${tl.tile(rest_rows, nv, lanes, cg, 1, t_a_at, t_b_at, zero, t_out, nv * lanes, [], t_coords, 1, 20)}\
+${tl.tile(rest_rows, nv, lanes, count, 1, t_a_at, t_b_at, zero, t_out, nv * lanes, [], t_coords, 1, 20, accumulate=accumulate)}\
                 }
-% endif
-${ps.back(store, hw, width, lanes, m, chain, ' ' * 16)}\
 % endif
 </%def>\
 ${tl.contracted(signature)}

@@ -380,3 +380,39 @@ ${inline(L)} vm_f${L} vm_softsign_v${L}(vm_f${L} x)
 ${scalar('softsign')}\
 % endif
 </%def>
+
+## x86's vmaxps and vminps: the Relu and Clip of the epilogues on 8 and 16 lanes
+## (ops/epilogue.py) -- an instruction on a port of its own, where the portable select is
+## a compare and a blend on the multiply-add ports (docs/speed.md, "1x1 convolutions on
+## AVX2"). Both forms give b where either is NaN and where a == b (-0.0 against 0.0).
+<%def name="maxps(L)">\
+${inline(L)} vm_f${L} vm_maxps_v${L}(vm_f${L} a, vm_f${L} b)  /* a > b ? a : b */
+{
+% if L in X86 and L > 4:
+<% m, p = X86[L] %>\
+#if ${avx512(L) if L == 16 else 'defined(__FMA__)'}
+    return (vm_f${L})${p}_max_ps((${m})a, (${m})b);
+#else
+    return vm_sel_v${L}(a > b, a, b);
+#endif
+% else:
+    return vm_sel_v${L}(a > b, a, b);
+% endif
+}
+</%def>
+
+<%def name="minps(L)">\
+${inline(L)} vm_f${L} vm_minps_v${L}(vm_f${L} a, vm_f${L} b)  /* a < b ? a : b */
+{
+% if L in X86 and L > 4:
+<% m, p = X86[L] %>\
+#if ${avx512(L) if L == 16 else 'defined(__FMA__)'}
+    return (vm_f${L})${p}_min_ps((${m})a, (${m})b);
+#else
+    return vm_sel_v${L}(a < b, a, b);
+#endif
+% else:
+    return vm_sel_v${L}(a < b, a, b);
+% endif
+}
+</%def>

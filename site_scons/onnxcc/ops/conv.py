@@ -142,6 +142,19 @@ def _plan_1x1(g, cpu):
     return (True, t_rows, t_vecs, repeat * t_cycles) if t_cycles < cycles else pixels
 
 
+def _k_block(g, cpu, p):
+    """Input channels per block of the sums of transposed tiles (0: one block): a block's
+    rows of the weight panel (4 * width bytes each) and of the input (about a line each)
+    fill half the level-1 cache, so the panel's pixel tiles re-read them there and not
+    from the level 2. On AVX2 only (Zen 4: RegNetX's 400 -> 400 on 7x7 from 46 to 54
+    GMAC/s, docs/speed.md "1x1 convolutions on AVX2"); AVX-512's tiles of 48-80 channels
+    left blocks too short to pay (1-16% slower), the other targets were not measured."""
+    if not p["transposed"] or g["oh"] * g["ow"] == 1 or cpu.simd_bytes != 32 or not cpu.l1d_bytes:
+        return 0
+    block = cpu.l1d_bytes // 2 // (4 * p["vecs"] * p["lanes"] + 64)
+    return block if block < g["c"] // g["group"] else 0
+
+
 def _over_x_possible(g):
     """Whether gemm1x1's pixel tiles may write y over x (_gemm1x1_in_place)."""
     return g["group"] == 1 and (g["n"] == 1 or g["m"] <= g["c"])
@@ -159,6 +172,7 @@ def lower_gemm1x1(node, graph, cpu):
     g, inputs, outputs = _geometry(node, graph)
     p = _with_tile(g, cpu, *_plan_1x1(g, cpu)[:3])
     p["scaled"] = _scaled_floats(g, _panel_width(p))
+    p["kblock"] = _k_block(g, cpu, p)
     width = p["vecs"] * p["lanes"]
     full = g["oh"] * g["ow"] // width * width
     p["tails"] = [[full + s, v, l] for s, v, l in column_tails(g["oh"] * g["ow"] - full, p["lanes"])]

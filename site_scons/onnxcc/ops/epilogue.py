@@ -89,14 +89,35 @@ def _select(mask, a, b):
     return f"(vf)(((vi)({a}) & ({mask})) | ((vi)({b}) & ~({mask})))"
 
 
-def _vector_clip(v, lo, hi):
-    """Statements clipping vector ``v`` in place (the scalar Clip's NaN behaviour)."""
+#: the vector widths of x86 (AVX2's 8 floats, AVX-512's 16), where a Relu or Clip is
+#: vmaxps/vminps (vmath.mako's maxps, minps): the selects' compare and blend issue on the
+#: multiply-add ports, which a 1x1 convolution's short sums keep busy (docs/speed.md,
+#: "1x1 convolutions on AVX2")
+X86_MINMAX_LANES = (8, 16)
+
+
+def _vector_clip(v, lo, hi, lanes=None):
+    """Statements clipping vector ``v`` in place (the scalar Clip's NaN behaviour: NaN
+    stays NaN; on x86's widths by vmaxps and vminps, which give the same bits)."""
     code = []
+    if lanes in X86_MINMAX_LANES:
+        if lo is not None:
+            code.append(f"{v} = vm_maxps_v{lanes}((vf){{0}} + {c_float(lo)}, {v});")
+        if hi is not None:
+            code.append(f"{v} = vm_minps_v{lanes}((vf){{0}} + {c_float(hi)}, {v});")
+        return " ".join(code)
     if lo is not None:
         code.append(f"{v} = {_select(f'{v} < {c_float(lo)}', f'(vf){{0}} + {c_float(lo)}', v)};")
     if hi is not None:
         code.append(f"{v} = {_select(f'{v} > {c_float(hi)}', f'(vf){{0}} + {c_float(hi)}', v)};")
     return " ".join(code)
+
+
+def _vector_relu(v, lanes):
+    """Relu of vector ``v`` in place: v > 0 ? v : 0 (NaN and -0.0 give 0)."""
+    if lanes in X86_MINMAX_LANES:
+        return f"{v} = vm_maxps_v{lanes}({v}, (vf){{0}});"
+    return f"{v} = (vf)((vi){v} & ({v} > 0.0f));"
 
 
 def _vector_hard_sigmoid(v, alpha, beta):
@@ -154,8 +175,8 @@ def _vector_math(op):
 #: unary ops as lane-wise vector code (no libm): op -> (var, attrs, lanes) -> C statements
 #: on ``var``, a vector of ``lanes`` floats (the kernel's vf; vi for the selects)
 VECTOR_STATEMENTS = {
-    "Relu": lambda v, a, lanes: f"{v} = (vf)((vi){v} & ({v} > 0.0f));",
-    "Clip": lambda v, a, lanes: _vector_clip(v, a.get("min"), a.get("max")),
+    "Relu": lambda v, a, lanes: _vector_relu(v, lanes),
+    "Clip": lambda v, a, lanes: _vector_clip(v, a.get("min"), a.get("max"), lanes),
     "LeakyRelu": lambda v, a, lanes: _vector_leaky_relu(v, a.get("alpha", 0.01)),
     "HardSigmoid": lambda v, a, lanes: _vector_hard_sigmoid(v, a.get("alpha", 0.2), a.get("beta", 0.5)),
     "HardSwish": lambda v, a, lanes: f"{{ vf h = {v}; {_vector_hard_sigmoid('h', 1 / 6, 0.5)} {v} = {v} * h; }}",
