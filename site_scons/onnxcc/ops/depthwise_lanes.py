@@ -67,10 +67,12 @@ def cost(g, cpu):
     whose scratch outgrows the level-2 cache, where both say ``depthwise``.)"""
     lanes = cpu.lanes()
     rows, cols = scratch_image(g)
-    # (AVX-512: measured 7-8 cycles a vector on 14x14 and 7x7 images against
-    # depthwise_shift, benchmarks/depthwise_layers.py --tactics: its shuffles of two
-    # vectors in, one out, on the one shuffle port)
-    per_vector = math.log2(lanes) + (3 if lanes >= 16 else 1)
+    # (log2(lanes) shuffles of two vectors in, one out, a vector; measured against
+    # depthwise_shift with benchmarks/depthwise_layers.py --tactics on Zen 4, whose two
+    # shuffle pipes take them at about 6 cycles a vector on AVX-512 (7-8 on the Xeon's one
+    # port; EfficientNet's 240ch 28x28 5x5 layer 0.84 of depthwise_shift's time) and 3 on
+    # AVX2 (4 on the Xeon; the 384ch 14x14 3x3 layer 0.79))
+    per_vector = math.log2(lanes) + {16: 2, 8: 0}.get(lanes, 1)
     transposes = (g["h"] * g["w"] + g["oh"] * g["ow"]) * per_vector
     r = tile_pixels(g, cpu)
     full, rest = divmod(g["ow"], r)
