@@ -105,6 +105,20 @@ ${scalar('exp')}\
 % endif
 </%def>
 
+<%def name="exp_reduce(L, scale='')">\
+## x86 with FMA: k = round(x / ln2) (a float), r = x - k ln2 by two fused multiply-adds,
+## q1 = exp(r) (times `scale`, a power of two: every coefficient times it, exact)
+<% m, p = X86[L] %>\
+    const ${m} c = ${p}_max_ps(${p}_set1_ps(-104.0f), (${m})x);
+    const ${m} k = ${p}_${'roundscale' if L == 16 else 'round'}_ps(${p}_mul_ps(c, ${p}_set1_ps(1.44269504f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const ${m} h = ${p}_fnmadd_ps(k, ${p}_set1_ps(0.693145752f), c);
+    const vm_f${L} r = (vm_f${L})${p}_fnmadd_ps(k, ${p}_set1_ps(1.42860677e-6f), h);
+<% s_ = f' * {scale}' if scale else '' %>\
+    const ${m} q1 = (${m})(1.0f${s_} + r * (1.0f${s_} + r * (0.49999994f${s_} + r * (0.16666521f${s_} + r * (0.04166839f${s_}
+                                    + r * (0.00836871f${s_} + r * 0.0013814612f${s_}))))));
+</%def>
+
 <%def name="exp_capped(L)">\
 /* exp(x) for x <= 89 or NaN (exp(-|x|) needs no upper clamp) */
 ${inline(L)} vm_f${L} vm_exp_capped_v${L}(vm_f${L} x)
@@ -115,13 +129,7 @@ ${inline(L)} vm_f${L} vm_exp_capped_v${L}(vm_f${L} x)
     /* vmaxps returns its second operand where either is NaN: NaN passes the clamp, and
        the rounding (n = round(x / ln2) as a float), the fused multiply-adds and the
        scaling keep it -- no select */
-    const ${m} c = ${p}_max_ps(${p}_set1_ps(-104.0f), (${m})x);
-    const ${m} k = ${p}_${'roundscale' if L == 16 else 'round'}_ps(${p}_mul_ps(c, ${p}_set1_ps(1.44269504f)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    const ${m} h = ${p}_fnmadd_ps(k, ${p}_set1_ps(0.693145752f), c);
-    const vm_f${L} r = (vm_f${L})${p}_fnmadd_ps(k, ${p}_set1_ps(1.42860677e-6f), h);
-    const ${m} q1 = (${m})(1.0f + r * (1.0f + r * (0.49999994f + r * (0.16666521f + r * (0.04166839f
-                                    + r * (0.00836871f + r * 0.0013814612f))))));
+${exp_reduce(L)}\
 % if L < 16:
 #if ${avx512(L)}
 % endif
@@ -144,6 +152,31 @@ ${inline(L)} vm_f${L} vm_exp_capped_v${L}(vm_f${L} x)
     const vm_f${L} q = vm_expq_v${L}(c, &n);
     return vm_sel_v${L}(x == x, vm_scaled_v${L}(1.0f + q, n), x);
 % if L in X86:
+#endif
+% endif
+}
+</%def>
+
+<%def name="exp_neg(L)">\
+/* exp(x) for x <= 0 or NaN (sigmoid's and softplus's exp(-|x|)). With AVX2 and no
+   AVX-512 (no vscalefps), 2^n in one integer addition instead of vm_scaled's two halves:
+   n is in [-150, 0], so exp(r) 2^64 (the polynomial's coefficients times 2^64, exact)
+   times 2^n is a normal float whose exponent bits take n, and one product by 2^-64
+   rounds it once into the denormals, as the halves do; vcvtps2dq makes NaN 0x80000000,
+   whose n shifted into the exponent is 0: NaN stays */
+${inline(L)} vm_f${L} vm_exp_neg_v${L}(vm_f${L} x)
+{
+% if L in (4, 8):
+<% m, p = X86[L] %>\
+#if defined(__FMA__) && !${avx512(L)}
+${exp_reduce(L, '0x1p64f')}\
+    const ${m}i n = ${p}_slli_epi32(${p}_cvtps_epi32(k), 23);
+    return (vm_f${L})${p}_mul_ps(${p}_castsi${32 * L}_ps(${p}_add_epi32(${p}_castps_si${32 * L}(q1), n)),
+                                 ${p}_set1_ps(0x1p-64f));
+#else
+% endif
+    return vm_exp_capped_v${L}(x);
+% if L in (4, 8):
 #endif
 % endif
 }
@@ -195,7 +228,7 @@ ${scalar('expm1')}\
 /* 1 / (1 + e), or e / (1 + e) for x < 0 (down into the denormals), e = exp(-|x|) */
 ${inline(L)} vm_f${L} vm_sigmoid_v${L}(vm_f${L} x)
 {
-    const vm_f${L} e = vm_exp_capped_v${L}((vm_f${L})((vm_i${L})x | ~0x7fffffff));
+    const vm_f${L} e = vm_exp_neg_v${L}((vm_f${L})((vm_i${L})x | ~0x7fffffff));
 % if L in X86:
 <% m, p = X86[L] %>\
     /* on x86 the numerator is e or 1 and one division rounds: a select fewer */
@@ -268,7 +301,7 @@ ${scalar('log')}\
    (exact argument) when u is over sqrt(2) - 1 */
 ${inline(L)} vm_f${L} vm_softplus_v${L}(vm_f${L} x)
 {
-    const vm_f${L} u = vm_exp_capped_v${L}((vm_f${L})((vm_i${L})x | ~0x7fffffff));
+    const vm_f${L} u = vm_exp_neg_v${L}((vm_f${L})((vm_i${L})x | ~0x7fffffff));
     const vm_i${L} big = u > 0.414213562f;
     const vm_f${L} f = vm_sel_v${L}(big, (u - 1.0f) * 0.5f, u);
     const vm_f${L} l = (vm_f${L})(big & (vm_i${L})((vm_f${L}){0} + 0.693147182f)) + vm_log1pf_v${L}(f);

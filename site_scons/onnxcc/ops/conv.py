@@ -547,8 +547,10 @@ def _direct_tile_cost(rows, vecs, ox, g, cpu):
     select, the pairs of vectors loaded from x (unaligned: on AVX-512 most split a cache
     line, one a cycle; those across the row's edges shuffled with zeros), a shuffle per
     even or odd vector split out of them and per tap column not a multiple of the lanes
-    over, the multiply-adds, the stores. On AVX2 a shuffle counts twice (half
-    _shift_tile_cost's 4: fitted on benchmarks/depthwise_layers.py's stride-2 layers)."""
+    over, the multiply-adds, the stores. On AVX2 a shuffle counts 1.5 times against the
+    multiply-adds (fitted on benchmarks/depthwise_layers.py's stride-2 layers on Zen 4,
+    two shuffle pipes: twice, the Xeon's fit, overestimated them 1.3-1.5 times and lost the
+    14x14 layer to depthwise_nchwc; once picked 2-row tiles, 1.17 times slower on 5x5)."""
     lanes = cpu.lanes()
     reads = {i * g["sh"] + ky * g["dh"] for i in range(rows) for ky in range(g["kh"])}
     cols = [kx * g["dw"] - g["pl"] for kx in range(g["kw"])]
@@ -560,7 +562,7 @@ def _direct_tile_cost(rows, vecs, ox, g, cpu):
     loads = len(reads) * len(cols)
     shuffles = len(reads) * (len(units) + vecs * len(over) + edges)
     fmas = rows * vecs * g["kh"] * g["kw"]
-    sums = max(fmas, 2 * shuffles) if lanes == 8 else fmas + shuffles
+    sums = max(fmas, 1.5 * shuffles) if lanes == 8 else fmas + shuffles
     return max(sums / 2, loads if cpu.simd_bytes >= 64 else loads / 2) + 2 * rows * vecs + 8 + 2 * len(reads)
 
 

@@ -67,10 +67,13 @@ def cost(g, cpu):
     whose scratch outgrows the level-2 cache, where both say ``depthwise``.)"""
     lanes = cpu.lanes()
     rows, cols = scratch_image(g)
-    # (AVX-512: measured 7-8 cycles a vector on 14x14 and 7x7 images against
-    # depthwise_shift, benchmarks/depthwise_layers.py --tactics: its shuffles of two
-    # vectors in, one out, on the one shuffle port)
-    per_vector = math.log2(lanes) + (3 if lanes >= 16 else 1)
+    # (log2(lanes) shuffles of two vectors in, one out, a vector; measured against
+    # depthwise_shift with benchmarks/depthwise_layers.py --tactics. On AVX-512 7-8 cycles
+    # a vector on the Xeon's one shuffle port, about 6 on Zen 4's two pipes (EfficientNet's
+    # 240ch 28x28 5x5 layer 0.84 of depthwise_shift's time). AVX2 keeps 4: 3 chose it on
+    # MobileNetV2's 14x14 layers (0.80 alone, 0.95-0.98 in the network) but also on its
+    # 28x28 ones, 1.20-1.25 times depthwise's time in the network)
+    per_vector = math.log2(lanes) + (2 if lanes >= 16 else 1)
     transposes = (g["h"] * g["w"] + g["oh"] * g["ow"]) * per_vector
     r = tile_pixels(g, cpu)
     full, rest = divmod(g["ow"], r)
