@@ -268,7 +268,7 @@ int main(int argc, char **argv)
 """
     (tmp_path / "minmax.c").write_text(source)
     exe = tmp_path / "minmax"
-    subprocess.run([compiler, "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-Wno-psabi", *cflags,
+    subprocess.run([compiler, "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", *cflags,
                     str(tmp_path / "minmax.c"), "-o", str(exe)], check=True)
     assert len(inputs) <= 1 << 22
     x = inputs

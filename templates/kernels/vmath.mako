@@ -45,14 +45,11 @@
 ${x86_header(L)}\
 typedef float vm_f${L} __attribute__((vector_size(${4 * L})));
 typedef int vm_i${L} __attribute__((vector_size(${4 * L})));
-${inline(L)} vm_f${L} vm_sel_v${L}(vm_i${L} m, vm_f${L} a, vm_f${L} b)
-{
-    return (vm_f${L})((m & (vm_i${L})a) | (~m & (vm_i${L})b));
-}
-${inline(L)} vm_f${L} vm_pow2_v${L}(vm_i${L} n)  /* 2^n, n in [-126, 127] */
-{
-    return (vm_f${L})((n + 127) << 23);
-}
+## vm_sel and vm_pow2 are macros: a function taking or returning 32- or 64-byte vectors
+## warns (-Wpsabi) where the C is compiled without the target's AVX flags (a firmware
+## tree's own flags, toolchain="env"); their arguments are pure, evaluated twice at most
+#define vm_sel_v${L}(m, a, b) ((vm_f${L})(((m) & (vm_i${L})(a)) | (~(m) & (vm_i${L})(b))))
+#define vm_pow2_v${L}(n) ((vm_f${L})(((n) + 127) << 23))  /* 2^n, n in [-126, 127] */
 </%def>
 
 ## The float form of a function of L == 1 (an argument x, then `params`).
@@ -418,34 +415,23 @@ ${scalar('softsign')}\
 ## (ops/epilogue.py) -- an instruction on a port of its own, where the portable select is
 ## a compare and a blend on the multiply-add ports (docs/speed.md, "1x1 convolutions on
 ## AVX2"). Both forms give b where either is NaN and where a == b (-0.0 against 0.0).
-<%def name="maxps(L)">\
-${inline(L)} vm_f${L} vm_maxps_v${L}(vm_f${L} a, vm_f${L} b)  /* a > b ? a : b */
-{
+## Macros, not functions: a function taking 32- or 64-byte vectors warns (-Wpsabi) where
+## the C is compiled without the target's AVX flags (a firmware tree's own flags,
+## toolchain="env"), and the epilogues pass plain variables and constants, so the
+## arguments' second evaluation in the portable form costs nothing.
+<%def name="minmax(L, name, op, intrinsic)">\
 % if L in X86 and L > 4:
 <% m, p = X86[L] %>\
 #if ${avx512(L) if L == 16 else 'defined(__FMA__)'}
-    return (vm_f${L})${p}_max_ps((${m})a, (${m})b);
+#define vm_${name}_v${L}(a, b) ((vm_f${L})${p}_${intrinsic}_ps((${m})(a), (${m})(b)))  /* a ${op} b ? a : b */
 #else
-    return vm_sel_v${L}(a > b, a, b);
+#define vm_${name}_v${L}(a, b) ((vm_f${L})(((vm_i${L})(a) & ((a) ${op} (b))) | ((vm_i${L})(b) & ~((a) ${op} (b)))))
 #endif
 % else:
-    return vm_sel_v${L}(a > b, a, b);
+#define vm_${name}_v${L}(a, b) ((vm_f${L})(((vm_i${L})(a) & ((a) ${op} (b))) | ((vm_i${L})(b) & ~((a) ${op} (b)))))
 % endif
-}
 </%def>
 
-<%def name="minps(L)">\
-${inline(L)} vm_f${L} vm_minps_v${L}(vm_f${L} a, vm_f${L} b)  /* a < b ? a : b */
-{
-% if L in X86 and L > 4:
-<% m, p = X86[L] %>\
-#if ${avx512(L) if L == 16 else 'defined(__FMA__)'}
-    return (vm_f${L})${p}_min_ps((${m})a, (${m})b);
-#else
-    return vm_sel_v${L}(a < b, a, b);
-#endif
-% else:
-    return vm_sel_v${L}(a < b, a, b);
-% endif
-}
-</%def>
+<%def name="maxps(L)">${minmax(L, "maxps", ">", "max")}</%def>
+
+<%def name="minps(L)">${minmax(L, "minps", "<", "min")}</%def>
