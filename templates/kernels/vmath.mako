@@ -425,10 +425,10 @@ ${scalar('softsign')}\
 #if ${avx512(L) if L == 16 else 'defined(__FMA__)'}
 #define vm_${name}_v${L}(a, b) ((vm_f${L})${p}_${intrinsic}_ps((${m})(a), (${m})(b)))  /* a ${op} b ? a : b */
 #else
-#define vm_${name}_v${L}(a, b) ((vm_f${L})(((vm_i${L})(a) & ((a) ${op} (b))) | ((vm_i${L})(b) & ~((a) ${op} (b)))))
+#define vm_${name}_v${L}(a, b) vm_sel_v${L}((a) ${op} (b), (a), (b))
 #endif
 % else:
-#define vm_${name}_v${L}(a, b) ((vm_f${L})(((vm_i${L})(a) & ((a) ${op} (b))) | ((vm_i${L})(b) & ~((a) ${op} (b)))))
+#define vm_${name}_v${L}(a, b) vm_sel_v${L}((a) ${op} (b), (a), (b))
 % endif
 </%def>
 
