@@ -2,7 +2,12 @@
 """Two builds of a zoo network timed side by side: CPU time of a host harness (perf stat's
 task-clock, which a shared machine's load disturbs less than wall time), interleaved
 rounds, per-part profile sums, and the main of a benchmark of this checkout against
-another's (--base). benchmarks/bands.py, channel_scale.py and transformer_ops.py use it."""
+another's (--base). benchmarks/bands.py, channel_scale.py and transformer_ops.py use it;
+run alone, it compares any zoo networks, their profiles summed by op and tactic:
+
+    .venv/bin/python benchmarks/versus.py --base /tmp/base --only resnet18,squeezenet1_1 \
+        --targets x86_64-avx512 --rounds 8 --profile
+"""
 
 import argparse
 import collections
@@ -94,3 +99,16 @@ def versus_base(description, models, build_dir, label, part_of, what):
                     a, b = parts["base"].get(part, 0), parts[label].get(part, 0)
                     print(f"|   {part} | | {a / 1000:.1f} | {b / 1000:.1f} | "
                           f"{b / a if a else float('nan'):.2f} |", flush=True)
+
+
+def by_op_and_tactic(node):
+    return f"{node['op']} {node['tactic']}"
+
+
+def main():
+    versus_base(__doc__.splitlines()[0], ",".join(zoo_models.MODELS), "versus", "this", by_op_and_tactic,
+                "each op and tactic's time")
+
+
+if __name__ == "__main__":
+    main()
