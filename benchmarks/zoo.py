@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """onnxcc vs onnxruntime on the model zoo: the networks people export (benchmarks/zoo_models.py).
 
-    .venv/bin/python benchmarks/zoo.py                          # every zoo model, x86_64 and x86_64-avx512
+    .venv/bin/python benchmarks/zoo.py                          # every zoo model, x86_64 and native
     .venv/bin/python benchmarks/zoo.py --only resnet18,lstm_kws --profile
 
 The script writes the zoo models (build/zoo/), then for each model and each host target:
@@ -12,7 +12,9 @@ rounds, as benchmarks/speed.py does (its functions: medians, onnxruntime's Pytho
 overhead subtracted), and prints a markdown table: medians, the ratio onnxcc /
 onnxruntime per target (below 1: onnxcc is faster), their geometric mean and the worst.
 `--profile` adds, per build, where the time goes: `scons ... profile`'s steps summed by op
-type and tactic. x86_64-avx512 is skipped (with a note) on a CPU without AVX-512F.
+type and tactic. The targets are x86_64 and target=native (the best of this machine:
+x86_64-avx512 on Intel's AVX-512, x86_64-zen4 on AMD's); a target whose features the CPU
+lacks is skipped with a note.
 """
 
 import argparse
@@ -32,24 +34,28 @@ sys.path.insert(0, BENCHMARKS)
 import speed  # noqa: E402
 import zoo_models  # noqa: E402
 from make_models import param_count  # noqa: E402
-from onnxcc.targets import host_cpu_flags  # noqa: E402
+from onnxcc.targets import NATIVE, host_cpu_flags, load_target  # noqa: E402
 
-TARGETS = ("x86_64", "x86_64-avx512")
+#: x86_64 (runs on any x86-64 of the last decade) and the best host target of this machine
+#: (target=native: x86_64-avx512 on Intel's AVX-512, x86_64-zen4 on AMD's, else x86_64)
+TARGETS = ("x86_64", NATIVE)
 OPT = "speed"
 #: share of a build's steps (summed by op type and tactic) below which --profile stops listing
 PROFILE_FLOOR = 0.01
 
 
-def has_avx512():
-    return "avx512f" in host_cpu_flags()
-
-
 def host_targets(requested):
-    """The requested targets this CPU runs: x86_64-avx512 needs AVX-512F."""
-    if "x86_64-avx512" in requested and not has_avx512():
-        print("zoo.py: this CPU has no AVX-512F (/proc/cpuinfo): x86_64-avx512 skipped\n")
-        return [t for t in requested if t != "x86_64-avx512"]
-    return list(requested)
+    """The requested targets, native resolved to this machine's target file, each once;
+    a target whose [cpu] features this CPU lacks is skipped with a note."""
+    flags, targets = host_cpu_flags(), []
+    for name in requested:
+        target = load_target(name)
+        missing = [f for f in target.cpu.features if f not in flags]
+        if missing:
+            print(f"zoo.py: this CPU has no {', '.join(missing)} (/proc/cpuinfo): {target.name} skipped\n")
+        elif target.name not in targets:
+            targets.append(target.name)
+    return targets
 
 
 def out_dir(build_dir, target, name):

@@ -52,7 +52,7 @@ BATCH_TIMEOUT, CASE_TIMEOUT = 120, 60
 #: a case with neither a report nor an error line of its own (built once more)
 UNREPORTED = "verify did not run (no error reported)"
 #: the targets that run on the build machine: every configuration, and "big" graphs
-NATIVE = ("x86_64", "x86_64-avx512")
+NATIVE = ("x86_64", "x86_64-avx512", "x86_64-zen4")
 #: how long Hypothesis may shrink one failure; then the smallest found so far is saved
 SHRINK_SECONDS = 600
 

@@ -4,7 +4,6 @@ opt=size never bigger than the kernels before tactics; bench."""
 
 import json
 from dataclasses import replace
-import re
 import os
 import re
 
@@ -398,22 +397,38 @@ def test_banded_store_cases_store_bands_of_rows(tmp_path, target):
         assert call.scratch_bytes == 4 * (planes + band)
 
 
-def test_winograd_runs_on_256_bit_vectors_on_avx512():
-    """On 512-bit targets winograd is planned on 256-bit vectors (conv.WINOGRAD_VECTOR_BYTES:
-    the Zen 4 assumption) and its estimate divided by conv.WIDE_FMA_OVERCOUNT: ResNet-18's
-    256 -> 256 3x3 on 14x14 runs F(4x4) in the tiles and chunks of x86_64's (AVX-512VL's 32
-    registers allow taller ones) at about half x86_64's estimate; 512-bit-only or narrower
-    targets plan on their own vectors."""
+def test_winograd_runs_on_256_bit_vectors_where_wider_ones_gain_no_multiply_adds():
+    """On a 512-bit target whose multiply-adds run no faster on 512-bit vectors (Zen 4's
+    double-pumped AVX-512: [cpu] fma_bytes = 64) winograd is planned on 256-bit vectors
+    (conv.WINOGRAD_VECTOR_BYTES) and its estimate divided by how many times tiling.py
+    over-counts 512-bit multiply-adds there (2): ResNet-18's 256 -> 256 3x3 on 14x14 runs
+    F(4x4) in the tiles and chunks of x86_64's (AVX-512VL's 32 registers allow taller
+    ones) at about half x86_64's estimate. Intel's AVX-512 (two 512-bit units) and
+    narrower targets plan on their own vectors."""
     from onnxcc.ops import conv
     g = dict(n=1, c=256, h=14, w=14, m=256, group=1, kh=3, kw=3, sh=1, sw=1, dh=1, dw=1,
              pt=1, pl=1, pb=1, pr=1, oh=14, ow=14, bias=True, epilogue=[])
-    wide, narrow = load_target("x86_64-avx512").cpu, load_target("x86_64").cpu
-    assert conv._winograd_cpu(wide) == (replace(wide, simd_bytes=32), conv.WIDE_FMA_OVERCOUNT)
+    zen4, intel = load_target("x86_64-zen4").cpu, load_target("x86_64-avx512").cpu
+    narrow = load_target("x86_64").cpu
+    assert conv._winograd_cpu(zen4) == (replace(zen4, simd_bytes=32), 2)
+    assert conv._winograd_cpu(intel) == (intel, 1)
     assert conv._winograd_cpu(narrow) == (narrow, 1)
-    cycles, size, rows, vecs, cols = conv._winograd_plan(g, wide)
+    cycles, size, rows, vecs, cols = conv._winograd_plan(g, zen4)
     assert (size, vecs, cols) == conv._winograd_plan(g, narrow)[1:2] + (2, 16)
-    assert cycles == conv._winograd_cost(g, replace(wide, simd_bytes=32), size)[0] / 2
+    assert cycles == conv._winograd_cost(g, replace(zen4, simd_bytes=32), size)[0] / 2
+    assert conv._winograd_plan(g, intel)[1:] == conv._winograd_cost(g, intel, size)[1:]
     assert conv._winograd_plan(g, load_target("aarch64").cpu)[1] == 4
+
+
+@pytest.mark.skipif("avx512f" not in host_cpu_flags(), reason="this host has no AVX-512")
+def test_winograd_on_256_bit_vectors_of_a_512_bit_target_matches_onnxruntime(scons, tmp_path):
+    """x86_64-zen4 builds winograd's kernel on 256-bit vectors inside AVX-512 code (the
+    other kernels on 512-bit ones): the conv zoo's 3x3 cases, tails and chunks, verified."""
+    model = conv_zoo(tmp_path / "convs.onnx")
+    verify(scons, model, "x86_64-zen4", "Conv:winograd")
+    kernels = (scons.build_dir / "x86_64-zen4" / "convs" / "convs_kernels.c").read_text()
+    widths = {int(w) for w in re.findall(r"_wino\d_\d+x(\d+)_", kernels)}  # tiles' columns
+    assert widths and all(w % 8 == 0 for w in widths) and any(w % 16 for w in widths)
 
 
 def test_opt_size_runs_the_reference_kernels_and_speed_the_cheapest(tmp_path):

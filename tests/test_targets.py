@@ -219,8 +219,12 @@ def test_native_is_the_widest_host_target_this_cpu_has(scons):
     from onnxcc.errors import OnnxccError
     from onnxcc.targets import host_cpu_flags, native_target
     avx512 = {"sse2", "avx2", "fma", "avx512f", "avx512vl", "avx512dq", "avx512bw"}
-    assert native_target(avx512, "x86_64") == "x86_64-avx512"
-    assert native_target({"avx2", "fma", "avx512f"}, "x86_64") == "x86_64"
+    intel, zen4, zen5 = ("GenuineIntel", 6), ("AuthenticAMD", 25), ("AuthenticAMD", 26)
+    assert native_target(avx512, "x86_64", intel) == "x86_64-avx512"
+    assert native_target(avx512, "x86_64", zen4) == "x86_64-zen4"  # its [native] table
+    assert native_target(avx512, "x86_64", zen5) == "x86_64-avx512"
+    for cpu_id in (intel, zen4):
+        assert native_target({"avx2", "fma", "avx512f"}, "x86_64", cpu_id) == "x86_64"
     for flags, machine in (({"sse2", "avx"}, "x86_64"), (avx512, "aarch64")):
         with pytest.raises(OnnxccError):
             native_target(flags, machine)

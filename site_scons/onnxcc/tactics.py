@@ -157,6 +157,4 @@ def load(path):
     """The Selection a select stage wrote."""
     with open(path) as f:
         data = json.load(f)
-    c = data["cpu"]
-    cpu = Cpu(c["simd_bytes"], c["registers"], c["fma"], c["l1d_bytes"], tuple(c["features"]))
-    return Selection(cpu, {n["node"]: n["tactic"] for n in data["nodes"]})
+    return Selection(Cpu.from_dict(data["cpu"]), {n["node"]: n["tactic"] for n in data["nodes"]})

@@ -61,6 +61,12 @@ class Cpu:
     fma: bool = False  # fused multiply-add instructions (a*b+c in one rounding)
     l1d_bytes: int = 0  # data cache a tile should fit in; 0: no cache (flash/SRAM)
     features: tuple = ()  # ISA extensions: 'avx2', 'fma', 'neon', 'dsp' ...
+    # bytes of multiply-adds the core issues a cycle; 0: two vectors' worth, what the
+    # estimates of ops/tiling.py count. AMD Zen 4 runs its 512-bit vectors through 256-bit
+    # units (64), Intel's AVX-512 server cores have two 512-bit units (128)
+    fma_bytes: int = 0
+    # vector shuffles issued a cycle: Intel's one shuffle port, Zen 4's two pipes
+    shuffle_ports: int = 1
 
     def lanes(self, itemsize=4):
         """Elements of ``itemsize`` bytes per vector (1: scalar code)."""
@@ -68,7 +74,13 @@ class Cpu:
 
     def as_dict(self):
         return {"simd_bytes": self.simd_bytes, "registers": self.registers, "fma": self.fma,
-                "l1d_bytes": self.l1d_bytes, "features": list(self.features)}
+                "l1d_bytes": self.l1d_bytes, "features": list(self.features),
+                "fma_bytes": self.fma_bytes, "shuffle_ports": self.shuffle_ports}
+
+    @classmethod
+    def from_dict(cls, d):
+        """The Cpu ``as_dict`` wrote (tactics.json)."""
+        return cls(**dict(d, features=tuple(d["features"])))
 
 
 @dataclass
@@ -94,6 +106,10 @@ class Target:
     # the cache (L2) a row band of an interior block should fit (memory/bands.py, the
     # [cpu] table's l2_bytes); 0: no block runs in bands unless forced
     l2_bytes: int = 0
+    # the CPUs target=native picks this target for before any other (its [native] table:
+    # vendor, families), when the cost model is fitted to them; None: any CPU with its
+    # features
+    native: dict = None
 
     def __post_init__(self):
         if self.footprint_sources is None:
@@ -131,16 +147,35 @@ class Target:
                                   hint="build for a target file whose [cpu] features it has")
 
 
-def host_cpu_flags():
-    """The ISA extensions of the machine we run on (/proc/cpuinfo 'flags'); empty when unknown."""
+def _cpuinfo(keys):
+    """{key: value} of the first processor's ``keys`` in /proc/cpuinfo (those it has)."""
+    found = {}
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
-                if line.startswith(("flags", "Features")):
-                    return set(line.split(":", 1)[1].split())
+                key, _, value = line.partition(":")
+                key = key.strip()
+                if key in keys and key not in found:
+                    found[key] = value.strip()
+                if line.strip() == "":  # the first processor's block ends
+                    break
     except OSError:
         pass
-    return set()
+    return found
+
+
+def host_cpu_flags():
+    """The ISA extensions of the machine we run on (/proc/cpuinfo 'flags'); empty when unknown."""
+    info = _cpuinfo(("flags", "Features"))
+    return set(info.get("flags", info.get("Features", "")).split())
+
+
+def host_cpu_id():
+    """(vendor_id, cpu family) of the machine we run on, from /proc/cpuinfo (for
+    ``[native]`` tables); ("", -1) when unknown."""
+    info = _cpuinfo(("vendor_id", "cpu family"))
+    family = info.get("cpu family", "")
+    return info.get("vendor_id", ""), int(family) if family.isdigit() else -1
 
 
 #: ``exit_status`` of a target file: "" (the runner's exit code is the program's) or
@@ -184,25 +219,36 @@ def target_aliases():
 NATIVE = "native"
 
 
-def native_target(flags=None, machine=None):
+def native_target(flags=None, machine=None, cpu_id=None):
     """``target=native``: of the targets that run on this machine without an emulator, the
     one of the widest vectors whose ``[cpu]`` features ``flags`` (default: this machine's
-    /proc/cpuinfo) all has. It names a target file, so the build is the same as one with
-    that name: the build folder is that target's, and a build elsewhere reproduces it by
-    naming it."""
+    /proc/cpuinfo) all has; of those, one whose ``[native]`` table names this CPU
+    (``cpu_id``: vendor, family) first, and never one whose table names other CPUs (its
+    cost model is fitted to those). It names a target file, so the build is the same as
+    one with that name: the build folder is that target's, and a build elsewhere
+    reproduces it by naming it."""
     machine = (machine or platform.machine()).lower()
     if machine not in ("x86_64", "amd64"):
         raise OnnxccError(f"target=native knows x86-64 hosts; this machine is {machine}",
                           hint=f"name the target: {', '.join(known_targets())}")
     flags = host_cpu_flags() if flags is None else set(flags)
+    vendor, family = cpu_id or host_cpu_id()
+
+    def fitted(t):
+        """Whether ``t`` is fitted to this CPU: 1 by its [native] table, 0 for any CPU."""
+        if t.native is None:
+            return 0
+        return 1 if (t.native.get("vendor") == vendor and family in t.native.get("families", [])) \
+            else None
+
     hosts = [load_target(n) for n in known_targets()]
     fitting = [t for t in hosts if not t.runner and t.toolchain.name == "gcc"
-               and set(t.cpu.features) <= flags]
+               and set(t.cpu.features) <= flags and fitted(t) is not None]
     if not fitting:
         raise OnnxccError("target=native: this CPU has none of the host targets' features "
                           "(x86_64 needs AVX2 and FMA)", hint="build for a Cortex-M, RISC-V or "
                           "x86-baremetal target, which run in qemu")
-    return max(fitting, key=lambda t: (t.cpu.simd_bytes, t.cpu.registers)).name
+    return max(fitting, key=lambda t: (t.cpu.simd_bytes, t.cpu.registers, fitted(t))).name
 
 
 def canonical_target(name):
@@ -247,13 +293,14 @@ def load_target(name):
                   int(t.get("flash_bytes", 0)), int(t.get("ram_bytes", 0)),
                   fma, t.get("runner", []), t.get("runner_package", ""),
                   Cpu(int(cpu.get("simd_bytes", 0)), int(cpu.get("registers", 16)), fma,
-                      int(cpu.get("l1d_bytes", 0)), tuple(cpu.get("features", ()))),
+                      int(cpu.get("l1d_bytes", 0)), tuple(cpu.get("features", ())),
+                      int(cpu.get("fma_bytes", 0)), int(cpu.get("shuffle_ports", 1))),
                   t.get("bench", {}), exit_status=exit_status,
                   footprint_sources=[os.path.join(REPO_ROOT, s) for s in t["footprint_sources"]]
                   if "footprint_sources" in t else None,
                   footprint_linkflags=[_repo_path(a) for a in t["footprint_linkflags"]]
                   if "footprint_linkflags" in t else None,
-                  l2_bytes=int(cpu.get("l2_bytes", 0)))
+                  l2_bytes=int(cpu.get("l2_bytes", 0)), native=t.get("native"))
 
 
 def parse_bytes(text, option):

@@ -99,7 +99,7 @@ def chosen_tactic(node):
     for a plain CPU when none was."""
     name, cpu = node.attrs.get("onnxcc_tactic", [None, None])
     return (name or tactics_for(node)[0].name,
-            Cpu(**dict(cpu, features=tuple(cpu["features"]))) if cpu else Cpu())
+            Cpu.from_dict(cpu) if cpu else Cpu())
 
 
 def lower(node, graph, overwrite=None):

@@ -686,25 +686,26 @@ def _winograd_applies(node, graph, cpu):
     return winograd.applies(g, cpu)
 
 
-#: the vectors winograd's kernel runs on where the target's are wider, and how many times
-#: tiling.py over-counts 512-bit multiply-adds there. The machine assumed: AMD Zen 4, whose
-#: AVX-512 is double-pumped -- 512-bit multiply-adds issue one a cycle, 256-bit ones two
-#: (58.3 GMAC/s peak both), where tiling.py counts two of either. Winograd's gathers,
-#: transforms and scatters gain nothing from 512-bit vectors there, and its GEMMs of few
-#: tiles (F(4x4)'s 16 on 14x14: one 512-bit vector) stall on the transformed weights'
-#: stream; on 256-bit vectors (AVX-512VL keeps the 32 registers) it runs as on x86_64, and
-#: its estimate, in 256-bit units, is divided by WIDE_FMA_OVERCOUNT to weigh it against the
-#: other tactics' 512-bit estimates. Measured (benchmarks/versus.py, x86_64-avx512, CPU
-#: time, docs/speed.md "Zen 4: 3x3 convolutions"): SqueezeNet 1.1's expands run winograd
-#: on 256-bit vectors at 0.89 of implicit on 512-bit ones, the whole network.
+#: the vectors winograd's kernel runs on where the target's are wider but its multiply-adds
+#: are not faster on them: a core whose AVX-512 is double-pumped (AMD Zen 4, ``[cpu]
+#: fma_bytes = 64``: a 512-bit multiply-add a cycle or two 256-bit ones, 58.3 GMAC/s
+#: either way) gains nothing from 512-bit vectors in winograd's gathers, transforms and
+#: scatters, and its GEMMs of few tiles (F(4x4)'s 16 on 14x14: one 512-bit vector) stall
+#: on the transformed weights' stream. On 256-bit vectors (AVX-512VL keeps the 32
+#: registers) it runs as on x86_64, and its estimate, counted as tiling.py counts (two
+#: multiply-adds of a vector a cycle), is divided by how many times tiling.py over-counts
+#: the other tactics' 512-bit ones there (2 * simd_bytes / fma_bytes). Measured
+#: (benchmarks/versus.py, CPU time, docs/speed.md): on Zen 4, SqueezeNet 1.1's expands
+#: run winograd on 256-bit vectors at 0.89 of implicit on 512-bit ones, the whole network;
+#: on an Intel Xeon (two 512-bit units, fma_bytes = 128) winograd on 512-bit vectors runs
+#: ResNet-18 in 0.85 of the time it takes on 256-bit ones.
 WINOGRAD_VECTOR_BYTES = 32
-WIDE_FMA_OVERCOUNT = 2
 
 
 def _winograd_cpu(cpu):
     """(the CPU winograd's kernel is planned and lowered for, its estimates' divisor)."""
-    if cpu.simd_bytes > WINOGRAD_VECTOR_BYTES:
-        return replace(cpu, simd_bytes=WINOGRAD_VECTOR_BYTES), WIDE_FMA_OVERCOUNT
+    if cpu.simd_bytes > WINOGRAD_VECTOR_BYTES and 0 < cpu.fma_bytes <= 2 * WINOGRAD_VECTOR_BYTES:
+        return replace(cpu, simd_bytes=WINOGRAD_VECTOR_BYTES), 2 * cpu.simd_bytes / cpu.fma_bytes
     return cpu, 1
 
 

@@ -69,11 +69,13 @@ def cost(g, cpu):
     rows, cols = scratch_image(g)
     # (log2(lanes) shuffles of two vectors in, one out, a vector; measured against
     # depthwise_shift with benchmarks/depthwise_layers.py --tactics. On AVX-512 7-8 cycles
-    # a vector on the Xeon's one shuffle port, about 6 on Zen 4's two pipes (EfficientNet's
-    # 240ch 28x28 5x5 layer 0.84 of depthwise_shift's time). AVX2 keeps 4: 3 chose it on
-    # MobileNetV2's 14x14 layers (0.80 alone, 0.95-0.98 in the network) but also on its
-    # 28x28 ones, 1.20-1.25 times depthwise's time in the network)
-    per_vector = math.log2(lanes) + (2 if lanes >= 16 else 1)
+    # a vector on the Xeon's one shuffle port, about 6 on Zen 4's two pipes (``[cpu]
+    # shuffle_ports``; EfficientNet's 240ch 28x28 5x5 layer 0.84 of depthwise_shift's
+    # time). AVX2 keeps 4: 3 chose it on MobileNetV2's 14x14 layers (0.80 alone, 0.95-0.98
+    # in the network) but also on its 28x28 ones, 1.20-1.25 times depthwise's time in the
+    # network)
+    wide = (3 if cpu.shuffle_ports < 2 else 2) if lanes >= 16 else 1
+    per_vector = math.log2(lanes) + wide
     transposes = (g["h"] * g["w"] + g["oh"] * g["ow"]) * per_vector
     r = tile_pixels(g, cpu)
     full, rest = divmod(g["ow"], r)
