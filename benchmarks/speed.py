@@ -112,13 +112,18 @@ def overhead_model(model):
     return m.SerializeToString()
 
 
-def time_session(session, feeds, runs):
+def time_session(session, feeds, runs, cpu=None):
+    """Nanoseconds of each of ``runs`` calls of ``session``; with a list ``cpu``, each
+    call's CPU time is appended to it too (onnxruntime on one thread computes on the
+    calling thread: its thread's CPU time is the call's)."""
     names = [o.name for o in session.get_outputs()]
     costs = []
     for _ in range(runs):
-        start = time.perf_counter_ns()
+        start, start_cpu = time.perf_counter_ns(), time.thread_time_ns()
         session.run(names, feeds)
         costs.append(time.perf_counter_ns() - start)
+        if cpu is not None:
+            cpu.append(time.thread_time_ns() - start_cpu)
     return costs
 
 
@@ -126,6 +131,22 @@ def time_harness(elf, runs, target, warmup=None):
     r = subprocess.run(bench.command(load_target(target), elf, runs, warmup), capture_output=True,
                        text=True, check=True)
     return bench.parse(r.stdout)
+
+
+def cpu_us(elf, runs):
+    """CPU microseconds of one run of a host bench harness: the CPU time (user and system,
+    from the kernel's accounting of the child) of ``runs`` + 5 runs less that of 5, so
+    that start-up and loading the weights cancel out. Unlike wall time it leaves out the
+    time the process waits for a core, or a virtual machine for its host: on a shared
+    machine it moves far less from run to run."""
+    def seconds(n):
+        proc = subprocess.Popen([elf, str(n), "1"], stdout=subprocess.DEVNULL)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode:
+            raise subprocess.CalledProcessError(proc.returncode, elf)
+        return usage.ru_utime + usage.ru_stime
+    return (seconds(runs + 5) - seconds(5)) / runs * 1e6
 
 
 def ort_engines(model_path):
@@ -141,14 +162,17 @@ def ort_engines(model_path):
     return engines
 
 
-def interleave(harnesses, model_path, rounds, chunk, warmup=None):
+def interleave(harnesses, model_path, rounds, chunk, warmup=None, cpu=False):
     """Median microseconds of one run of each bench harness (``{key: (elf, target)}``) and
     of onnxruntime (``ort``) and its call overhead (``idle``), timed in ``rounds`` rounds
     of ``chunk`` runs of each engine, so that all see the same machine load. The harnesses
     take turns at running first after onnxruntime (measured: the first one there ran up to
-    20% slower, ResNet-18 new/old 1.21 in one order and 0.95 in the other)."""
+    20% slower, ResNet-18 new/old 1.21 in one order and 0.95 in the other). With ``cpu``
+    (host targets), also the medians of CPU time, in the same rounds (a harness's from
+    4 * ``chunk`` more runs each round, cpu_us): (wall, cpu)."""
     (session, feeds), (idle, idle_feeds) = ort_engines(model_path)
     samples = {k: [] for k in ("ort", "idle", *harnesses)}
+    cpus = {k: [] for k in samples} if cpu else {}
     time_session(session, feeds, chunk)  # warm up
     time_session(idle, idle_feeds, chunk)
     keys = list(harnesses)
@@ -156,9 +180,12 @@ def interleave(harnesses, model_path, rounds, chunk, warmup=None):
         for key in keys[r % len(keys):] + keys[:r % len(keys)]:
             elf, target = harnesses[key]
             samples[key] += time_harness(elf, chunk, target, warmup)
-        samples["ort"] += time_session(session, feeds, chunk)
-        samples["idle"] += time_session(idle, idle_feeds, chunk)
-    return {k: statistics.median(v) / 1000 for k, v in samples.items()}
+            if cpu:
+                cpus[key].append(cpu_us(elf, 4 * chunk) * 1000)
+        samples["ort"] += time_session(session, feeds, chunk, cpus.get("ort"))
+        samples["idle"] += time_session(idle, idle_feeds, chunk, cpus.get("idle"))
+    wall = {k: statistics.median(v) / 1000 for k, v in samples.items()}
+    return (wall, {k: statistics.median(v) / 1000 for k, v in cpus.items()}) if cpu else wall
 
 
 def measure(model_path, build_dir, rounds, chunk, target):

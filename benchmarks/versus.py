@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Two builds of a zoo network timed side by side: CPU time of a host harness (perf stat's
-task-clock, which a shared machine's load disturbs less than wall time), interleaved
+"""Two builds of a zoo network timed side by side: CPU time of a host harness (speed.cpu_us,
+which a shared machine's load disturbs less than wall time), interleaved
 rounds, per-part profile sums, and the main of a benchmark of this checkout against
 another's (--base). benchmarks/bands.py, channel_scale.py and transformer_ops.py use it;
 run alone, it compares any zoo networks, their profiles summed by op and tactic:
@@ -14,7 +14,6 @@ import collections
 import json
 import os
 import statistics
-import subprocess
 import sys
 
 BENCHMARKS = os.path.dirname(os.path.abspath(__file__))
@@ -22,18 +21,6 @@ sys.path.insert(0, BENCHMARKS)
 
 import speed  # noqa: E402
 import zoo_models  # noqa: E402
-
-
-def cpu_us(elf, runs):
-    """CPU microseconds of one run of a host harness: ``perf stat``'s task-clock of
-    ``runs`` + 5 runs less that of 5 (start-up and weights loading cancel out). Unlike
-    wall time, it leaves out the time the process waits for a core (the machine is
-    shared)."""
-    def clock(n):
-        r = subprocess.run(["perf", "stat", "-x,", "-e", "task-clock", elf, str(n), "1"],
-                           capture_output=True, text=True, check=True)
-        return float(r.stderr.strip().splitlines()[-1].split(",")[0])  # ms
-    return (clock(runs + 5) - clock(5)) / runs * 1000
 
 
 def interleave(elfs, target, rounds, chunk):
@@ -45,7 +32,7 @@ def interleave(elfs, target, rounds, chunk):
     for r in range(rounds):
         for key in keys[r % len(keys):] + keys[:r % len(keys)]:
             wall[key] += speed.time_harness(elfs[key], chunk, target)
-            cpu[key].append(cpu_us(elfs[key], 4 * chunk))
+            cpu[key].append(speed.cpu_us(elfs[key], 4 * chunk))
     return {k: (statistics.median(wall[k]) / 1000, statistics.median(cpu[k])) for k in elfs}
 
 

@@ -10,7 +10,10 @@ builds it from scratch with opt=speed (and prints how long the build took), runs
 builds and onnxruntime (one intra-op and one inter-op thread) side by side in interleaved
 rounds, as benchmarks/speed.py does (its functions: medians, onnxruntime's Python call
 overhead subtracted), and prints a markdown table: medians, the ratio onnxcc /
-onnxruntime per target (below 1: onnxcc is faster), their geometric mean and the worst.
+onnxruntime per target (below 1: onnxcc is faster), their geometric mean and the worst;
+in parentheses the same of CPU time, measured in the same rounds (speed.cpu_us: the
+harness's CPU time, onnxruntime's calling thread's), which a shared or virtual machine's
+load moves far less than wall time.
 `--profile` adds, per build, where the time goes: `scons ... profile`'s steps summed by op
 type and tactic. The targets are x86_64 and target=native (the best of this machine:
 x86_64-avx512 on Intel's AVX-512, x86_64-zen4 on AMD's); a target whose features the CPU
@@ -193,7 +196,7 @@ def compare(paths, targets, args):
     build_heads = " | ".join(f"build {t} (s)" for t in targets)
     print(f"| model | opset | params (M) | {heads} | onnxruntime (us) | {ratio_heads} | {build_heads} |")
     print("| --- | ---: | ---: |" + " ---: |" * (3 * len(targets) + 1))
-    ratios = {t: {} for t in targets}
+    ratios, cpu_ratios = {t: {} for t in targets}, {t: {} for t in targets}
     verified = []
     for path in paths:
         name = os.path.splitext(os.path.basename(path))[0]
@@ -202,22 +205,24 @@ def compare(paths, targets, args):
             seconds[target], line, elf = build_and_verify(path, target, args.build_dir, not args.reuse)
             harnesses[target] = (elf, target)
             verified.append(line)
-        med = speed.interleave(harnesses, path, args.rounds, args.chunk, args.warmup)
-        ort = med["ort"] - med["idle"]
+        med, cpu = speed.interleave(harnesses, path, args.rounds, args.chunk, args.warmup, cpu=True)
+        ort, ort_cpu = med["ort"] - med["idle"], cpu["ort"] - cpu["idle"]
         count, opset = params(path)
         for t in targets:
             ratios[t][name] = med[t] / ort
+            cpu_ratios[t][name] = cpu[t] / ort_cpu
         print(f"| {name} | {opset} | {count / 1e6:.2f} | "
-              + " | ".join(f"{med[t]:.1f}" for t in targets)
-              + f" | {ort:.1f} (call {med['idle']:.1f}) | "
-              + " | ".join(f"{ratios[t][name]:.2f}" for t in targets) + " | "
+              + " | ".join(f"{med[t]:.1f} ({cpu[t]:.1f})" for t in targets)
+              + f" | {ort:.1f} ({ort_cpu:.1f}; call {med['idle']:.1f}) | "
+              + " | ".join(f"{ratios[t][name]:.2f} ({cpu_ratios[t][name]:.2f})" for t in targets) + " | "
               + " | ".join(f"{seconds[t]:.1f}" for t in targets) + " |", flush=True)
     print()
     for t in targets:
-        worst = max(ratios[t], key=ratios[t].get)
-        print(f"{t}: geometric mean of onnxcc / onnxruntime over {len(ratios[t])} models "
-              f"{speed.geometric_mean(list(ratios[t].values())):.2f}, worst {worst} "
-              f"{ratios[t][worst]:.2f}")
+        for clock, by_model in (("wall time", ratios[t]), ("CPU time", cpu_ratios[t])):
+            worst = max(by_model, key=by_model.get)
+            print(f"{t}: geometric mean of onnxcc / onnxruntime ({clock}) over {len(by_model)} "
+                  f"models {speed.geometric_mean(list(by_model.values())):.2f}, worst {worst} "
+                  f"{by_model[worst]:.2f}")
     print()
     print("\n".join(verified))
     return ratios
