@@ -11,7 +11,9 @@ import onnxruntime as ort
 import pytest
 from elftools.elf.elffile import ELFFile
 
-from conftest import MODELS, REPO, SCONS
+from conftest import MODELS, REPO, SCONS, readme_sample
+from onnxcc import tolerance
+from onnxcc.targets import host_cpu_flags, load_target
 
 TOOLS = os.path.join(REPO, "site_scons", "site_tools")
 
@@ -71,10 +73,15 @@ def reference():
     return np.concatenate([run("kws.onnx", (1, 1, 49, 10)), run("fc_autoencoder.onnx", (1, 640))])
 
 
-def run_outputs(program):
+def assert_matches_reference(program):
+    """The program's outputs are onnxruntime's within verify's bound of an elementwise
+    output (onnxcc/tolerance.py; the models' own bounds are wider): both models compile
+    for AVX2 + FMA (toolchain="env" adds the target's ISA flags), whose contracted sums
+    round otherwise than onnxruntime's."""
     r = subprocess.run([str(program)], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
-    return np.array([float(v) for v in r.stdout.split()], np.float32)
+    got = np.array([float(v) for v in r.stdout.split()], np.float32)
+    np.testing.assert_allclose(got, reference(), rtol=tolerance.RTOL, atol=tolerance.ATOL)
 
 
 @pytest.fixture(scope="module")
@@ -113,8 +120,7 @@ def test_tool_from_another_tree_builds_relative_to_the_sconscript(project):
     assert (out / "autoencoder" / "libautoencoder.a").is_file()
     assert (project / "state" / "sconsign.dblite").is_file()   # where the project keeps it
     assert not (project / "build").exists() and not (project / "app" / "build").exists()
-    np.testing.assert_allclose(run_outputs(project / "app" / "out" / "two_models"), reference(),
-                               rtol=1e-5, atol=1e-6)
+    assert_matches_reference(project / "app" / "out" / "two_models")
     again = subprocess.run(SCONS + ["-Q", "--debug=explain"], cwd=project, capture_output=True,
                            text=True, timeout=600, stdin=subprocess.DEVNULL)
     assert again.returncode == 0 and "because" not in again.stdout, again.stdout
@@ -181,7 +187,80 @@ def test_libraries_link_in_any_order(project, tmp_path, order):
                          str(out / "shared_arena" / "libshared_arena.a"), "-lm", "-o", str(program)],
                         capture_output=True, text=True)
     assert cc.returncode == 0, cc.stderr
-    np.testing.assert_allclose(run_outputs(program), reference(), rtol=1e-5, atol=1e-6)
+    assert_matches_reference(program)
+
+
+# a firmware tree's own flags: no -mavx2, -msse2 or other ISA flags
+PLAIN_FLAGS_SCONSTRUCT = f"""
+import os
+env = Environment(ENV=os.environ, tools=["default"],
+                  CCFLAGS=ARGUMENTS["cpu"].split() + ["-O2", "-Wall", "-Wextra", "-Werror"])
+env.Tool("onnxcc", toolpath=[{TOOLS!r}])
+model = env.OnnxModel("act", "act.onnx", target=ARGUMENTS["target"], toolchain="env")
+Default(model.verify if ARGUMENTS["verify"] == "1" else model.lib)
+if ARGUMENTS["target"] != "x86-baremetal":   # (its own compiler: none)
+    Default(env.OnnxModel("act", "act.onnx", target=ARGUMENTS["target"], build_dir="ref").lib)
+"""
+
+
+def _activations_model(path):
+    """A MatMul and the activations whose vector kernels call vmath's functions at the
+    target's width (sigmoid, tanh, erf through Gelu, exp through Softmax), and a
+    LayerNormalization, whose kernel a GNU C dialect would contract (ENV_DIALECT)."""
+    from onnx import TensorProto, helper, numpy_helper, save
+    w = numpy_helper.from_array((np.arange(64 * 64, dtype=np.float32).reshape(64, 64) % 7 - 3) / 8,
+                                "w")
+    scale = numpy_helper.from_array(np.linspace(0.5, 1.5, 64, dtype=np.float32), "scale")
+    bias = numpy_helper.from_array(np.linspace(-0.25, 0.25, 64, dtype=np.float32), "bias")
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"]),
+             helper.make_node("Sigmoid", ["m"], ["s"]), helper.make_node("Tanh", ["m"], ["t"]),
+             helper.make_node("Gelu", ["m"], ["g"]), helper.make_node("Add", ["s", "t"], ["st"]),
+             helper.make_node("Add", ["st", "g"], ["a"]),
+             helper.make_node("LayerNormalization", ["a", "scale", "bias"], ["n"], axis=-1),
+             helper.make_node("Softmax", ["n"], ["y"], axis=-1)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 64])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 64])],
+                              [w, scale, bias])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)]), path)
+
+
+FREESTANDING_X86 = f"-m32 -march=i686 -ffreestanding -fno-pie -isystem {REPO}/runtime/freestanding/include"
+
+
+@pytest.mark.parametrize("target, cpu, instruction", [
+    ("x86_64", "", "%ymm"), ("x86_64-avx512", "", "%zmm"),
+    ("x86-baremetal", FREESTANDING_X86, "mulps")])
+def test_toolchain_env_without_isa_flags_compiles_the_targets_vector_code(tmp_path, target, cpu,
+                                                                          instruction):
+    """A tree whose CCFLAGS name no ISA extension (-O2 -Wall -Wextra -Werror) builds an x86
+    target's model with toolchain="env" warning-free (no -Wpsabi: vmath's functions take
+    and return the target's vectors) and gets the target's vector code, which verify
+    runs where this CPU can."""
+    _activations_model(tmp_path / "act.onnx")
+    (tmp_path / "SConstruct").write_text(PLAIN_FLAGS_SCONSTRUCT)
+    t = load_target(target)
+    runs = not t.runner and set(t.cpu.features) <= host_cpu_flags()
+    r = subprocess.run(SCONS + ["-Q", f"target={target}", f"cpu={cpu}", f"verify={int(runs)}"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 0 and "warning" not in r.stdout + r.stderr, r.stdout + r.stderr
+    assert not runs or ("[verify] act" in r.stdout and "MISMATCH" not in r.stdout), r.stdout
+    code = _instructions(tmp_path / "build" / target / "act" / "act_kernels.o")
+    assert any(instruction in line for line in code)
+    if target != "x86-baremetal":  # the code of the target's own build, instruction for instruction
+        assert code == _instructions(tmp_path / "ref" / target / "act" / "act_kernels.o")
+
+
+def _instructions(obj):
+    """The instructions of an object file's code with their operands, in order, but
+    without addresses, jump targets and padding: the same for two builds whose code
+    differs only in its layout (-ffunction-sections)."""
+    import re
+    listing = subprocess.run(["objdump", "-d", "--no-show-raw-insn", "--no-addresses", str(obj)],
+                             capture_output=True, text=True, check=True).stdout
+    code = [re.sub(r"<[^>]*>|#.*", "", line).strip() for line in listing.splitlines()
+            if line.startswith("\t")]
+    return [i for i in code if i and "nop" not in i and i != "xchg   %ax,%ax"]
 
 
 @pytest.mark.parametrize("call, needles", [
@@ -189,18 +268,44 @@ def test_libraries_link_in_any_order(project, tmp_path, order):
     ("env.OnnxModel('m', 'm.onnx', weights_section='my weights')", ["not a linker section name"]),
     ("env.OnnxModel('m', 'm.onnx', target='pdp11')", ["unknown target 'pdp11'"]),
     ("env.OnnxSharedArena('arena', [])", ["shared arena arena: no models"]),
+    # toolchain="env": flags that turn off what the target's kernels are written for
+    ("env.Append(CCFLAGS=['-O2', '-mno-avx']); env.OnnxModel('m', 'm.onnx', toolchain='env')",
+     ["toolchain='env'", "after -mavx2 -mfma", "avx2, fma code", "target x86_64", "-mno-avx"]),
+    ("env.Append(CCFLAGS=['-mno-avx512dq']); "
+     "env.OnnxModel('m', 'm.onnx', target='x86_64-avx512', toolchain='env')",
+     ["avx512dq code", "target x86_64-avx512", "-mno-avx512dq"]),
+    ("env.Replace(CC='arm-linux-gnueabihf-gcc'); "
+     "env.OnnxModel('m', 'm.onnx', target='armv7a', toolchain='env')",
+     ["arm-linux-gnueabihf-gcc", "neon code", "target armv7a", "-mfpu=neon -mfloat-abi=hard"]),
+    ("env.Replace(CC='nonesuch-gcc', OBJCOPY='objcopy'); env.OnnxModel('m', 'm.onnx', toolchain='env')",
+     ["no compiler CC=nonesuch-gcc"]),
 ])
 def test_bad_arguments_stop_scons_with_one_line(tmp_path, call, needles):
-    shutil.copy(f"{MODELS}/tiny_cnn.onnx", tmp_path / "m.onnx")
-    (tmp_path / "SConstruct").write_text(
+    error = _declaration_error(tmp_path, call)
+    for needle in needles:
+        assert needle in error
+
+
+def _declaration_error(folder, call):
+    """The one line (``scons: *** ...``) that stops SCons, without a traceback, when an
+    SConstruct in ``folder`` makes ``call`` (model m.onnx: tiny_cnn)."""
+    shutil.copy(f"{MODELS}/tiny_cnn.onnx", folder / "m.onnx")
+    (folder / "SConstruct").write_text(
         f"env = Environment(tools=['default'])\nenv.Tool('onnxcc', toolpath=[{TOOLS!r}])\n{call}\n")
-    r = subprocess.run(SCONS + ["-Q"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    r = subprocess.run(SCONS + ["-Q"], cwd=folder, capture_output=True, text=True, timeout=120,
                        stdin=subprocess.DEVNULL)
     assert r.returncode == 2 and "Traceback" not in r.stdout + r.stderr
     errors = [line for line in r.stderr.splitlines() if line.startswith("scons: ***")]
     assert len(errors) == 1, r.stderr
-    for needle in needles:
-        assert needle in errors[0]
+    return errors[0]
+
+
+def test_readme_shows_the_line_of_contradicting_flags(tmp_path):
+    """README.md's line for toolchain='env' flags that turn the target's ISA off is the
+    one SCons prints."""
+    shown = readme_sample("flags that contradict the target stop SCons with one line")
+    assert shown == [_declaration_error(
+        tmp_path, "env.Append(CCFLAGS=['-O2', '-mno-avx']); env.OnnxModel('m', 'm.onnx', toolchain='env')")]
 
 
 EXISTS = f"""

@@ -186,6 +186,24 @@ def test_missing_toolchain_and_emulator_name_the_package(repo_copy):
     assert "emulator 'qemu-no-such' not found" in r.stderr and "qemu-no-such-pkg" in r.stderr
 
 
+def test_isa_flags_end_the_targets_flags_and_features_name_their_macros(tmp_path, monkeypatch):
+    """A target's isa_cflags (what a toolchain='env' build adds) are the last of the flags
+    its own builds compile with; every [cpu] feature names the C macro check_env_flags asks
+    the compiler for, and a target file with a feature of no known macro is one line."""
+    from onnxcc import targets
+    from onnxcc.errors import OnnxccError
+    for name in targets.known_targets():
+        t = targets.load_target(name)
+        assert t.cflags[len(t.cflags) - len(t.isa_cflags):] == t.isa_cflags, name
+        assert all(f in targets.FEATURE_MACROS for f in t.cpu.features), name
+    assert targets.load_target("x86_64").isa_cflags[:2] == ["-mavx2", "-mfma"]
+    assert targets.load_target("armv7a").isa_cflags == []  # (its FPU flags set the float ABI)
+    monkeypatch.setattr(targets, "TARGETS_DIR", str(tmp_path))
+    (tmp_path / "odd.toml").write_text('toolchain = "gcc"\n[cpu]\nfeatures = ["avx3"]\n')
+    with pytest.raises(OnnxccError, match=r"features \['avx3'\] are not among"):
+        targets.load_target("odd")
+
+
 def test_help_lists_every_verb_and_option_with_its_default():
     """`scons -h` names every verb the SConstruct defines (read from its Alias calls, so a
     new verb cannot be left out) and every option with its default."""

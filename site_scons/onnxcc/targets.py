@@ -4,6 +4,7 @@ A target says what CPU the code runs on and how to run a program there; a toolch
 which compiler builds for it. Adding a target is adding one small file.
 """
 
+import functools
 import os
 import platform
 import shutil
@@ -60,7 +61,7 @@ class Cpu:
     registers: int = 16  # float (or vector) registers a microkernel may fill
     fma: bool = False  # fused multiply-add instructions (a*b+c in one rounding)
     l1d_bytes: int = 0  # data cache a tile should fit in; 0: no cache (flash/SRAM)
-    features: tuple = ()  # ISA extensions: 'avx2', 'fma', 'neon', 'dsp' ...
+    features: tuple = ()  # ISA extensions: 'avx2', 'fma', 'neon', 'dsp' ... (FEATURE_MACROS)
     # bytes of multiply-adds the core issues a cycle; 0: two vectors' worth, what the
     # estimates of ops/tiling.py count. AMD Zen 4 runs its 512-bit vectors through 256-bit
     # units (64), Intel's AVX-512 server cores have two 512-bit units (128)
@@ -110,6 +111,10 @@ class Target:
     # vendor, families), when the cost model is fitted to them; None: any CPU with its
     # features
     native: dict = None
+    # the last of ``cflags``: the ones that turn on the vector and float units the kernels
+    # are written for and leave the ABI of <name>_run alone (x86's -mavx2 -mfma): a
+    # toolchain='env' build puts them before the environment's own flags (check_env_flags)
+    isa_cflags: list = field(default_factory=list)
 
     def __post_init__(self):
         if self.footprint_sources is None:
@@ -283,11 +288,17 @@ def load_target(name):
     cpu = t.get("cpu", {})
     fma = bool(t.get("fma", False))
     exit_status = t.get("exit_status", "")
+    path = os.path.join(TARGETS_DIR, f"{name}.toml")
     if exit_status not in EXIT_STATUSES:
         raise OnnxccError(f"exit_status = {exit_status!r} is not one of {EXIT_STATUSES}",
-                          where=os.path.join(TARGETS_DIR, f"{name}.toml"))
+                          where=path)
+    unknown = [f for f in cpu.get("features", ()) if f not in FEATURE_MACROS]
+    if unknown:
+        raise OnnxccError(f"[cpu] features {unknown} are not among {sorted(FEATURE_MACROS)}",
+                          where=path, hint="add the feature's C macro to targets.FEATURE_MACROS")
+    isa_cflags = list(t.get("isa_cflags", []))
     return Target(name, t.get("description", ""), toolchain,
-                  [_repo_path(a) for a in t.get("cflags", [])],
+                  [_repo_path(a) for a in t.get("cflags", [])] + isa_cflags,
                   [_repo_path(a) for a in t.get("linkflags", [])],
                   [os.path.join(REPO_ROOT, s) for s in t.get("harness_sources", [])],
                   int(t.get("flash_bytes", 0)), int(t.get("ram_bytes", 0)),
@@ -300,7 +311,61 @@ def load_target(name):
                   if "footprint_sources" in t else None,
                   footprint_linkflags=[_repo_path(a) for a in t["footprint_linkflags"]]
                   if "footprint_linkflags" in t else None,
-                  l2_bytes=int(cpu.get("l2_bytes", 0)), native=t.get("native"))
+                  l2_bytes=int(cpu.get("l2_bytes", 0)), native=t.get("native"),
+                  isa_cflags=isa_cflags)
+
+
+#: the macro by which a C compiler says it generates code for a ``[cpu]`` feature
+FEATURE_MACROS = {"avx2": "__AVX2__", "fma": "__FMA__", "avx512f": "__AVX512F__",
+                  "avx512vl": "__AVX512VL__", "avx512dq": "__AVX512DQ__", "sse2": "__SSE2__",
+                  "neon": "__ARM_NEON", "dsp": "__ARM_FEATURE_DSP"}
+
+
+def _shown(compiler):
+    """A compiler command as the user named it: its program's file name, then its words."""
+    return " ".join([os.path.basename(compiler[0]), *compiler[1:]])
+
+
+@functools.lru_cache(maxsize=None)
+def _predefined_macros(compiler, flags):
+    """The names of the macros C compiler ``compiler`` (a tuple: the program and any words
+    after it) predefines with ``flags`` (a tuple): what it generates code for, as it says
+    itself -- exact for any compiler and flags, where a table of which -m flag implies or
+    cancels which would not be. Asked once per compiler and flags (a few milliseconds)."""
+    with tempfile.TemporaryDirectory() as folder:  # (a -MD among the flags writes a file)
+        r = subprocess.run([*compiler, *flags, "-dM", "-E", "-x", "c", os.devnull], cwd=folder,
+                           capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    if r.returncode != 0:
+        first = (r.stderr.strip().splitlines() or ["(no message)"])[0]
+        raise OnnxccError(f"toolchain='env': {_shown(compiler)} {' '.join(flags)} fails: {first}")
+    return frozenset(line.split()[1] for line in r.stdout.splitlines()
+                     if line.startswith("#define "))
+
+
+def check_env_flags(target, compiler, flags):
+    """Refuse a toolchain='env' build of ``target`` whose compiler (a list: the program and
+    any words after it) and flags (the environment's CFLAGS and CCFLAGS, after the
+    target's isa_cflags, as the build puts them) do not generate code for every ``[cpu]``
+    feature of the target. The kernels are written for those (vmath's functions take and
+    return the target's vectors, which GCC warns about without them: -Wpsabi), so such
+    flags contradict the target: one line says so, rather than the code quietly running
+    without them."""
+    isa = list(target.isa_cflags)
+    macros = _predefined_macros(tuple(compiler), tuple(isa + flags))
+    missing = [f for f in target.cpu.features if FEATURE_MACROS[f] not in macros]
+    if not missing:
+        return
+    if isa:
+        own = " ".join(f for f in flags if f.startswith("-m")) or "none"
+        hint = (f"remove the flag that turns it off (the environment's -m flags: {own}), "
+                "or pass the target= of the CPU your flags are for")
+    else:  # (the target's flags also set the float ABI, which must be the firmware's)
+        hint = (f"add the target's flags for it ({' '.join(target.cflags)}) or your CPU's "
+                "equivalents, or pass the target= of the CPU your flags are for")
+    raise OnnxccError(f"toolchain='env': {_shown(compiler)} with the environment's CFLAGS and "
+                      f"CCFLAGS{' after ' + ' '.join(isa) if isa else ''} does not generate "
+                      f"{', '.join(missing)} code, which target {target.name}'s kernels are "
+                      "written for", hint=hint)
 
 
 def parse_bytes(text, option):

@@ -29,6 +29,7 @@ import SCons.Builder
 import SCons.Errors
 import SCons.Scanner
 import SCons.Subst
+import SCons.Util
 
 # SCons runs a tool module as sys.modules[<tool name>], and this tool is named like the
 # compiler package beside it: whether it is loaded by onnxcc's own SConstruct or, with
@@ -61,7 +62,7 @@ try:
     from onnxcc import html_report, profile as profiler
     from onnxcc.footprint import fit, size_gate
     from onnxcc.report import format_gate, format_table, human_bytes
-    from onnxcc.targets import NATIVE, WARNINGS, load_target, with_memory
+    from onnxcc.targets import NATIVE, WARNINGS, check_env_flags, load_target, with_memory
 except ImportError as e:  # a missing Python package: exists() says no, generate() which
     _IMPORT_ERROR = e
 else:
@@ -508,6 +509,36 @@ def _repo_nodes(env, flags):
             for f in flags]
 
 
+#: what the generated C assumes of its C dialect: no a * b + c contracted into a fused
+#: multiply-add but where a kernel asks for it (tile.mako's ``contracted``), so that the
+#: other kernels -- the reference ones, the int8 kernels' float steps (docs/int8.md) --
+#: round as the target build's do. A target build has it from -std=c99; a toolchain='env'
+#: build gets it before the tree's own flags, whose C dialect may be a GNU one, which
+#: contracts everywhere once FMA is on
+ENV_DIALECT = ["-ffp-contract=off"]
+
+
+def _add_target_flags(e, target):
+    """toolchain='env': the target's instruction-set flags (x86's -mavx2 -mfma ...) and
+    ENV_DIALECT go first in ``e``'s CCFLAGS, so that the code is the target build's -- the
+    vectors the kernels are written for, without -Wpsabi on vmath's functions that take
+    them -- whatever the tree's own flags name; a flag of the tree's that turns one off
+    again stops the build in one line (targets.check_env_flags). They change no ABI
+    <name>_run exports (pointers, an int), so code compiled without them calls it. ARM
+    targets have none (their FPU flags set the float ABI too, which is the firmware's):
+    there the tree's flags must enable the target's features themselves."""
+    cc = e.subst_list("$CC")[0]
+    program = e.WhereIs(str(cc[0])) if cc else None
+    if not program:
+        raise OnnxccError(f"toolchain='env': no compiler CC={e.subst('$CC')} found",
+                          hint="set CC in the environment, e.g. CC='arm-none-eabi-gcc'")
+    own = [str(f) for f in e.subst_list("$CFLAGS $CCFLAGS")[0]]
+    check_env_flags(target, [program] + [str(w) for w in cc[1:]], own)
+    # (CLVar: a CCFLAGS given as one string becomes its words, as on the command line)
+    e.Replace(CCFLAGS=SCons.Util.CLVar(target.isa_cflags + ENV_DIALECT)
+              + SCons.Util.CLVar(e.get("CCFLAGS", [])))
+
+
 def _model_env(env, target, toolchain, verbose, launcher=""):
     """A clone of ``env`` that compiles for ``target``: with the target's toolchain file, or
     (``toolchain='env'``) with env's own CC, AR, CCFLAGS, CFLAGS and CPPDEFINES. The size
@@ -526,6 +557,7 @@ def _model_env(env, target, toolchain, verbose, launcher=""):
         link = cflags + tc.linkflags
     else:
         e.Replace(OBJCOPY=_objcopy_beside(e), LINK="$CC")
+        _add_target_flags(e, target)
         link = ["$CCFLAGS"] + tc.linkflags
     # the size report's footprint program links the same way, with the target's own flags
     # for it (a minimal bare-metal link)
@@ -581,7 +613,8 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
     """Declare every stage of the ONNX file ``model``, compiled as C prefix ``name`` (None:
     the file's stem) for ``target`` into ``<build_dir>/<target>/<name>/``; relative paths are
     relative to the calling SConscript. ``toolchain='env'`` compiles with this environment's
-    compiler and flags instead of the target's; ``weights_section`` puts the weights into
+    compiler and flags instead of the target's (after the target's ISA flags:
+    _add_target_flags); ``weights_section`` puts the weights into
     that linker section, ``weights_format`` says how (``bin``: a binary file included by an
     assembler file; ``c``: C arrays; sanitize=1 takes C arrays, the only ones ASan guards);
     ``planner``, ``schedule``, ``pools``, ``io``, ``patches`` and ``bands`` steer

@@ -22,6 +22,15 @@
   clamps map NaN to a number (no NaN reaches a float -> int conversion) and a last select
   gives NaN back. Nothing here relies on a rounding trick that -funsafe-math-optimizations
   could reassociate away (armv7a builds with it).
+
+  The functions take and return vectors of L floats by value. Compiled without the ISA
+  those vectors are written for, GCC warns (-Wpsabi: "AVX vector return without AVX
+  enabled changes the ABI") and the code loses its vectors, so every build of a kernels
+  file compiles with the target's ISA: a target build with its cflags, a toolchain="env"
+  build with the target's isa_cflags put before the tree's own flags (x86; ARM trees
+  name their FPU themselves), and flags that turn it off again are refused in one line
+  (site_tools/onnxcc.py, targets.check_env_flags). A firmware that compiles the C itself
+  must pass <NAME>_TARGET_CFLAGS.
 </%doc>
 
 ## The one-lane vector forms always go inline: their float wrappers (vm_<name>_s, whose
@@ -45,9 +54,9 @@
 ${x86_header(L)}\
 typedef float vm_f${L} __attribute__((vector_size(${4 * L})));
 typedef int vm_i${L} __attribute__((vector_size(${4 * L})));
-## vm_sel and vm_pow2 are macros: a function taking or returning 32- or 64-byte vectors
-## warns (-Wpsabi) where the C is compiled without the target's AVX flags (a firmware
-## tree's own flags, toolchain="env"); their arguments are pure, evaluated twice at most
+## vm_sel and vm_pow2 are macros, the smallest C (first made macros against -Wpsabi, before
+## toolchain="env" builds got the target's ISA flags: see the top); their arguments are
+## pure, evaluated twice at most
 #define vm_sel_v${L}(m, a, b) ((vm_f${L})(((m) & (vm_i${L})(a)) | (~(m) & (vm_i${L})(b))))
 #define vm_pow2_v${L}(n) ((vm_f${L})(((n) + 127) << 23))  /* 2^n, n in [-126, 127] */
 </%def>
@@ -415,10 +424,9 @@ ${scalar('softsign')}\
 ## (ops/epilogue.py) -- an instruction on a port of its own, where the portable select is
 ## a compare and a blend on the multiply-add ports (docs/speed.md, "1x1 convolutions on
 ## AVX2"). Both forms give b where either is NaN and where a == b (-0.0 against 0.0).
-## Macros, not functions: a function taking 32- or 64-byte vectors warns (-Wpsabi) where
-## the C is compiled without the target's AVX flags (a firmware tree's own flags,
-## toolchain="env"), and the epilogues pass plain variables and constants, so the
-## arguments' second evaluation in the portable form costs nothing.
+## Macros, like vm_sel (first made macros against -Wpsabi, before toolchain="env" builds got
+## the target's ISA flags: see the top): the epilogues pass plain variables and constants,
+## so the arguments' second evaluation in the portable form costs nothing.
 <%def name="minmax(L, name, op, intrinsic)">\
 % if L in X86 and L > 4:
 <% m, p = X86[L] %>\
