@@ -15,6 +15,9 @@
   winograd   3x3 stride 1: Winograd F(4x4, 3x3) or F(2x2, 3x3), fewer multiplies
              (ops/winograd.py)
 
+What every tactic reads off the node (geometry, tags, tiles, phase planes) is
+ops/conv_geometry.py's.
+
 The GEMM tactics read the weights packed at compile time into panels (packing.py) and
 keep a tile of output channels x pixels in registers (tiling.py), its vectors along the
 pixels -- or, where an image has few pixels and many channels, along the channels
@@ -29,55 +32,22 @@ from typing import NamedTuple
 
 from .. import packing
 from . import KernelCall, Tactic, depthwise_lanes, in_place, unsupported, winograd
-from .epilogue import epilogue_tag, kernel_epilogue, own_inputs, residual_roles, tile_lanes
-from .spatial import is_depthwise, window_2d, window_tag
+from .conv_geometry import conv_spans, conv_tag, geometry, macs, phase_planes, tile_tag, with_tile
+from .epilogue import residual_roles, tile_lanes
+from .spatial import is_depthwise
 from .tiling import (MAX_ROWS, MAX_VECS, best_tile, column_tails, copy_cost, epilogue_cost,
                      gemm_cost, l2_bytes, reread_cost, scalar_mac_cost, tile_cost, tile_fits)
-
-
-def conv_spans(node, graph):
-    """Kernel coordinates: image, output channel, pixel (row-major over the spatial dims)."""
-    return [(0, 1), (1, 2), (2, len(graph.info(node.outputs[0]).shape))]
-
-
-def _geometry(node, graph):
-    own = own_inputs(node)
-    x, w = own[0], own[1]
-    b = own[2] if len(own) > 2 and own[2] else None
-    s = own[3] if len(own) > 3 else None  # a fused per-input-channel scale (passes/fuse_channel_scale.py)
-    y = node.outputs[0]
-    w_shape = graph.info(w).shape
-    g = window_2d(node, graph.info(x).shape, graph.info(y).shape,
-                  node.attrs.get("kernel_shape", w_shape[2:]))
-    chain, operands = kernel_epilogue(node, graph, conv_spans(node, graph))
-    g.update(m=w_shape[0], group=node.attrs.get("group", 1), bias=b is not None, epilogue=chain,
-             scale=s is not None)
-    inputs = [("x", x), ("w", w)] + ([("b", b)] if b else []) + ([("s", s)] if s else []) + operands
-    return g, inputs, [("y", y)]
-
-
-def _kind(g):
-    return "dw" if is_depthwise(g) else f"g{g['group']}"
-
-
-def _tag(g, prefix=""):
-    scale = "_s" if g["scale"] else ""
-    return f"f32_{prefix}{_kind(g)}_{window_tag(g)}_m{g['m']}{scale}{epilogue_tag(g['epilogue'])}"
-
-
-def macs(g):
-    return g["n"] * g["m"] * g["oh"] * g["ow"] * (g["c"] // g["group"]) * g["kh"] * g["kw"]
 
 
 # --- direct (reference) -------------------------------------------------------------------
 
 def lower_direct(node, graph, cpu=None):
-    g, inputs, outputs = _geometry(node, graph)
-    return KernelCall("conv2d", _tag(g), g, inputs, outputs)
+    g, inputs, outputs = geometry(node, graph)
+    return KernelCall("conv2d", conv_tag(g), g, inputs, outputs)
 
 
 def cost_direct(node, graph, cpu):
-    g, _, _ = _geometry(node, graph)
+    g, _, _ = geometry(node, graph)
     pixels = g["n"] * g["m"] * g["oh"] * g["ow"]
     return macs(g) * scalar_mac_cost(cpu) + pixels * 6 + epilogue_cost(pixels, g["epilogue"])
 
@@ -95,29 +65,12 @@ def _packed_weights(g, width):
     return {"w": packing.panels_spec(g["m"], k, width, "rows", g["group"])}
 
 
-def _with_tile(g, cpu, transposed, rows, vecs):
-    """The template's parameters: the tile, and in the transposed orientation the bias as
-    the epilogue's first op (it varies along the vectors)."""
-    p = dict(g, rows=rows, vecs=vecs, lanes=cpu.lanes(), transposed=transposed)
-    if transposed and g["bias"]:
-        p["epilogue"] = [["Add", {"operand": "b", "value_first": True, "strides": [0, 1, 0]}]] \
-            + g["epilogue"]
-    return p
-
-
 def _panel_width(p):
     return p["vecs"] * p["lanes"] if p["transposed"] else p["rows"]
 
 
-def _tile_tag(p):
-    group = f"r{p['row_group']}" if p.get("row_group", 1) > 1 else "f" if p.get("flat") else ""
-    if p.get("panel_store") and p["store_rows"] < p["oh"]:
-        group += f"b{p['store_rows']}"
-    return f"{'c' if p['transposed'] else 't'}{p['rows']}x{p['vecs'] * p['lanes']}{group}_"
-
-
 def _is_1x1(node, graph, cpu=None):
-    g, _, _ = _geometry(node, graph)
+    g, _, _ = geometry(node, graph)
     return ((g["kh"], g["kw"], g["sh"], g["sw"]) == (1, 1, 1, 1)
             and (g["pt"], g["pl"], g["pb"], g["pr"]) == (0, 0, 0, 0))
 
@@ -169,8 +122,8 @@ def _scaled_floats(g, width):
 
 
 def lower_gemm1x1(node, graph, cpu):
-    g, inputs, outputs = _geometry(node, graph)
-    p = _with_tile(g, cpu, *_plan_1x1(g, cpu)[:3])
+    g, inputs, outputs = geometry(node, graph)
+    p = with_tile(g, cpu, *_plan_1x1(g, cpu)[:3])
     p["scaled"] = _scaled_floats(g, _panel_width(p))
     p["kblock"] = _k_block(g, cpu, p)
     width = p["vecs"] * p["lanes"]
@@ -180,12 +133,12 @@ def lower_gemm1x1(node, graph, cpu):
     # stored straight, its channels are adjacent in y)
     scratch = 4 * g["oh"] * g["ow"] * width if p["transposed"] and g["oh"] * g["ow"] > 1 else 0
     scratch += 4 * p["scaled"]  # (first: the scaled weights)
-    return KernelCall("conv2d_1x1", _tag(g, _tile_tag(p)), p, inputs, outputs,
+    return KernelCall("conv2d_1x1", conv_tag(g, tile_tag(p)), p, inputs, outputs,
                       scratch_bytes=scratch, packed=_packed_weights(g, _panel_width(p)))
 
 
 def cost_gemm1x1(node, graph, cpu):
-    g, _, _ = _geometry(node, graph)
+    g, _, _ = geometry(node, graph)
     outputs = g["n"] * g["m"] * g["oh"] * g["ow"]
     scale = copy_cost(g["m"] * g["c"], cpu) if g["scale"] else 0  # a multiply pass over the weights
     return _plan_1x1(g, cpu)[3] + scale + epilogue_cost(outputs, g["epilogue"], tile_lanes(g["epilogue"], cpu))
@@ -219,51 +172,19 @@ def _plan_im2col(g, cpu):
 
 
 def lower_im2col(node, graph, cpu):
-    g, inputs, outputs = _geometry(node, graph)
+    g, inputs, outputs = geometry(node, graph)
     rows, vecs, _ = _plan_im2col(g, cpu)
-    p = _with_tile(g, cpu, False, rows, vecs)
+    p = with_tile(g, cpu, False, rows, vecs)
     _, k, _ = _gemm_shape(g)
     p["columns"] = _im2col_columns(g, cpu, k, vecs * p["lanes"])
-    return KernelCall("conv2d_im2col", _tag(g, _tile_tag(p)), p, inputs, outputs,
+    return KernelCall("conv2d_im2col", conv_tag(g, tile_tag(p)), p, inputs, outputs,
                       scratch_bytes=4 * k * p["columns"], packed=_packed_weights(g, rows))
 
 
 def cost_im2col(node, graph, cpu):
-    g, _, _ = _geometry(node, graph)
+    g, _, _ = geometry(node, graph)
     outputs = g["n"] * g["m"] * g["oh"] * g["ow"]
     return _plan_im2col(g, cpu)[2] + epilogue_cost(outputs, g["epilogue"], tile_lanes(g["epilogue"], cpu))
-
-
-def phase_planes(g, slack, band=None, align=1):
-    """The layout of a zero-padded input split into stride phases, for kernels that read
-    a window's tap (ky, kx) of every pixel of an output row as one contiguous run.
-
-    Padded input row r*sh + py, column q*sw + px is plane (py, px)'s element [r][q]; tap
-    (ky, kx) of output pixel (oy, ox) is then element [oy + ky*dh // sh][ox + kx*dw // sw]
-    of plane (ky*dh % sh, kx*dw % sw). Only the planes some tap reads are kept. With
-    ``band``, the planes hold only the rows ``band`` output rows read, refilled for
-    each band of output rows (``fills`` row ranges are of the whole planes). ``align``:
-    the rows' length a multiple of it (vectors of a row aligned as its first).
-    """
-    sh, sw, dh, dw = g["sh"], g["sw"], g["dh"], g["dw"]
-    taps = [(ky * dh, kx * dw) for ky in range(g["kh"]) for kx in range(g["kw"])]
-    phases = sorted({(ty % sh, tx % sw) for ty, tx in taps})
-    reach = max(ty // sh for ty, _ in taps)
-    whole = g["oh"] + reach
-    rows = min(band, g["oh"]) + reach if band else whole
-    cols = -(-(g["ow"] + max(tx // sw for _, tx in taps)) // align) * align
-    plane = rows * cols
-
-    def valid(count, stride, phase, pad, size):
-        lo = max(0, -((phase - pad) // stride))  # first index whose source is >= 0
-        hi = min(count, (size - 1 + pad - phase) // stride + 1)
-        return [lo, max(lo, hi)]
-    fills = [{"py": py, "px": px, "rows": valid(whole, sh, py, g["pt"], g["h"]),
-              "cols": valid(cols, sw, px, g["pl"], g["w"])} for py, px in phases]
-    offsets = [phases.index((ty % sh, tx % sw)) * plane + (ty // sh) * cols + tx // sw
-               for ty, tx in taps]
-    return {"plane_rows": rows, "plane_cols": cols, "fills": fills, "band": band or g["oh"],
-            "channel_stride": len(phases) * plane, "tap_offsets": offsets, "slack": slack}
 
 
 def _grouped(g):
@@ -464,20 +385,20 @@ def _plan_implicit(g, cpu):
 
 
 def lower_implicit(node, graph, cpu):
-    g, inputs, outputs = _geometry(node, graph)
+    g, inputs, outputs = geometry(node, graph)
     plan = _plan_implicit(g, cpu)
-    p = _with_tile(g, cpu, plan.transposed, plan.rows, plan.vecs)
+    p = with_tile(g, cpu, plan.transposed, plan.rows, plan.vecs)
     p.update(plan.planes, row_group=plan.row_group, panel_store=plan.panel_store,
              store_rows=plan.store_rows, flat=plan.flat)
     size = g["c"] // g["group"] * plan.planes["channel_stride"] + plan.planes["slack"]
     if plan.panel_store:  # then a panel's sums, [pixels][panel channels] (panel_store.mako)
         size += plan.store_rows * g["ow"] * plan.vecs * cpu.lanes()
-    return KernelCall("conv2d_implicit", _tag(g, _tile_tag(p)), p, inputs, outputs,
+    return KernelCall("conv2d_implicit", conv_tag(g, tile_tag(p)), p, inputs, outputs,
                       scratch_bytes=4 * size, packed=_packed_weights(g, _panel_width(p)))
 
 
 def cost_implicit(node, graph, cpu):
-    g, _, _ = _geometry(node, graph)
+    g, _, _ = geometry(node, graph)
     outputs = g["n"] * g["m"] * g["oh"] * g["ow"]
     return _plan_implicit(g, cpu).cycles + epilogue_cost(outputs, g["epilogue"], tile_lanes(g["epilogue"], cpu))
 
@@ -485,8 +406,8 @@ def cost_implicit(node, graph, cpu):
 # --- depthwise --------------------------------------------------------------------------
 
 def _is_depthwise(node, graph, cpu=None):
-    g, _, _ = _geometry(node, graph)
-    return _kind(g) == "dw"
+    g, _, _ = geometry(node, graph)
+    return is_depthwise(g)
 
 
 def _plan_depthwise(g, cpu, shift=False):
@@ -593,26 +514,26 @@ def _plan_direct(g, cpu):
 def _direct_applies(node, graph, cpu):
     """Column stride 2, rows of a vector or more, on x86 (8 or 16 lanes: measured there;
     NEON's unaligned loads do not split as badly, its planes are kept unmeasured)."""
-    g, _, _ = _geometry(node, graph)
-    return (_kind(g) == "dw" and cpu.lanes() >= 8 and g["sw"] == 2
+    g, _, _ = geometry(node, graph)
+    return (is_depthwise(g) and cpu.lanes() >= 8 and g["sw"] == 2
             and _plan_direct(g, cpu) is not None)
 
 
 def lower_direct_s2(node, graph, cpu):
-    g, inputs, outputs = _geometry(node, graph)
+    g, inputs, outputs = geometry(node, graph)
     plan = _plan_direct(g, cpu)
     if plan is None:  # (a patch keeps its layer's tactic: its rows may be narrower)
         raise unsupported(node, f"depthwise_s2 on rows of {g['w']} floats",
                           hint="it loads whole vectors of each row; choose another tactic=")
     rows, vecs, _ = plan
-    p = _with_tile(g, cpu, False, rows, vecs)
+    p = with_tile(g, cpu, False, rows, vecs)
     p.update(direct=True, tap_offsets=[0] * (g["kh"] * g["kw"]), slack=0)
-    return KernelCall("conv2d_depthwise", _tag(g, "d" + _tile_tag(p)), p, inputs, outputs,
+    return KernelCall("conv2d_depthwise", conv_tag(g, "d" + tile_tag(p)), p, inputs, outputs,
                       scratch_bytes=4 * g["w"])
 
 
 def cost_direct_s2(node, graph, cpu):
-    g, _, _ = _geometry(node, graph)
+    g, _, _ = geometry(node, graph)
     lanes = tile_lanes(g["epilogue"], cpu)
     outputs = g["n"] * g["m"] * g["oh"] * -(-g["ow"] // lanes) * lanes
     return _plan_direct(g, cpu)[2] + epilogue_cost(outputs, g["epilogue"], lanes)
@@ -620,22 +541,22 @@ def cost_direct_s2(node, graph, cpu):
 
 def _depthwise_call(g, inputs, outputs, cpu, shift):
     rows, vecs, planes, _ = _plan_depthwise(g, cpu, shift)
-    p = _with_tile(g, cpu, False, rows, vecs)
+    p = with_tile(g, cpu, False, rows, vecs)
     # (a tap's column in its plane: its offset less that is the row's start)
     p.update(planes, shift=shift,
              tap_cols=[kx * g["dw"] // g["sw"] for _ in range(g["kh"]) for kx in range(g["kw"])])
-    tag = _tag(g, ("s" if shift else "") + _tile_tag(p))
+    tag = conv_tag(g, ("s" if shift else "") + tile_tag(p))
     return KernelCall("conv2d_depthwise", tag, p, inputs, outputs,
                       scratch_bytes=4 * (planes["channel_stride"] + planes["slack"]))
 
 
 def lower_depthwise(node, graph, cpu):
-    g, inputs, outputs = _geometry(node, graph)
+    g, inputs, outputs = geometry(node, graph)
     return _depthwise_call(g, inputs, outputs, cpu, False)
 
 
 def lower_shift(node, graph, cpu):
-    g, inputs, outputs = _geometry(node, graph)
+    g, inputs, outputs = geometry(node, graph)
     return _depthwise_call(g, inputs, outputs, cpu, True)
 
 
@@ -647,42 +568,42 @@ def _depthwise_cost(g, cpu, shift):
 
 
 def cost_depthwise(node, graph, cpu):
-    g, _, _ = _geometry(node, graph)
+    g, _, _ = geometry(node, graph)
     return _depthwise_cost(g, cpu, False)
 
 
 def _shift_applies(node, graph, cpu):
-    g, _, _ = _geometry(node, graph)
-    return _kind(g) == "dw" and cpu.lanes() >= 4
+    g, _, _ = geometry(node, graph)
+    return is_depthwise(g) and cpu.lanes() >= 4
 
 
 def cost_shift(node, graph, cpu):
-    g, _, _ = _geometry(node, graph)
+    g, _, _ = geometry(node, graph)
     return _depthwise_cost(g, cpu, True)
 
 
 def _nchwc_applies(node, graph, cpu):
-    g, _, _ = _geometry(node, graph)
-    return _kind(g) == "dw" and depthwise_lanes.applies(g, cpu)
+    g, _, _ = geometry(node, graph)
+    return is_depthwise(g) and depthwise_lanes.applies(g, cpu)
 
 
 def lower_nchwc(node, graph, cpu):
-    g, inputs, outputs = _geometry(node, graph)
+    g, inputs, outputs = geometry(node, graph)
     p = depthwise_lanes.params(g, cpu)
-    return KernelCall("conv2d_dw_nchwc", _tag(g, f"nchwc{p['lanes']}r{p['rows']}_"), p, inputs,
+    return KernelCall("conv2d_dw_nchwc", conv_tag(g, f"nchwc{p['lanes']}r{p['rows']}_"), p, inputs,
                       outputs, scratch_bytes=4 * depthwise_lanes.scratch_floats(p),
                       packed=depthwise_lanes.packed(g, cpu))
 
 
 def cost_nchwc(node, graph, cpu):
-    g, _, _ = _geometry(node, graph)
+    g, _, _ = geometry(node, graph)
     return depthwise_lanes.cost(g, cpu) + depthwise_lanes.epilogue_cycles(g, cpu)
 
 
 # --- winograd ---------------------------------------------------------------------------
 
 def _winograd_applies(node, graph, cpu):
-    g, _, _ = _geometry(node, graph)
+    g, _, _ = geometry(node, graph)
     return winograd.applies(g, cpu)
 
 
@@ -741,20 +662,20 @@ def _winograd_cost(g, cpu, m):
 
 
 def lower_winograd(node, graph, cpu):
-    g, inputs, outputs = _geometry(node, graph)
+    g, inputs, outputs = geometry(node, graph)
     _, m, rows, vecs, cols = _winograd_plan(g, cpu)
     cpu = _winograd_cpu(cpu)[0]
     p = winograd.params(g, cpu, rows, vecs, cols, m)
     # the padded input: one plane per channel, every tile's whole patch inside it
     p.update(phase_planes(dict(g, oh=p["tiles_h"] * m, ow=p["tiles_w"] * m), 0))
-    tag = _tag(g, f"wino{m}_{rows}x{vecs * cpu.lanes()}_")
+    tag = conv_tag(g, f"wino{m}_{rows}x{vecs * cpu.lanes()}_")
     return KernelCall("conv2d_winograd", tag, p, inputs, outputs,
                       scratch_bytes=4 * winograd.scratch_floats(p),
                       packed={"w": packing.winograd_spec(g["m"], g["c"], rows, m)})
 
 
 def cost_winograd(node, graph, cpu):
-    g, _, _ = _geometry(node, graph)
+    g, _, _ = geometry(node, graph)
     pixels = g["m"] * g["oh"] * g["ow"]
     # (the epilogue runs float by float after the back-transform, with the vmath functions)
     return _winograd_plan(g, cpu)[0] + epilogue_cost(g["n"] * pixels, g["epilogue"], 1)
@@ -801,7 +722,7 @@ def _gemm1x1_in_place(node, graph, cpu, tensor):
 def _unscaled(node, graph, cpu=None):
     """Whether the Conv has no fused input scale: the tactics other than direct and gemm1x1
     (all it is fused into, passes/fuse_channel_scale.py) read their weights unscaled."""
-    return not _geometry(node, graph)[0]["scale"]
+    return not geometry(node, graph)[0]["scale"]
 
 
 TACTICS = {"Conv": [
