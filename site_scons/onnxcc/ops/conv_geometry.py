@@ -1,5 +1,6 @@
-"""What every Conv tactic (ops/conv.py) reads off its node the same way, in a module of
-its own so that the tactics can be split into modules that all import it:
+"""What every Conv tactic reads off its node the same way, shared by the GEMM, direct and
+winograd tactics (ops/conv.py) and the depthwise ones (ops/conv_depthwise.py), which
+import it and not each other:
 
   geometry      the Conv's window, channels, group, fused epilogue and input scale, and
                 its kernel's tensors by role
