@@ -654,7 +654,7 @@ def test_group_lanes_take_long_channel_tiles_on_avx512(tmp_path, target):
     """GROUP_LANES run implicit's channel-vector tiles of more than MAX_ROWS pixels, a
     group's outputs in as few vectors as hold them, on AVX-512; elsewhere conv._group_lanes
     offers none (measured on 512-bit vectors only)."""
-    from onnxcc.ops import conv
+    from onnxcc.ops import conv, conv_geometry
     from onnxcc.ops.tiling import MAX_ROWS
     path = str(cases_model(tmp_path / "lanes.onnx", GROUP_LANES))
     graph = optimize(import_model(path), path)
@@ -662,7 +662,7 @@ def test_group_lanes_take_long_channel_tiles_on_avx512(tmp_path, target):
     cases = [n for n in graph.nodes if n.op == "Conv"]
     tactics.annotate(graph, tactics.Selection(cpu, {n.name: "implicit" for n in cases}))
     for node in cases:
-        g = conv._geometry(node, graph)[0]
+        g = conv_geometry.geometry(node, graph)[0]
         mg, k, _ = conv._gemm_shape(g)
         if cpu.simd_bytes < 64:
             assert conv._group_lanes(g, cpu, mg, k, {"blocks": True}) is None

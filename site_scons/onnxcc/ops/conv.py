@@ -5,15 +5,15 @@
   im2col     the input's windows copied into scratch columns, then a GEMM
   implicit   a GEMM that reads the windows in place from a zero-padded copy of the input,
              split into stride phases so that every step reads contiguous vectors
-  depthwise  one channel at a time (group == channels), the taps summed over vectors
-  depthwise_shift  the same, each input vector loaded once, aligned, and the taps
-             over it shuffled out of two vectors (no unaligned loads)
-  depthwise_s2  column stride 2 on x86 without planes: input rows read from x as
-             vector pairs and split into even and odd columns in registers
-  depthwise_nchwc  a block of a vector's channels at a time, transposed into channel
-             vectors (ops/depthwise_lanes.py): small images, many channels
+  depthwise, depthwise_shift, depthwise_s2, depthwise_nchwc
+             one group per channel: a channel, or a vector's channels, at a time
+             (ops/conv_depthwise.py)
   winograd   3x3 stride 1: Winograd F(4x4, 3x3) or F(2x2, 3x3), fewer multiplies
              (ops/winograd.py)
+
+This module holds the direct, GEMM and winograd tactics and the Conv's TACTICS table;
+what every tactic reads off the node (geometry, tags, tiles, phase planes) is
+ops/conv_geometry.py's.
 
 The GEMM tactics read the weights packed at compile time into panels (packing.py) and
 keep a tile of output channels x pixels in registers (tiling.py), its vectors along the
@@ -28,56 +28,26 @@ from dataclasses import replace
 from typing import NamedTuple
 
 from .. import packing
-from . import KernelCall, Tactic, depthwise_lanes, in_place, unsupported, winograd
-from .epilogue import epilogue_tag, kernel_epilogue, own_inputs, residual_roles, tile_lanes
-from .spatial import is_depthwise, window_2d, window_tag
+from . import KernelCall, Tactic, in_place, winograd
+from .conv_depthwise import (cost_depthwise, cost_direct_s2, cost_nchwc, cost_shift,
+                             depthwise_applies, depthwise_in_place, direct_applies,
+                             lower_depthwise, lower_direct_s2, lower_nchwc, lower_shift,
+                             nchwc_applies, shift_applies)
+from .conv_geometry import conv_spans, conv_tag, geometry, macs, phase_planes, tile_tag, with_tile
+from .epilogue import residual_roles, tile_lanes
 from .tiling import (MAX_ROWS, MAX_VECS, best_tile, column_tails, copy_cost, epilogue_cost,
-                     gemm_cost, l2_bytes, reread_cost, scalar_mac_cost, tile_cost, tile_fits)
-
-
-def conv_spans(node, graph):
-    """Kernel coordinates: image, output channel, pixel (row-major over the spatial dims)."""
-    return [(0, 1), (1, 2), (2, len(graph.info(node.outputs[0]).shape))]
-
-
-def _geometry(node, graph):
-    own = own_inputs(node)
-    x, w = own[0], own[1]
-    b = own[2] if len(own) > 2 and own[2] else None
-    s = own[3] if len(own) > 3 else None  # a fused per-input-channel scale (passes/fuse_channel_scale.py)
-    y = node.outputs[0]
-    w_shape = graph.info(w).shape
-    g = window_2d(node, graph.info(x).shape, graph.info(y).shape,
-                  node.attrs.get("kernel_shape", w_shape[2:]))
-    chain, operands = kernel_epilogue(node, graph, conv_spans(node, graph))
-    g.update(m=w_shape[0], group=node.attrs.get("group", 1), bias=b is not None, epilogue=chain,
-             scale=s is not None)
-    inputs = [("x", x), ("w", w)] + ([("b", b)] if b else []) + ([("s", s)] if s else []) + operands
-    return g, inputs, [("y", y)]
-
-
-def _kind(g):
-    return "dw" if is_depthwise(g) else f"g{g['group']}"
-
-
-def _tag(g, prefix=""):
-    scale = "_s" if g["scale"] else ""
-    return f"f32_{prefix}{_kind(g)}_{window_tag(g)}_m{g['m']}{scale}{epilogue_tag(g['epilogue'])}"
-
-
-def macs(g):
-    return g["n"] * g["m"] * g["oh"] * g["ow"] * (g["c"] // g["group"]) * g["kh"] * g["kw"]
+                     gemm_cost, l2_bytes, reread_cost, scalar_mac_cost, tile_fits)
 
 
 # --- direct (reference) -------------------------------------------------------------------
 
 def lower_direct(node, graph, cpu=None):
-    g, inputs, outputs = _geometry(node, graph)
-    return KernelCall("conv2d", _tag(g), g, inputs, outputs)
+    g, inputs, outputs = geometry(node, graph)
+    return KernelCall("conv2d", conv_tag(g), g, inputs, outputs)
 
 
 def cost_direct(node, graph, cpu):
-    g, _, _ = _geometry(node, graph)
+    g, _, _ = geometry(node, graph)
     pixels = g["n"] * g["m"] * g["oh"] * g["ow"]
     return macs(g) * scalar_mac_cost(cpu) + pixels * 6 + epilogue_cost(pixels, g["epilogue"])
 
@@ -95,29 +65,12 @@ def _packed_weights(g, width):
     return {"w": packing.panels_spec(g["m"], k, width, "rows", g["group"])}
 
 
-def _with_tile(g, cpu, transposed, rows, vecs):
-    """The template's parameters: the tile, and in the transposed orientation the bias as
-    the epilogue's first op (it varies along the vectors)."""
-    p = dict(g, rows=rows, vecs=vecs, lanes=cpu.lanes(), transposed=transposed)
-    if transposed and g["bias"]:
-        p["epilogue"] = [["Add", {"operand": "b", "value_first": True, "strides": [0, 1, 0]}]] \
-            + g["epilogue"]
-    return p
-
-
 def _panel_width(p):
     return p["vecs"] * p["lanes"] if p["transposed"] else p["rows"]
 
 
-def _tile_tag(p):
-    group = f"r{p['row_group']}" if p.get("row_group", 1) > 1 else "f" if p.get("flat") else ""
-    if p.get("panel_store") and p["store_rows"] < p["oh"]:
-        group += f"b{p['store_rows']}"
-    return f"{'c' if p['transposed'] else 't'}{p['rows']}x{p['vecs'] * p['lanes']}{group}_"
-
-
 def _is_1x1(node, graph, cpu=None):
-    g, _, _ = _geometry(node, graph)
+    g, _, _ = geometry(node, graph)
     return ((g["kh"], g["kw"], g["sh"], g["sw"]) == (1, 1, 1, 1)
             and (g["pt"], g["pl"], g["pb"], g["pr"]) == (0, 0, 0, 0))
 
@@ -169,8 +122,8 @@ def _scaled_floats(g, width):
 
 
 def lower_gemm1x1(node, graph, cpu):
-    g, inputs, outputs = _geometry(node, graph)
-    p = _with_tile(g, cpu, *_plan_1x1(g, cpu)[:3])
+    g, inputs, outputs = geometry(node, graph)
+    p = with_tile(g, cpu, *_plan_1x1(g, cpu)[:3])
     p["scaled"] = _scaled_floats(g, _panel_width(p))
     p["kblock"] = _k_block(g, cpu, p)
     width = p["vecs"] * p["lanes"]
@@ -180,12 +133,12 @@ def lower_gemm1x1(node, graph, cpu):
     # stored straight, its channels are adjacent in y)
     scratch = 4 * g["oh"] * g["ow"] * width if p["transposed"] and g["oh"] * g["ow"] > 1 else 0
     scratch += 4 * p["scaled"]  # (first: the scaled weights)
-    return KernelCall("conv2d_1x1", _tag(g, _tile_tag(p)), p, inputs, outputs,
+    return KernelCall("conv2d_1x1", conv_tag(g, tile_tag(p)), p, inputs, outputs,
                       scratch_bytes=scratch, packed=_packed_weights(g, _panel_width(p)))
 
 
 def cost_gemm1x1(node, graph, cpu):
-    g, _, _ = _geometry(node, graph)
+    g, _, _ = geometry(node, graph)
     outputs = g["n"] * g["m"] * g["oh"] * g["ow"]
     scale = copy_cost(g["m"] * g["c"], cpu) if g["scale"] else 0  # a multiply pass over the weights
     return _plan_1x1(g, cpu)[3] + scale + epilogue_cost(outputs, g["epilogue"], tile_lanes(g["epilogue"], cpu))
@@ -219,51 +172,19 @@ def _plan_im2col(g, cpu):
 
 
 def lower_im2col(node, graph, cpu):
-    g, inputs, outputs = _geometry(node, graph)
+    g, inputs, outputs = geometry(node, graph)
     rows, vecs, _ = _plan_im2col(g, cpu)
-    p = _with_tile(g, cpu, False, rows, vecs)
+    p = with_tile(g, cpu, False, rows, vecs)
     _, k, _ = _gemm_shape(g)
     p["columns"] = _im2col_columns(g, cpu, k, vecs * p["lanes"])
-    return KernelCall("conv2d_im2col", _tag(g, _tile_tag(p)), p, inputs, outputs,
+    return KernelCall("conv2d_im2col", conv_tag(g, tile_tag(p)), p, inputs, outputs,
                       scratch_bytes=4 * k * p["columns"], packed=_packed_weights(g, rows))
 
 
 def cost_im2col(node, graph, cpu):
-    g, _, _ = _geometry(node, graph)
+    g, _, _ = geometry(node, graph)
     outputs = g["n"] * g["m"] * g["oh"] * g["ow"]
     return _plan_im2col(g, cpu)[2] + epilogue_cost(outputs, g["epilogue"], tile_lanes(g["epilogue"], cpu))
-
-
-def phase_planes(g, slack, band=None, align=1):
-    """The layout of a zero-padded input split into stride phases, for kernels that read
-    a window's tap (ky, kx) of every pixel of an output row as one contiguous run.
-
-    Padded input row r*sh + py, column q*sw + px is plane (py, px)'s element [r][q]; tap
-    (ky, kx) of output pixel (oy, ox) is then element [oy + ky*dh // sh][ox + kx*dw // sw]
-    of plane (ky*dh % sh, kx*dw % sw). Only the planes some tap reads are kept. With
-    ``band``, the planes hold only the rows ``band`` output rows read, refilled for
-    each band of output rows (``fills`` row ranges are of the whole planes). ``align``:
-    the rows' length a multiple of it (vectors of a row aligned as its first).
-    """
-    sh, sw, dh, dw = g["sh"], g["sw"], g["dh"], g["dw"]
-    taps = [(ky * dh, kx * dw) for ky in range(g["kh"]) for kx in range(g["kw"])]
-    phases = sorted({(ty % sh, tx % sw) for ty, tx in taps})
-    reach = max(ty // sh for ty, _ in taps)
-    whole = g["oh"] + reach
-    rows = min(band, g["oh"]) + reach if band else whole
-    cols = -(-(g["ow"] + max(tx // sw for _, tx in taps)) // align) * align
-    plane = rows * cols
-
-    def valid(count, stride, phase, pad, size):
-        lo = max(0, -((phase - pad) // stride))  # first index whose source is >= 0
-        hi = min(count, (size - 1 + pad - phase) // stride + 1)
-        return [lo, max(lo, hi)]
-    fills = [{"py": py, "px": px, "rows": valid(whole, sh, py, g["pt"], g["h"]),
-              "cols": valid(cols, sw, px, g["pl"], g["w"])} for py, px in phases]
-    offsets = [phases.index((ty % sh, tx % sw)) * plane + (ty // sh) * cols + tx // sw
-               for ty, tx in taps]
-    return {"plane_rows": rows, "plane_cols": cols, "fills": fills, "band": band or g["oh"],
-            "channel_stride": len(phases) * plane, "tap_offsets": offsets, "slack": slack}
 
 
 def _grouped(g):
@@ -464,225 +385,28 @@ def _plan_implicit(g, cpu):
 
 
 def lower_implicit(node, graph, cpu):
-    g, inputs, outputs = _geometry(node, graph)
+    g, inputs, outputs = geometry(node, graph)
     plan = _plan_implicit(g, cpu)
-    p = _with_tile(g, cpu, plan.transposed, plan.rows, plan.vecs)
+    p = with_tile(g, cpu, plan.transposed, plan.rows, plan.vecs)
     p.update(plan.planes, row_group=plan.row_group, panel_store=plan.panel_store,
              store_rows=plan.store_rows, flat=plan.flat)
     size = g["c"] // g["group"] * plan.planes["channel_stride"] + plan.planes["slack"]
     if plan.panel_store:  # then a panel's sums, [pixels][panel channels] (panel_store.mako)
         size += plan.store_rows * g["ow"] * plan.vecs * cpu.lanes()
-    return KernelCall("conv2d_implicit", _tag(g, _tile_tag(p)), p, inputs, outputs,
+    return KernelCall("conv2d_implicit", conv_tag(g, tile_tag(p)), p, inputs, outputs,
                       scratch_bytes=4 * size, packed=_packed_weights(g, _panel_width(p)))
 
 
 def cost_implicit(node, graph, cpu):
-    g, _, _ = _geometry(node, graph)
+    g, _, _ = geometry(node, graph)
     outputs = g["n"] * g["m"] * g["oh"] * g["ow"]
     return _plan_implicit(g, cpu).cycles + epilogue_cost(outputs, g["epilogue"], tile_lanes(g["epilogue"], cpu))
-
-
-# --- depthwise --------------------------------------------------------------------------
-
-def _is_depthwise(node, graph, cpu=None):
-    g, _, _ = _geometry(node, graph)
-    return _kind(g) == "dw"
-
-
-def _plan_depthwise(g, cpu, shift=False):
-    """(rows, vecs, planes, cycles) of the tile of fewest estimated cycles; ``shift``: of
-    the depthwise_shift tactic (_shift_tile_cost)."""
-    lanes = cpu.lanes()
-    taps = g["kh"] * g["kw"]
-
-    def tile(rows, vecs):
-        if shift:
-            return _shift_tile_cost(rows, vecs, g, cpu)
-        # (a 64-byte load from an unaligned plane row splits a cache line: one a cycle)
-        split = taps * rows * vecs if cpu.simd_bytes >= 64 else 0
-        return max(tile_cost(rows, vecs, taps, cpu), split + 2 * rows * vecs + 8)
-    best = None
-    # (on SIMD CPUs a small image's channel may be one tile of all its rows, rows shorter
-    # than a vector stored whole into the next rows: conv2d_depthwise)
-    heights = sorted({1, 2, 4, g["oh"]} if lanes > 1 else {1, 2, 4})
-    for rows, vecs in ((r, v) for r in heights for v in (1, 2, 3, 4)
-                       if r * v + 2 <= cpu.registers and r <= g["oh"]):
-        width = vecs * lanes
-        full, rest = divmod(g["ow"], width)
-        per_row = full * tile(rows, vecs) / rows
-        if rest:
-            per_row += tile(rows, math.ceil(rest / lanes)) / rows
-        cycles = per_row * g["oh"] + (g["oh"] % rows) * per_row  # leftover rows, roughly
-        if best is None or cycles < best[2]:
-            best = (rows, vecs, cycles)
-    rows, vecs, cycles = best
-    # (shift: a tile reads a vector past its last, and its rows from vector boundaries)
-    planes = phase_planes(g, (vecs + shift) * lanes, align=lanes if shift else 1)
-    # (stride-2 rows are split into their two column phases by vector shuffles: twice a
-    # copy's cycles; and each row filled costs a memcpy call or a loop's start, measured
-    # against depthwise_nchwc with benchmarks/depthwise_layers.py --tactics)
-    copy = copy_cost(planes["channel_stride"], cpu, contiguous=g["sw"] in (1, 2)) * (2 if g["sw"] == 2 else 1)
-    copy += 4 * sum(f["rows"][1] - f["rows"][0] for f in planes["fills"] if f["px"] == 0)
-    return rows, vecs, planes, g["n"] * g["c"] * (cycles + copy)
-
-
-def _shift_tile_cost(rows, vecs, g, cpu):
-    """A depthwise_shift tile: each vector of the plane rows it reads loaded once (and the
-    one after), a shuffle per tap column not a multiple of the lanes over, the
-    multiply-adds, the stores. On 8-lane AVX2 a shuffle across its 128-bit halves is two
-    on the one shuffle port (measured slower than the unaligned loads on 28x28 and larger
-    images); on AVX-512 and NEON it shares the multiply-adds' ports."""
-    lanes = cpu.lanes()
-    reads = {(ky * g["dh"] % g["sh"], kx * g["dw"] % g["sw"], i + ky * g["dh"] // g["sh"])
-             for i in range(rows) for ky in range(g["kh"]) for kx in range(g["kw"])}
-    over = len({kx * g["dw"] // g["sw"] % lanes for kx in range(g["kw"])} - {0})
-    shuffles = len(reads) * vecs * over
-    fmas = rows * vecs * g["kh"] * g["kw"]
-    sums = max(fmas, 4 * shuffles) if lanes == 8 else fmas + shuffles
-    return max(sums, len(reads) * (vecs + 1)) / 2 + 2 * rows * vecs + 8
-
-
-def _direct_tile_cost(rows, vecs, ox, g, cpu):
-    """A depthwise_s2 tile at column ``ox``: per input row it reads, the row pointer's
-    select, the pairs of vectors loaded from x (unaligned: on AVX-512 most split a cache
-    line, one a cycle; those across the row's edges shuffled with zeros), a shuffle per
-    even or odd vector split out of them and per tap column not a multiple of the lanes
-    over, the multiply-adds, the stores. On AVX2 a shuffle counts 1.5 times against the
-    multiply-adds (fitted on benchmarks/depthwise_layers.py's stride-2 layers on Zen 4,
-    two shuffle pipes: twice, the Xeon's fit, overestimated them 1.3-1.5 times and lost the
-    14x14 layer to depthwise_nchwc; once picked 2-row tiles, 1.17 times slower on 5x5)."""
-    lanes = cpu.lanes()
-    reads = {i * g["sh"] + ky * g["dh"] for i in range(rows) for ky in range(g["kh"])}
-    cols = [kx * g["dw"] - g["pl"] for kx in range(g["kw"])]
-    units = {(c % 2, (v * lanes + c // 2) // lanes + k) for c in cols for v in range(vecs)
-             for k in ((0, 1) if c // 2 % lanes else (0,))}
-    over = {(c % 2, c // 2 % lanes) for c in cols} - {(0, 0), (1, 0)}
-    cols = [2 * ox + k * lanes for u in {u for _, u in units} for k in (2 * u, 2 * u + 1)]
-    edges = sum(1 for c in cols if c < g["w"] and c + lanes > 0 and not 0 <= c <= g["w"] - lanes)
-    loads = len(reads) * len(cols)
-    shuffles = len(reads) * (len(units) + vecs * len(over) + edges)
-    fmas = rows * vecs * g["kh"] * g["kw"]
-    sums = max(fmas, 1.5 * shuffles) if lanes == 8 else fmas + shuffles
-    return max(sums / 2, loads if cpu.simd_bytes >= 64 else loads / 2) + 2 * rows * vecs + 8 + 2 * len(reads)
-
-
-#: depthwise_s2 generates each column block of a row on its own: at most this many
-DIRECT_BLOCKS = 4
-
-
-def _plan_direct(g, cpu):
-    """(rows, vecs, cycles) of the depthwise_s2 tile of fewest estimated cycles, or None
-    when input rows are narrower than a vector (its loads are whole vectors of a row) or
-    no tile covers a row in DIRECT_BLOCKS blocks."""
-    lanes = cpu.lanes()
-    if g["w"] < lanes:
-        return None
-    best = None
-    for rows, vecs in ((r, v) for r in sorted({1, 2, 4, g["oh"]}) for v in (1, 2, 3, 4)
-                       if r * v + 2 <= cpu.registers and r <= g["oh"]):
-        if -(-g["ow"] // (vecs * lanes)) > DIRECT_BLOCKS:
-            continue
-        per_row = sum(_direct_tile_cost(rows, min(vecs, -(-(g["ow"] - ox) // lanes)), ox, g, cpu)
-                      for ox in range(0, g["ow"], vecs * lanes)) / rows
-        cycles = per_row * (g["oh"] + g["oh"] % rows)
-        if best is None or cycles < best[2]:
-            best = (rows, vecs, cycles)
-    return best and best[:2] + (g["n"] * g["c"] * best[2],)
-
-
-def _direct_applies(node, graph, cpu):
-    """Column stride 2, rows of a vector or more, on x86 (8 or 16 lanes: measured there;
-    NEON's unaligned loads do not split as badly, its planes are kept unmeasured)."""
-    g, _, _ = _geometry(node, graph)
-    return (_kind(g) == "dw" and cpu.lanes() >= 8 and g["sw"] == 2
-            and _plan_direct(g, cpu) is not None)
-
-
-def lower_direct_s2(node, graph, cpu):
-    g, inputs, outputs = _geometry(node, graph)
-    plan = _plan_direct(g, cpu)
-    if plan is None:  # (a patch keeps its layer's tactic: its rows may be narrower)
-        raise unsupported(node, f"depthwise_s2 on rows of {g['w']} floats",
-                          hint="it loads whole vectors of each row; choose another tactic=")
-    rows, vecs, _ = plan
-    p = _with_tile(g, cpu, False, rows, vecs)
-    p.update(direct=True, tap_offsets=[0] * (g["kh"] * g["kw"]), slack=0)
-    return KernelCall("conv2d_depthwise", _tag(g, "d" + _tile_tag(p)), p, inputs, outputs,
-                      scratch_bytes=4 * g["w"])
-
-
-def cost_direct_s2(node, graph, cpu):
-    g, _, _ = _geometry(node, graph)
-    lanes = tile_lanes(g["epilogue"], cpu)
-    outputs = g["n"] * g["m"] * g["oh"] * -(-g["ow"] // lanes) * lanes
-    return _plan_direct(g, cpu)[2] + epilogue_cost(outputs, g["epilogue"], lanes)
-
-
-def _depthwise_call(g, inputs, outputs, cpu, shift):
-    rows, vecs, planes, _ = _plan_depthwise(g, cpu, shift)
-    p = _with_tile(g, cpu, False, rows, vecs)
-    # (a tap's column in its plane: its offset less that is the row's start)
-    p.update(planes, shift=shift,
-             tap_cols=[kx * g["dw"] // g["sw"] for _ in range(g["kh"]) for kx in range(g["kw"])])
-    tag = _tag(g, ("s" if shift else "") + _tile_tag(p))
-    return KernelCall("conv2d_depthwise", tag, p, inputs, outputs,
-                      scratch_bytes=4 * (planes["channel_stride"] + planes["slack"]))
-
-
-def lower_depthwise(node, graph, cpu):
-    g, inputs, outputs = _geometry(node, graph)
-    return _depthwise_call(g, inputs, outputs, cpu, False)
-
-
-def lower_shift(node, graph, cpu):
-    g, inputs, outputs = _geometry(node, graph)
-    return _depthwise_call(g, inputs, outputs, cpu, True)
-
-
-def _depthwise_cost(g, cpu, shift):
-    lanes = tile_lanes(g["epilogue"], cpu)
-    # the epilogue runs on whole vectors along each output row (7 of 16 lanes on 7x7)
-    outputs = g["n"] * g["m"] * g["oh"] * -(-g["ow"] // lanes) * lanes
-    return _plan_depthwise(g, cpu, shift)[3] + epilogue_cost(outputs, g["epilogue"], lanes)
-
-
-def cost_depthwise(node, graph, cpu):
-    g, _, _ = _geometry(node, graph)
-    return _depthwise_cost(g, cpu, False)
-
-
-def _shift_applies(node, graph, cpu):
-    g, _, _ = _geometry(node, graph)
-    return _kind(g) == "dw" and cpu.lanes() >= 4
-
-
-def cost_shift(node, graph, cpu):
-    g, _, _ = _geometry(node, graph)
-    return _depthwise_cost(g, cpu, True)
-
-
-def _nchwc_applies(node, graph, cpu):
-    g, _, _ = _geometry(node, graph)
-    return _kind(g) == "dw" and depthwise_lanes.applies(g, cpu)
-
-
-def lower_nchwc(node, graph, cpu):
-    g, inputs, outputs = _geometry(node, graph)
-    p = depthwise_lanes.params(g, cpu)
-    return KernelCall("conv2d_dw_nchwc", _tag(g, f"nchwc{p['lanes']}r{p['rows']}_"), p, inputs,
-                      outputs, scratch_bytes=4 * depthwise_lanes.scratch_floats(p),
-                      packed=depthwise_lanes.packed(g, cpu))
-
-
-def cost_nchwc(node, graph, cpu):
-    g, _, _ = _geometry(node, graph)
-    return depthwise_lanes.cost(g, cpu) + depthwise_lanes.epilogue_cycles(g, cpu)
 
 
 # --- winograd ---------------------------------------------------------------------------
 
 def _winograd_applies(node, graph, cpu):
-    g, _, _ = _geometry(node, graph)
+    g, _, _ = geometry(node, graph)
     return winograd.applies(g, cpu)
 
 
@@ -741,20 +465,20 @@ def _winograd_cost(g, cpu, m):
 
 
 def lower_winograd(node, graph, cpu):
-    g, inputs, outputs = _geometry(node, graph)
+    g, inputs, outputs = geometry(node, graph)
     _, m, rows, vecs, cols = _winograd_plan(g, cpu)
     cpu = _winograd_cpu(cpu)[0]
     p = winograd.params(g, cpu, rows, vecs, cols, m)
     # the padded input: one plane per channel, every tile's whole patch inside it
     p.update(phase_planes(dict(g, oh=p["tiles_h"] * m, ow=p["tiles_w"] * m), 0))
-    tag = _tag(g, f"wino{m}_{rows}x{vecs * cpu.lanes()}_")
+    tag = conv_tag(g, f"wino{m}_{rows}x{vecs * cpu.lanes()}_")
     return KernelCall("conv2d_winograd", tag, p, inputs, outputs,
                       scratch_bytes=4 * winograd.scratch_floats(p),
                       packed={"w": packing.winograd_spec(g["m"], g["c"], rows, m)})
 
 
 def cost_winograd(node, graph, cpu):
-    g, _, _ = _geometry(node, graph)
+    g, _, _ = geometry(node, graph)
     pixels = g["m"] * g["oh"] * g["ow"]
     # (the epilogue runs float by float after the back-transform, with the vmath functions)
     return _winograd_plan(g, cpu)[0] + epilogue_cost(g["n"] * pixels, g["epilogue"], 1)
@@ -767,16 +491,6 @@ def _over_residual(lower):
         call = lower(node, graph, cpu)
         return in_place(call, tensor, residual_roles(call, graph))
     return call_over
-
-
-def _depthwise_in_place(node, graph, cpu, tensor, lower=lower_depthwise):
-    """Over a residual, or over x when a channel does not grow: channel c of x is copied
-    into the scratch before channel c of y is written (depthwise_nchwc: its whole block of
-    channels), and y's channel c lies within x's channels 0..c."""
-    call = lower(node, graph, cpu)
-    g = call.params
-    roles = residual_roles(call, graph) + (["x"] if g["oh"] * g["ow"] <= g["h"] * g["w"] else [])
-    return in_place(call, tensor, roles)
 
 
 def _gemm1x1_in_place(node, graph, cpu, tensor):
@@ -801,7 +515,7 @@ def _gemm1x1_in_place(node, graph, cpu, tensor):
 def _unscaled(node, graph, cpu=None):
     """Whether the Conv has no fused input scale: the tactics other than direct and gemm1x1
     (all it is fused into, passes/fuse_channel_scale.py) read their weights unscaled."""
-    return not _geometry(node, graph)[0]["scale"]
+    return not geometry(node, graph)[0]["scale"]
 
 
 TACTICS = {"Conv": [
@@ -810,14 +524,14 @@ TACTICS = {"Conv": [
     Tactic("im2col", lower_im2col, _unscaled, cost_im2col, _over_residual(lower_im2col)),
     Tactic("implicit", lower_implicit, _unscaled, cost_implicit,
            in_place=_over_residual(lower_implicit)),
-    Tactic("depthwise", lower_depthwise, _is_depthwise, cost_depthwise, _depthwise_in_place),
-    Tactic("depthwise_shift", lower_shift, _shift_applies, cost_shift,
-           lambda node, graph, cpu, tensor: _depthwise_in_place(node, graph, cpu, tensor, lower_shift)),
+    Tactic("depthwise", lower_depthwise, depthwise_applies, cost_depthwise, depthwise_in_place),
+    Tactic("depthwise_shift", lower_shift, shift_applies, cost_shift,
+           lambda node, graph, cpu, tensor: depthwise_in_place(node, graph, cpu, tensor, lower_shift)),
     # (reads x while writing y: in place over a residual only)
-    Tactic("depthwise_s2", lower_direct_s2, _direct_applies, cost_direct_s2,
+    Tactic("depthwise_s2", lower_direct_s2, direct_applies, cost_direct_s2,
            _over_residual(lower_direct_s2)),
-    Tactic("depthwise_nchwc", lower_nchwc, _nchwc_applies, cost_nchwc,
-           lambda node, graph, cpu, tensor: _depthwise_in_place(node, graph, cpu, tensor, lower_nchwc)),
+    Tactic("depthwise_nchwc", lower_nchwc, nchwc_applies, cost_nchwc,
+           lambda node, graph, cpu, tensor: depthwise_in_place(node, graph, cpu, tensor, lower_nchwc)),
     Tactic("winograd", lower_winograd, _winograd_applies, cost_winograd,
            _over_residual(lower_winograd)),
 ]}

@@ -24,7 +24,7 @@ from .. import packing
 from ..cgen import c_type
 from ..quant import fast_requant_window
 from . import Tactic, in_place
-from .conv import macs
+from .conv_geometry import macs
 from .qlinear import RESIDUAL_INPUT, lower_qconv, lower_qgemm, requant_shifts
 from .qlinear_inplace import is_pointwise, same_width
 from .spatial import is_depthwise
