@@ -73,15 +73,13 @@
     kblock = p.get('kblock', 0) if transposed and not straight else 0
     xs, ws = ('xk', 'wk') if kblock else ('xg', 'wp')
     # each full tile of a panel (pass q of `passes`) prefetches its share of the next
-    # panel (the steps' offsets, scaled by 1/passes, from q/passes of the last step's):
-    # the first tile alone would ask for the whole panel faster than memory delivers it
+    # panel (tile.mako's next_panel_share)
     passes = full_rows if transposed else 0
     ahead = transposed and not straight and passes > 1 and (full_panels > 1 or rest_channels)
-    ahead_lines = -(-4 * width // (64 * max(passes, 1)))  # the lines of a step's share
+    ahead_lines = tl.attr.share_lines(width, passes)
     def t_prefetch(t, k0="0"):
         # (in blocks: step kc of the block from input channel k0)
-        step = "kc" if k0 == "0" else f"({k0} + kc)"
-        return f"(const float *)((const char *)wq + ((size_t){step} * {4 * width}u + pq) / {passes}u)"
+        return tl.attr.next_panel_share("wq", "kc" if k0 == "0" else f"({k0} + kc)", width, passes)
     def t_out(i):
         if straight:
             return f"y + (size_t)nb * {m} + oc0 + j0"
@@ -135,7 +133,7 @@ ${ps.back(store, hw, width, lanes, m, chain, ' ' * 16)}\
 % if full_rows:
                 for (int p0 = 0; p0 < ${full_rows * rows}; p0 += ${rows}) {
 % if ahead and store == width:
-                    const size_t pq = (size_t)(p0 / ${rows}) * ${4 * (panel - width)}u;
+                    ${tl.attr.next_panel_pass(f"p0 / {rows}", 4 * (panel - width))}
 ${tl.tile(rows, nv, lanes, count, 1, t_a_at, t_b_at, zero, t_out, nv * lanes, [], t_coords, 1, 20, accumulate=accumulate, prefetch=fetch, prefetch_lines=ahead_lines)}\
 % else:
 ${tl.tile(rows, nv, lanes, count, 1, t_a_at, t_b_at, zero, t_out, nv * lanes, [], t_coords, 1, 20, accumulate=accumulate)}\

@@ -63,15 +63,11 @@
         return f"pb[(size_t)kc * {cs}u + {offsets[t] + i}u]"
     def g_a_at(i, t):
         return f"pb[(size_t)kc * {cs}u + {offsets[t] + i // ow * cols + i % ow}u]"
-    # the row groups' passes over a panel each prefetch their share of the next panel (pass
-    # q: the steps' offsets, scaled by 1/passes, from q/passes of the last step's): one pass
-    # alone asked for it all at once, faster than memory delivers it
+    # the row groups' passes over a panel each prefetch their share of the next panel
+    # (tile.mako's next_panel_share)
     passes = oh // p.get('row_group', 1)
     def g_prefetch(t):
-        step = f"(size_t)(kc * {taps} + {t}) * {4 * width}u"
-        if passes == 1:
-            return f"wq + (size_t)(kc * {taps} + {t}) * {width}u"
-        return f"(const float *)((const char *)wq + ({step} + pq) / {passes}u)"
+        return tl.attr.next_panel_share("wq", f"(kc * {taps} + {t})", width, passes)
     def t_b_at(t):
         return f"wp + (size_t)(kc * {taps} + {t}) * {width}u"
     def t_out(i):
@@ -102,9 +98,7 @@
     # as the row groups' passes, each flat tile prefetches its share of the next panel
     flat_count = -(-pixels // rows)
     def f_prefetch(t):
-        if flat_count == 1:
-            return f"wq + (size_t)(kc * {taps} + {t}) * {width}u"
-        return f"(const float *)((const char *)wq + ((size_t)(kc * {taps} + {t}) * {4 * width}u + pq) / {flat_count}u)"
+        return tl.attr.next_panel_share("wq", f"(kc * {taps} + {t})", width, flat_count)
     def a_at(i, t):
         return f"wp[(kc * {taps} + {t}) * {rows} + {i}]"
     def b_at(t):
@@ -138,7 +132,7 @@ ${tl.tile(rest_rows, -(-store // lanes), lanes, cg, taps, t_a_at, t_b_at, zero, 
                     const float *a${i} = pg + (size_t)((p0 + ${i}) / ${ow}) * ${cols}u + (p0 + ${i}) % ${ow};
 % endfor
 % if ahead and flat_count > 1:
-                    const size_t pq = (size_t)(${q}) * ${4 * (panel - width)}u;
+                    ${tl.attr.next_panel_pass(q, 4 * (panel - width))}
 % endif
 ${tl.tile(size, -(-store // lanes), lanes, cg, taps, f_a_at, t_b_at, zero, f_out, *t_store(store)[:2], f_coords, 1, 20, t_store(store)[2], fence=True, prefetch=ahead)}\
                 }
@@ -161,7 +155,7 @@ ${store_bands(store)}\
                     const int ox0 = 0;
                     const float *pb = pg + (size_t)(oy - oy0) * ${cols}u;
 % if ahead and passes > 1:
-                    const size_t pq = (size_t)((oy - oy0) / ${row_group}) * ${4 * (panel - width)}u;
+                    ${tl.attr.next_panel_pass(f"(oy - oy0) / {row_group}", 4 * (panel - width))}
 % endif
 ${tl.tile(row_group * ow, -(-store // lanes), lanes, cg, taps, g_a_at, t_b_at, zero, t_out, *t_store(store)[:2], t_coords, 1, 20, t_store(store)[2], fence=True, prefetch=ahead)}\
                 }

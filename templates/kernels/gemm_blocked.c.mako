@@ -41,9 +41,11 @@
         return '0.0f'
     operands = sorted({attrs['operand'] for _, attrs in chain if attrs.get('operand')})
     panels = -(-n // width)
-    ahead_lines = -(-4 * width // (64 * max(full_rows, 1)))  # the lines of a step's share
+    # (each full row block, pass q of full_rows over a panel, prefetches its share of the
+    # next: tile.mako's next_panel_share)
+    ahead_lines = tl.attr.share_lines(width, full_rows)
     def prefetch(t):
-        return f"(const float *)((const char *)bq + ((size_t)kc * {4 * width}u + pq) / {full_rows}u)"
+        return tl.attr.next_panel_share("bq", "kc", width, full_rows)
     def opaque(r, v, last):
         """The operands a tile of r x v vectors launders (ops/gemm.py _laundering_tiles)."""
         return operands if last and [r, v] in p['launder'] else ()
@@ -52,7 +54,7 @@
 % if full_rows and ahead:
             const float *bq = b + (size_t)(${j0} / ${width} + 1 < ${panels} ? ${j0} / ${width} + 1 : 0) * ${k * width}u;
             for (int i0 = 0; i0 < ${full_rows * rows}; i0 += ${rows}) {
-                const size_t pq = (size_t)(i0 / ${rows}) * ${4 * (k - 1) * width}u;
+                ${tl.attr.next_panel_pass(f"i0 / {rows}", 4 * (k - 1) * width)}
 ${tl.tile(rows, nvecs, nlanes, count, 1, a_at, b_at(j0), zero, out(j0), store, chain if last else [], coords(j0), lane_axis, 16, accumulate=not first, opaque=opaque(rows, nvecs, last), prefetch=prefetch, prefetch_lines=ahead_lines)}\
             }
 % elif full_rows:

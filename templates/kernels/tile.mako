@@ -1,4 +1,30 @@
 <%namespace name="simd" file="/kernels/simd.mako"/>
+<%!
+    # The next panel's prefetch, shared by the kernels whose tiles re-read a panel of
+    # weights from the cache in several passes (conv2d_1x1's and conv2d_implicit's
+    # channel-vector tiles, gemm_blocked's row blocks): pass q of `passes` asks for its
+    # share of the next panel -- the steps' offsets scaled by 1/passes, from q/passes of the
+    # last step's -- because one pass alone asked for it all at once, faster than memory
+    # delivers it. The kernel declares `pq` in each pass (next_panel_pass) and gives the
+    # tile next_panel_share as its `prefetch`, share_lines as its `prefetch_lines`.
+
+    def next_panel_pass(q, last_step_bytes):
+        """The declaration of pass ``q``'s byte offset into the next panel (``q``: a C
+        expression; ``last_step_bytes``: the offset of a panel's last step)."""
+        return f"const size_t pq = (size_t)({q}) * {last_step_bytes}u;"
+
+    def next_panel_share(base, step, width, passes):
+        """The C pointer step ``step`` (a C expression) of a pass prefetches: its share of
+        the next panel at ``base``, of steps of ``width`` floats (with one pass, the step
+        itself)."""
+        if passes == 1:
+            return f"{base} + (size_t){step} * {width}u"
+        return f"(const float *)((const char *){base} + ((size_t){step} * {4 * width}u + pq) / {passes}u)"
+
+    def share_lines(width, passes):
+        """The cache lines of a step's share (its width over the passes)."""
+        return -(-4 * width // (64 * max(passes, 1)))
+%>\
 <%doc>
   The register-blocked GEMM tile of the blocked kernels (conv2d_1x1, conv2d_im2col,
   conv2d_implicit, gemm_blocked): rows x vecs accumulators of `lanes` floats stay in
