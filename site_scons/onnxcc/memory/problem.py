@@ -93,16 +93,10 @@ class Problem:
     def lowest_offset(self, i, offsets):
         """The lowest offset of buffer i clear of every buffer already given an offset
         (``offsets[j]`` is None for buffers not placed yet)."""
-        b = self.buffers[i]
-        spans = sorted((offsets[j] + s, offsets[j] + e) for j, intervals in self.conflicts[i]
-                       if offsets[j] is not None for s, e in intervals)
-        x = 0
-        for start, end in spans:
-            if x <= start:
-                break
-            if x < end:
-                x = align_up(end, b.align)
-        return x
+        return lowest_clear(sorted((offsets[j] + s, offsets[j] + e)
+                                   for j, intervals in self.conflicts[i]
+                                   if offsets[j] is not None for s, e in intervals),
+                            self.buffers[i].align)
 
     def first_fit(self, order, keep=0, previous=None):
         """Offsets from placing the buffers in ``order``, each as low as it fits; the
@@ -117,6 +111,18 @@ class Problem:
     def bytes(self, offsets):
         """The pool size a placement needs."""
         return max((o + b.size for o, b in zip(offsets, self.buffers)), default=0)
+
+
+def lowest_clear(spans, alignment):
+    """The lowest multiple of ``alignment`` outside the open intervals ``spans`` (sorted by
+    start): where first fit puts a buffer, ``spans`` being where it may not go."""
+    x = 0
+    for start, end in spans:
+        if x <= start:
+            break
+        if x < end:
+            x = align_up(end, alignment)
+    return x
 
 
 def live_bytes(buffers):
