@@ -45,12 +45,24 @@ class Buffer:
         """step -> (lo, hi)."""
         return {s: (lo, hi) for s, lo, hi in self.extent}
 
+    @cached_property
+    def uniform(self):
+        """(lo, hi) when it needs the same bytes at every step from its first to its last
+        (most buffers: one tensor), else None."""
+        lo_hi = self.extent[0][1:]
+        same = len(self.extent) == self.last - self.first + 1 and all(
+            lo == lo_hi[0] and hi == lo_hi[1] for _, lo, hi in self.extent)
+        return lo_hi if same else None
+
 
 def forbidden_offsets(placed, other):
     """Where ``other`` may not go relative to ``placed``: sorted, merged open intervals of
     ``other.offset - placed.offset`` (empty when the two are never live together)."""
     if placed.last < other.first or other.last < placed.first:
         return []
+    if placed.uniform and other.uniform:  # (then live together at some step: no gaps)
+        (p_lo, p_hi), (o_lo, o_hi) = placed.uniform, other.uniform
+        return [(p_lo - o_hi, p_hi - o_lo)]
     p, o = placed.at, other.at
     # the steps of the shorter one: a long buffer meets many short ones
     both = [s for s in min(p, o, key=len) if s in p and s in o]
