@@ -8,6 +8,7 @@ byte-identical, so SCons does not re-plan memory or regenerate kernels.
 
 import contextlib
 import dataclasses
+import functools
 import json
 import os
 
@@ -25,7 +26,9 @@ INTERNAL_ATTR_PREFIX = "onnxcc_"
 QUANT_METADATA = "onnxcc_quant"
 
 
+@functools.cache
 def np_dtype(elem_type):
+    """The numpy dtype name of ONNX element type ``elem_type`` (asked for every tensor)."""
     return np.dtype(helper.tensor_dtype_to_np_dtype(elem_type)).name
 
 
