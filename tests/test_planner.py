@@ -70,7 +70,8 @@ def test_nothing_beats_a_finished_exact_search(bufs):
 
 
 def test_exact_and_annealing_beat_greedy_where_greedy_is_not_optimal():
-    # both greedy orders stack d on a and b (96 bytes); 80 is possible
+    # greedy by size and by conflicts stack d on a and b (96 bytes); 80 is possible, and
+    # placing the buffers in the order they are needed finds it too
     bufs = [Buffer.simple("a", 48, 4, 5), Buffer.simple("b", 32, 1, 3),
             Buffer.simple("c", 48, 0, 2), Buffer.simple("d", 16, 3, 4)]
     problem = Problem(bufs)
@@ -79,6 +80,7 @@ def test_exact_and_annealing_beat_greedy_where_greedy_is_not_optimal():
     found = exact(problem)
     assert greedy.bytes == 96 and found.optimal and found.bytes == 80
     assert annealing(problem).bytes == 80
+    assert ALGORITHMS["greedy_by_start"](problem).bytes == 80
     assert ALGORITHMS["auto"](problem).bytes == 80
 
 

@@ -59,6 +59,34 @@ def greedy_by_conflicts(problem):
     return _first_fit(problem, order, "greedy_by_conflicts")
 
 
+def greedy_by_start(problem):
+    """The buffer needed first first (the larger first among those of one step), each as
+    low as it fits: the order a run-time allocator meets them in. It suits long graphs
+    of repeated layers: on a 10,000-node transformer the two orders above leave a buffer
+    above the lower bound in every one of its 303 layers (1152 bytes against 1024), which
+    annealing, one move at a time, cannot mend; this one reaches the bound."""
+    b = problem.buffers
+    order = sorted(range(len(b)), key=lambda i: (b[i].first, -b[i].size, b[i].name))
+    return _first_fit(problem, order, "greedy_by_start")
+
+
+#: the greedy orders, in the order a tie between them is settled
+GREEDY = (greedy_by_size, greedy_by_conflicts, greedy_by_start)
+
+
+def best_greedy(problem):
+    """The smallest greedy placement (the first on a tie), stopping at the first that
+    reaches the lower bound."""
+    best = None
+    for greedy in GREEDY:
+        placement = greedy(problem)
+        if placement.optimal:
+            return placement
+        if best is None or placement.bytes < best.bytes:
+            best = placement
+    return best
+
+
 class FirstFitOrder:
     """A first-fit order of a problem's buffers, its offsets and its pool size, changed one
     move at a time (annealing's state). A move (one buffer elsewhere in the order) places
@@ -183,8 +211,7 @@ def exact(problem, start=None, nodes=EXACT_NODES):
     """Branch and bound over placements in order of offset, each buffer at 0 or right
     above a buffer it is live with (some optimal placement has that form). Optimal when
     it finishes within ``nodes``; else the best placement it found."""
-    start = start or min(greedy_by_size(problem), greedy_by_conflicts(problem),
-                         key=lambda p: p.bytes)
+    start = start or best_greedy(problem)
     if start.optimal:
         return Placement(start.offsets, start.bytes, "exact", True)
     # buffers that need bytes only above some floor at some step are searched as if they
@@ -250,7 +277,7 @@ def exact(problem, start=None, nodes=EXACT_NODES):
 
 def auto(problem):
     """The best placement within the budgets (see the module docstring)."""
-    greedy = min(greedy_by_size(problem), greedy_by_conflicts(problem), key=lambda p: p.bytes)
+    greedy = best_greedy(problem)
     if greedy.optimal:
         return greedy
     best = annealing(problem, start=greedy)
@@ -266,6 +293,7 @@ ALGORITHMS = {
     "auto": auto,
     "greedy_by_size": greedy_by_size,
     "greedy_by_conflicts": greedy_by_conflicts,
+    "greedy_by_start": greedy_by_start,
     "annealing": annealing,
     "exact": exact,
 }
