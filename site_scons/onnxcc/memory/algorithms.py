@@ -1,10 +1,10 @@
 """Placement algorithms: one interface, ``algorithm(problem) -> Placement``.
 
-``planner=NAME`` picks one; ``auto`` (the default) runs the greedy ones, stops when one
-reaches the lower bound (no placement can do better), else tries exact search on small
-problems and simulated annealing on the rest, and keeps the best. Budgets are counted
-in steps, not seconds, and randomness is seeded: the same problem always gets the same
-offsets.
+``planner=NAME`` picks one; ``auto`` (the default) runs greedy by size and by conflicts,
+stops when one reaches the lower bound (no placement can do better), else tries
+simulated annealing, exact search on small problems and greedy by start, and keeps the
+best. Budgets are counted in steps, not seconds, and randomness is seeded: the same
+problem always gets the same offsets.
 """
 
 import heapq
@@ -68,23 +68,6 @@ def greedy_by_start(problem):
     b = problem.buffers
     order = sorted(range(len(b)), key=lambda i: (b[i].first, -b[i].size, b[i].name))
     return _first_fit(problem, order, "greedy_by_start")
-
-
-#: the greedy orders, in the order a tie between them is settled
-GREEDY = (greedy_by_size, greedy_by_conflicts, greedy_by_start)
-
-
-def best_greedy(problem):
-    """The smallest greedy placement (the first on a tie), stopping at the first that
-    reaches the lower bound."""
-    best = None
-    for greedy in GREEDY:
-        placement = greedy(problem)
-        if placement.optimal:
-            return placement
-        if best is None or placement.bytes < best.bytes:
-            best = placement
-    return best
 
 
 class FirstFitOrder:
@@ -211,7 +194,8 @@ def exact(problem, start=None, nodes=EXACT_NODES):
     """Branch and bound over placements in order of offset, each buffer at 0 or right
     above a buffer it is live with (some optimal placement has that form). Optimal when
     it finishes within ``nodes``; else the best placement it found."""
-    start = start or best_greedy(problem)
+    start = start or min(greedy_by_size(problem), greedy_by_conflicts(problem),
+                         key=lambda p: p.bytes)
     if start.optimal:
         return Placement(start.offsets, start.bytes, "exact", True)
     # buffers that need bytes only above some floor at some step are searched as if they
@@ -276,8 +260,10 @@ def exact(problem, start=None, nodes=EXACT_NODES):
 
 
 def auto(problem):
-    """The best placement within the budgets (see the module docstring)."""
-    greedy = best_greedy(problem)
+    """The best placement within the budgets (see the module docstring). greedy_by_start
+    comes last, and only where it needs fewer bytes than what came before: where the
+    others reach as low, their placement stays as it was."""
+    greedy = min(greedy_by_size(problem), greedy_by_conflicts(problem), key=lambda p: p.bytes)
     if greedy.optimal:
         return greedy
     best = annealing(problem, start=greedy)
@@ -285,8 +271,11 @@ def auto(problem):
     if not best.optimal and len(problem) <= EXACT_MAX_BUFFERS:
         found = exact(problem, start=best)
         if found.bytes < best.bytes or found.optimal:
-            return found
-    return best
+            best = found
+    if best.optimal:
+        return best
+    by_start = greedy_by_start(problem)
+    return by_start if by_start.bytes < best.bytes else best
 
 
 ALGORITHMS = {
