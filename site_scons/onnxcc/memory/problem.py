@@ -87,7 +87,8 @@ class Problem:
         by_first = sorted(range(n), key=lambda i: self.buffers[i].first)
         for a, i in enumerate(by_first):
             bi = self.buffers[i]
-            for j in by_first[a + 1:]:
+            for b in range(a + 1, n):  # (not a slice: copying the rest for each made it quadratic)
+                j = by_first[b]
                 bj = self.buffers[j]
                 if bj.first > bi.last:
                     break
