@@ -29,6 +29,7 @@ MOVERS = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose"}
 UNARY = {"AveragePool": "QLinearAveragePool", "GlobalAveragePool": "QLinearGlobalAveragePool",
          "Softmax": "QLinearSoftmax", "Sigmoid": "QLinearSigmoid", "LeakyRelu": "QLinearLeakyRelu"}
 QUANT_OPS = {"QuantizeLinear", "DequantizeLinear"}
+INTEGER_OPS = {"ConvInteger", "MatMulInteger"}
 
 
 class _Matcher:
@@ -250,12 +251,14 @@ def annotate_quantization(graph):
 
 
 def qdq_to_qlinear(graph):
+    if not any(n.op in QUANT_OPS or n.op in INTEGER_OPS for n in graph.nodes):
+        return prune_unused(graph)  # (a float graph: no need for the matcher's maps)
     m = _Matcher(graph)
     replaced, dropped = {}, set()
     for node in graph.nodes:
-        if node.op in ("ConvInteger", "MatMulInteger"):
+        if node.op in INTEGER_OPS:
             _integer_op(graph, m.names, node)
-        if node.op in QUANT_OPS or node.op in ("ConvInteger", "MatMulInteger"):
+        if node.op in QUANT_OPS or node.op in INTEGER_OPS:
             continue
         fused = _fuse(m, node)
         if fused:
