@@ -10,6 +10,7 @@ import contextlib
 import dataclasses
 import functools
 import json
+import math
 import os
 
 import numpy as np
@@ -217,7 +218,7 @@ def _read_constants(model, graph, onnx_path):
             f = files[info.location]
             f.seek(info.offset or 0)
             dtype = np.dtype(graph.tensors[init.name].dtype).newbyteorder("<")
-            data = bytearray(dtype.itemsize * int(np.prod(init.dims)))  # (writable)
+            data = bytearray(dtype.itemsize * math.prod(init.dims))  # (writable)
             if info.length != len(data) or f.readinto(data) != len(data):
                 raise OnnxccError(f"cannot read the weights of '{init.name}'", where=onnx_path)
             values[init.name] = np.frombuffer(data, dtype).reshape(tuple(init.dims)).astype(
