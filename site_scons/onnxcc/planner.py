@@ -11,6 +11,7 @@ caller's buffers unless ``io=arena``.
 import json
 
 from . import tactics
+from .collector import paused
 from .errors import OnnxccError
 from .files import write_text
 from .memory import liveness, schedule as scheduling
@@ -304,6 +305,7 @@ def plan_with_bands(graph, bands, cache_bytes, patches, ram_bytes, **options):
     return planned
 
 
+@paused()
 def run(graph_path, plan_path, source=None, tactics_path=None, ram_bytes=0, patches="off",
         bands="off", cache_bytes=0, **options):
     """Plan the graph at ``graph_path`` into ``plan_path``; errors name ``source`` (the
