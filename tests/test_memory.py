@@ -248,8 +248,8 @@ def test_memory_aware_schedule_runs_the_freeing_branch_first(tmp_path):
     check_plan(graph, aware)
 
 
-@pytest.mark.parametrize("name", ["auto", "greedy_by_size", "greedy_by_conflicts", "annealing",
-                                  "exact"])
+@pytest.mark.parametrize("name", ["auto", "greedy_by_size", "greedy_by_conflicts", "greedy_by_start",
+                                  "annealing", "exact"])
 def test_planners_on_a_model(tmp_path, name):
     path = memory_mix(tmp_path / "m.onnx")
     graph, plan = planned(path, planner=name)

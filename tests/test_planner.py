@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from onnxcc.errors import OnnxccError
-from onnxcc.memory.algorithms import ALGORITHMS, annealing, exact
+from onnxcc.memory.algorithms import ALGORITHMS, FirstFitOrder, annealing, exact, greedy_by_size
 from onnxcc.memory.pools import parse_pools, place_in_pools
 from onnxcc.memory.problem import Buffer, Problem, collisions, lower_bound
 
@@ -70,7 +70,8 @@ def test_nothing_beats_a_finished_exact_search(bufs):
 
 
 def test_exact_and_annealing_beat_greedy_where_greedy_is_not_optimal():
-    # both greedy orders stack d on a and b (96 bytes); 80 is possible
+    # greedy by size and by conflicts stack d on a and b (96 bytes); 80 is possible, and
+    # placing the buffers in the order they are needed finds it too
     bufs = [Buffer.simple("a", 48, 4, 5), Buffer.simple("b", 32, 1, 3),
             Buffer.simple("c", 48, 0, 2), Buffer.simple("d", 16, 3, 4)]
     problem = Problem(bufs)
@@ -79,6 +80,7 @@ def test_exact_and_annealing_beat_greedy_where_greedy_is_not_optimal():
     found = exact(problem)
     assert greedy.bytes == 96 and found.optimal and found.bytes == 80
     assert annealing(problem).bytes == 80
+    assert ALGORITHMS["greedy_by_start"](problem).bytes == 80
     assert ALGORITHMS["auto"](problem).bytes == 80
 
 
@@ -86,6 +88,31 @@ def test_exact_and_annealing_beat_greedy_where_greedy_is_not_optimal():
 @given(bufs=simple_buffers(max_size=40))
 def test_annealing_is_deterministic(bufs):
     assert annealing(Problem(bufs)).offsets == annealing(Problem(bufs)).offsets
+
+
+class TightLabels(FirstFitOrder):
+    """Labels one apart, so that nearly every move runs out of room and relabels."""
+    LABEL_GAP = 1
+
+
+@pytest.mark.parametrize("state_class", [FirstFitOrder, TightLabels])
+@settings(max_examples=60, deadline=None)
+@given(bufs=st.one_of(simple_buffers(), shared_buffers()),
+       moves=st.lists(st.tuples(st.integers(0, 99), st.integers(0, 99), st.booleans()), max_size=40))
+def test_a_move_places_what_a_first_fit_of_the_whole_order_would(state_class, bufs, moves):
+    # annealing's moves place again only the buffers they can change: after every move
+    # (kept or taken back) the offsets and the pool size are the whole order's first fit
+    problem = Problem(bufs)
+    if len(problem) < 2:
+        return
+    state = state_class(problem, greedy_by_size(problem))
+    for i, j, keep in moves:
+        i, j = i % len(problem), j % len(problem)
+        undo, _ = state.move(i, j)
+        if not keep:
+            state.undo(i, j, undo)
+        assert state.offsets == problem.first_fit(state.order)
+        assert state.bytes == problem.bytes(state.offsets)
 
 
 @settings(max_examples=60, deadline=None)

@@ -1,5 +1,6 @@
 """Small helpers that spell values and types in C (model text: ctext.py)."""
 
+import functools
 import math
 
 import numpy as np
@@ -14,7 +15,9 @@ C_TYPES = {
 }
 
 
+@functools.cache
 def c_type(dtype):
+    """The C type of numpy dtype ``dtype`` (asked for every tensor)."""
     name = np.dtype(dtype).name
     if name not in C_TYPES:
         raise OnnxccError(f"element type {'string' if name == 'object' else name} is not supported",

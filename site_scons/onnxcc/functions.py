@@ -44,6 +44,8 @@ def expand_functions(model, keep):
     """``model`` with every node whose op is not in ``keep`` and has a function body
     replaced by it; ``model`` must be shape-inferred (context-dependent bodies depend on
     the input types). Returns (model, number of nodes expanded)."""
+    if all(node.domain not in ("", "ai.onnx") or node.op_type in keep for node in model.graph.node):
+        return model, 0  # (no node to look at: no copy of the model, no table of types)
     original, model = model, onnx.ModelProto()
     model.CopyFrom(original)
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)

@@ -20,6 +20,7 @@ from onnx.reference import ReferenceEvaluator
 
 from . import attributes, ceil_pools, limits, ops, wellformed
 from .cgen import c_type
+from .collector import paused
 from .errors import OnnxccError
 from .external_data import load_external_data
 from .functions import expand_functions
@@ -186,6 +187,7 @@ def import_model(path, input_shapes=None):
     return annotate_quantization(graph)
 
 
+@paused()
 def run(model_path, graph_path, weights_path, input_shapes=None):
     graph = import_model(model_path, input_shapes)
     save_graph(graph, graph_path, weights_path)

@@ -6,6 +6,8 @@ tensors (weights) keep their values in ``Graph.constants``; a graph loaded for s
 only (the planner's view) has their ``TensorInfo`` but no values.
 """
 
+import functools
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -20,11 +22,18 @@ class TensorInfo:
 
     @property
     def size(self):
-        return int(np.prod(self.shape, dtype=np.int64))
+        return int(math.prod(self.shape))
 
     @property
     def nbytes(self):
-        return self.size * np.dtype(self.dtype).itemsize
+        return self.size * itemsize(self.dtype)
+
+
+@functools.cache
+def itemsize(dtype):
+    """Bytes of one element of numpy dtype ``dtype`` (a name), asked for every tensor by
+    every stage: ``np.dtype`` parses the name each time."""
+    return np.dtype(dtype).itemsize
 
 
 @dataclass

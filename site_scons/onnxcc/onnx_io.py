@@ -8,7 +8,9 @@ byte-identical, so SCons does not re-plan memory or regenerate kernels.
 
 import contextlib
 import dataclasses
+import functools
 import json
+import math
 import os
 
 import numpy as np
@@ -25,7 +27,9 @@ INTERNAL_ATTR_PREFIX = "onnxcc_"
 QUANT_METADATA = "onnxcc_quant"
 
 
+@functools.cache
 def np_dtype(elem_type):
+    """The numpy dtype name of ONNX element type ``elem_type`` (asked for every tensor)."""
     return np.dtype(helper.tensor_dtype_to_np_dtype(elem_type)).name
 
 
@@ -214,7 +218,7 @@ def _read_constants(model, graph, onnx_path):
             f = files[info.location]
             f.seek(info.offset or 0)
             dtype = np.dtype(graph.tensors[init.name].dtype).newbyteorder("<")
-            data = bytearray(dtype.itemsize * int(np.prod(init.dims)))  # (writable)
+            data = bytearray(dtype.itemsize * math.prod(init.dims))  # (writable)
             if info.length != len(data) or f.readinto(data) != len(data):
                 raise OnnxccError(f"cannot read the weights of '{init.name}'", where=onnx_path)
             values[init.name] = np.frombuffer(data, dtype).reshape(tuple(init.dims)).astype(

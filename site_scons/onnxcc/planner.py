@@ -11,6 +11,7 @@ caller's buffers unless ``io=arena``.
 import json
 
 from . import tactics
+from .collector import paused
 from .errors import OnnxccError
 from .files import write_text
 from .memory import liveness, schedule as scheduling
@@ -36,10 +37,15 @@ def check_options(planner, schedule, io):
                               hint=f"{option}= takes {', '.join(known)}")
 
 
+def forwarded(graph, order, io_in_arena, **forwarding):
+    """(``Forwarding``, [``liveness.Planned``]) of ``graph`` run in ``order``."""
+    f = forward(graph, order, io_in_arena, **forwarding)
+    return f, liveness.buffers(graph, order, f, ALIGNMENT)
+
+
 def order_lower_bound(graph, order, io_in_arena, **forwarding):
     """The lower bound of the arena of ``graph`` run in ``order``."""
-    f = forward(graph, order, io_in_arena, **forwarding)
-    return lower_bound([p.buffer for p in liveness.buffers(graph, order, f, ALIGNMENT)])
+    return lower_bound([p.buffer for p in forwarded(graph, order, io_in_arena, **forwarding)[1]])
 
 
 def graph_lower_bound(graph, lowered=None):
@@ -51,17 +57,19 @@ def graph_lower_bound(graph, lowered=None):
 
 
 def choose_order(graph, schedule, io_in_arena, lowered=None):
-    """The graph's order, or the memory-aware one when it needs less. A patched graph
-    keeps its order: its patches run one after the other, as they were written (the
-    search over interleavings of independent patches would be long, and no better)."""
+    """(order, its ``forwarded`` with every in-place kernel, or None where not computed):
+    the graph's order, or the memory-aware one when it needs less. A patched graph keeps
+    its order: its patches run one after the other, as they were written (the search
+    over interleavings of independent patches would be long, and no better)."""
     given = list(range(len(graph.nodes)))
     if schedule == "graph" or any(n.op == patching.JOIN for n in graph.nodes):
-        return given
+        return given, None
     found = scheduling.memory_order(graph, io_in_arena, ALIGNMENT, lowered)
-    if found != given and (order_lower_bound(graph, found, io_in_arena, lowered=lowered)
-                           < order_lower_bound(graph, given, io_in_arena, lowered=lowered)):
-        return found
-    return given
+    if found == given:
+        return given, None
+    tried = [(order, forwarded(graph, order, io_in_arena, lowered=lowered))
+             for order in (given, found)]  # (the graph's order first: it stays on a tie)
+    return min(tried, key=lambda t: lower_bound([p.buffer for p in t[1][1]]))
 
 
 def in_place_that_counts(graph, order, f, planned, joins=False):
@@ -85,15 +93,16 @@ def in_place_that_counts(graph, order, f, planned, joins=False):
     return needed
 
 
-def _forward_and_place(graph, order, io_in_arena, pools, algorithm, lowered=None, joins=False):
+def _forward_and_place(graph, order, io_in_arena, pools, algorithm, lowered=None, joins=False,
+                       everywhere=None):
     """(forwarding, buffers, pool plans): writing over inputs wherever kernels can, or only
     where that keeps the peak down, whichever needs fewer bytes (the latter on a tie:
-    in-place kernels that need scratch are the slower ones)."""
+    in-place kernels that need scratch are the slower ones). ``everywhere``: the
+    ``forwarded`` of the former, when it is known."""
     best = None
     in_place = True
+    f, planned = everywhere or forwarded(graph, order, io_in_arena, lowered=lowered)
     while True:
-        f = forward(graph, order, io_in_arena, in_place=in_place, lowered=lowered)
-        planned = liveness.buffers(graph, order, f, ALIGNMENT)
         plans = place_in_pools([p.buffer for p in planned], pools, algorithm)
         size = sum(p.placement.bytes for p in plans)
         if best is None or size <= best[0]:
@@ -103,6 +112,7 @@ def _forward_and_place(graph, order, io_in_arena, pools, algorithm, lowered=None
         in_place = in_place_that_counts(graph, order, f, planned, joins)
         if in_place == set(f.overwrites):
             return best[1:]
+        f, planned = forwarded(graph, order, io_in_arena, in_place=in_place, lowered=lowered)
 
 
 def plan(graph, planner="auto", schedule="memory", pools="", io="caller", joins_in_place=False):
@@ -116,9 +126,10 @@ def plan(graph, planner="auto", schedule="memory", pools="", io="caller", joins_
                 raise OnnxccError(f"output '{t}' is a constant, which io=arena cannot hold",
                                   hint="use io=caller")
     lowered = Lowered(graph)  # each node lowered once, whichever forwardings are tried
-    order = choose_order(graph, schedule, io_in_arena, lowered)
+    order, everywhere = choose_order(graph, schedule, io_in_arena, lowered)
     f, planned, pool_plans = _forward_and_place(graph, order, io_in_arena, parse_pools(pools),
-                                                ALGORITHMS[planner], lowered, joins_in_place)
+                                                ALGORITHMS[planner], lowered, joins_in_place,
+                                                everywhere)
 
     where = {}  # buffer index -> (pool name, offset)
     pools_json = []
@@ -294,6 +305,7 @@ def plan_with_bands(graph, bands, cache_bytes, patches, ram_bytes, **options):
     return planned
 
 
+@paused()
 def run(graph_path, plan_path, source=None, tactics_path=None, ram_bytes=0, patches="off",
         bands="off", cache_bytes=0, **options):
     """Plan the graph at ``graph_path`` into ``plan_path``; errors name ``source`` (the

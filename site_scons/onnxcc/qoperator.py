@@ -129,20 +129,23 @@ class _Rewriter:
 QOPERATOR_OPS = {"QLinearConv", "QLinearMatMul", "QGemm", "QLinearConcat"} | set(UNARY) | set(BINARY)
 
 
+def _is_qoperator(node):
+    return node.op_type in QOPERATOR_OPS and node.domain in ("", "ai.onnx", MS_DOMAIN)
+
+
 def qoperator_to_qdq(model, where):
     """Rewrite ``model`` (a ModelProto) in place; True when it had QOperator nodes."""
+    if not any(_is_qoperator(node) for node in model.graph.node):
+        return False  # (no need for the rewriter's table of every name)
     r = _Rewriter(model, where)
-    changed = False
     for node in model.graph.node:
-        if node.op_type in QOPERATOR_OPS and node.domain in ("", "ai.onnx", MS_DOMAIN):
+        if _is_qoperator(node):
             r.rewrite(node)
-            changed = True
         else:
             r.nodes.append(node)
-    if changed:
-        del model.graph.node[:]
-        model.graph.node.extend(r.nodes)
-        imports = [o for o in model.opset_import if o.domain != MS_DOMAIN]
-        del model.opset_import[:]
-        model.opset_import.extend(imports)
-    return changed
+    del model.graph.node[:]
+    model.graph.node.extend(r.nodes)
+    imports = [o for o in model.opset_import if o.domain != MS_DOMAIN]
+    del model.opset_import[:]
+    model.opset_import.extend(imports)
+    return True

@@ -39,10 +39,14 @@ def int_range(dtype):
 
 # --- requantization of int32 accumulators (QLinearConv, QGemm, QLinearGlobalAveragePool) ---
 
-def output_scale(x_scale, w_scale, y_scale, alpha=None):
-    """onnxruntime's float32 multiplier: (x_scale * w_scale) / y_scale (QGemm: alpha first)."""
-    s = F32(x_scale) * F32(w_scale) if alpha is None else F32(F32(alpha) * F32(x_scale)) * F32(w_scale)
-    return F32(s / F32(y_scale))
+def output_scales(x_scale, w_scales, y_scale, alpha=None):
+    """onnxruntime's float32 multiplier of each output channel: (x_scale * w_scale) /
+    y_scale (QGemm: alpha first). One array operation for all the channels: the same
+    float32 products and quotients as one channel at a time, which the stages compute
+    for every QGemm and QLinearConv several times."""
+    w = np.asarray(w_scales, np.float32)
+    s = F32(x_scale) * w if alpha is None else F32(F32(alpha) * F32(x_scale)) * w
+    return list(s / F32(y_scale))
 
 
 def fast_requant_window(shifts):

@@ -20,6 +20,7 @@ import json
 from dataclasses import dataclass
 
 from . import ops
+from .collector import paused
 from .errors import OnnxccError
 from .files import write_text
 from .onnx_io import load_graph
@@ -128,6 +129,7 @@ def select(graph, cpu, opt="speed", forced=None, where="graph", tuned=None):
     return {"opt": opt, "cpu": cpu.as_dict(), "nodes": nodes}
 
 
+@paused()
 def run(graph_path, out_path, cpu, opt, forced_text, tuned_path=None):
     """The select stage; ``tuned_path``: a file of measured choices (autotune.py)."""
     graph = load_graph(graph_path, with_values=False)

@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import ops, packing, tactics
 from ..cgen import c_array_body, c_type
+from ..collector import paused
 from ..errors import OnnxccError
 from ..files import write_files, write_texts
 from ..memory import patches as patching
@@ -227,6 +228,7 @@ def _annotated(graph_path, tactics_path, with_values=False):
     return tactics.annotate(load_graph(graph_path, with_values), tactics.load(tactics_path))
 
 
+@paused()
 def run_model(graph_path, plan_path, tactics_path, h_path, c_path, name, source):
     plan = _load_plan(plan_path)
     graph = patching.apply(_annotated(graph_path, tactics_path), plan)
@@ -234,6 +236,7 @@ def run_model(graph_path, plan_path, tactics_path, h_path, c_path, name, source)
     write_texts({h_path: files["h"], c_path: files["c"]})
 
 
+@paused()
 def run_kernels(graph_path, plan_path, tactics_path, c_path, h_path, name, source):
     plan = _load_plan(plan_path)
     graph = patching.apply(_annotated(graph_path, tactics_path), plan)
@@ -242,6 +245,7 @@ def run_kernels(graph_path, plan_path, tactics_path, c_path, h_path, name, sourc
     return len(lower_graph(graph, name, source, plan)[1])
 
 
+@paused()
 def run_weights(graph_path, tactics_path, plan_path, outputs, name, source, section="",
                 fmt="bin"):
     """The weights files (packed for the kernels the plan runs): ``outputs`` is

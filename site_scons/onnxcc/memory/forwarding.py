@@ -23,9 +23,8 @@ in this order, each on what the previous ones left:
 
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from .. import ops
+from ..ir import itemsize
 from ..ops.layout import contiguous_parts
 
 VIEW_OPS = ops.ALIASES | {"Identity"}
@@ -155,7 +154,7 @@ def _slices(graph, order, nodes, f):
                 y in f.fixed or f.root(y) != y or (y in graph.outputs and root in graph.constants)
                 for y in parts):
             continue
-        width = np.dtype(graph.info(x).dtype).itemsize
+        width = itemsize(graph.info(x).dtype)
         for y, start in parts.items():
             f.move(y, root, offset + start * width)
         f.code[k] = "none"
@@ -207,7 +206,7 @@ def _kernels(graph, order, nodes, f, in_place):
         if not allowed or len(node.outputs) != 1 or not f.owns_memory(node.outputs[0]):
             continue
         y = node.outputs[0]
-        y_width = np.dtype(graph.info(y).dtype).itemsize
+        y_width = itemsize(graph.info(y).dtype)
         inputs = [t for t in dict.fromkeys(node.inputs) if t]
         for x in inputs:
             root, offset = f.place[x]

@@ -45,12 +45,24 @@ class Buffer:
         """step -> (lo, hi)."""
         return {s: (lo, hi) for s, lo, hi in self.extent}
 
+    @cached_property
+    def uniform(self):
+        """(lo, hi) when it needs the same bytes at every step from its first to its last
+        (most buffers: one tensor), else None."""
+        lo_hi = self.extent[0][1:]
+        same = len(self.extent) == self.last - self.first + 1 and all(
+            lo == lo_hi[0] and hi == lo_hi[1] for _, lo, hi in self.extent)
+        return lo_hi if same else None
+
 
 def forbidden_offsets(placed, other):
     """Where ``other`` may not go relative to ``placed``: sorted, merged open intervals of
     ``other.offset - placed.offset`` (empty when the two are never live together)."""
     if placed.last < other.first or other.last < placed.first:
         return []
+    if placed.uniform and other.uniform:  # (then live together at some step: no gaps)
+        (p_lo, p_hi), (o_lo, o_hi) = placed.uniform, other.uniform
+        return [(p_lo - o_hi, p_hi - o_lo)]
     p, o = placed.at, other.at
     # the steps of the shorter one: a long buffer meets many short ones
     both = [s for s in min(p, o, key=len) if s in p and s in o]
@@ -75,7 +87,8 @@ class Problem:
         by_first = sorted(range(n), key=lambda i: self.buffers[i].first)
         for a, i in enumerate(by_first):
             bi = self.buffers[i]
-            for j in by_first[a + 1:]:
+            for b in range(a + 1, n):  # (not a slice: copying the rest for each made it quadratic)
+                j = by_first[b]
                 bj = self.buffers[j]
                 if bj.first > bi.last:
                     break
@@ -93,16 +106,10 @@ class Problem:
     def lowest_offset(self, i, offsets):
         """The lowest offset of buffer i clear of every buffer already given an offset
         (``offsets[j]`` is None for buffers not placed yet)."""
-        b = self.buffers[i]
-        spans = sorted((offsets[j] + s, offsets[j] + e) for j, intervals in self.conflicts[i]
-                       if offsets[j] is not None for s, e in intervals)
-        x = 0
-        for start, end in spans:
-            if x <= start:
-                break
-            if x < end:
-                x = align_up(end, b.align)
-        return x
+        return lowest_clear(sorted((offsets[j] + s, offsets[j] + e)
+                                   for j, intervals in self.conflicts[i]
+                                   if offsets[j] is not None for s, e in intervals),
+                            self.buffers[i].align)
 
     def first_fit(self, order, keep=0, previous=None):
         """Offsets from placing the buffers in ``order``, each as low as it fits; the
@@ -117,6 +124,18 @@ class Problem:
     def bytes(self, offsets):
         """The pool size a placement needs."""
         return max((o + b.size for o, b in zip(offsets, self.buffers)), default=0)
+
+
+def lowest_clear(spans, alignment):
+    """The lowest multiple of ``alignment`` outside the open intervals ``spans`` (sorted by
+    start): where first fit puts a buffer, ``spans`` being where it may not go."""
+    x = 0
+    for start, end in spans:
+        if x <= start:
+            break
+        if x < end:
+            x = align_up(end, alignment)
+    return x
 
 
 def live_bytes(buffers):

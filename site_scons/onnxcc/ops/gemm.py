@@ -222,7 +222,10 @@ def _batch_offsets(shape, stra, strb):
 
 def blocked_in_place(node, graph, cpu, tensor):
     """y over a fused residual, when the sum is not cut in chunks (those keep partial sums
-    in y): each tile reads the residual's elements right before storing the same ones."""
+    in y): each tile reads the residual's elements right before storing the same ones.
+    Never over A, B or C (the planner asks about each input: no need to lower for those)."""
+    if tensor in own_inputs(node):
+        return None
     call = lower_blocked(node, graph, cpu)
     if call.params["k_chunk"] < call.params["k"]:
         return None

@@ -19,7 +19,7 @@ import numpy as np
 
 from . import KernelCall, unsupported
 from ..cgen import c_type
-from ..quant import (F32, fixed_point, int_range, leaky_relu, logistic, lookup_table, output_scale,
+from ..quant import (F32, fixed_point, int_range, leaky_relu, logistic, lookup_table, output_scales,
                      qlinear_add_constants, scalar, softmax_exp_table)
 from .broadcast import broadcast_strides, merge_dims
 from .normalize import _split
@@ -137,8 +137,7 @@ def _output_scales(node, graph):
     fused = node.attrs.get("onnxcc_residual")
     y_scale = F32(fused["scale"]) if fused else _per_tensor(graph, node, node.outputs[0])[0]
     alpha = node.attrs.get("alpha", 1.0) if node.op == "QGemm" else None
-    return [output_scale(x_scale, s, y_scale, alpha)
-            for s in _quant(graph, node, node.inputs[1])["scale"]]
+    return output_scales(x_scale, _quant(graph, node, node.inputs[1])["scale"], y_scale, alpha)
 
 
 def requant_shifts(node, graph):

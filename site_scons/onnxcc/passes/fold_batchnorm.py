@@ -61,10 +61,14 @@ def _foldable_producer(graph, bn, consumers, producers):
 
 
 def fold_batchnorm(graph):
+    bns = [n for n in graph.nodes if n.op == "BatchNormalization"]
+    if not bns:  # (no need for the maps of the graph)
+        graph.drop_unused_constants()
+        return graph
     consumers, producers = graph.consumers(), graph.producers()
     replaced = {}  # id of a BatchNormalization -> the nodes that take its place
     names = Names(graph)
-    for bn in [n for n in graph.nodes if n.op == "BatchNormalization"]:
+    for bn in bns:
         if not all(graph.is_constant(i) for i in bn.inputs[1:5]):
             continue
         s, t = _affine(graph, bn)

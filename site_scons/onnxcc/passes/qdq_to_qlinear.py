@@ -22,13 +22,14 @@ import dataclasses
 import numpy as np
 
 from ..ir import Names, Node
-from ..quant import fixed_point, int_range, make_quant, output_scale
+from ..quant import fixed_point, int_range, make_quant, output_scales
 from .remove_noops import prune_unused
 
 MOVERS = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose"}
 UNARY = {"AveragePool": "QLinearAveragePool", "GlobalAveragePool": "QLinearGlobalAveragePool",
          "Softmax": "QLinearSoftmax", "Sigmoid": "QLinearSigmoid", "LeakyRelu": "QLinearLeakyRelu"}
 QUANT_OPS = {"QuantizeLinear", "DequantizeLinear"}
+INTEGER_OPS = {"ConvInteger", "MatMulInteger"}
 
 
 class _Matcher:
@@ -207,8 +208,8 @@ def _requant_tables(m, node, names, y, attrs):
     x_scale = graph.info(names[0]).quant["scale"][0]
     y_scale = graph.info(y).quant["scale"][0]
     alpha = attrs.get("alpha") if node.op != "Conv" else None
-    pairs = [fixed_point(output_scale(x_scale, s, y_scale, alpha), node.name)
-             for s in graph.info(names[1]).quant["scale"]]
+    pairs = [fixed_point(s, node.name)
+             for s in output_scales(x_scale, graph.info(names[1]).quant["scale"], y_scale, alpha)]
     mult = m.names.unique(f"{node.name}_requant_mult")
     graph.add_constant(mult, np.array([m for m, _ in pairs], np.int32))
     shift = m.names.unique(f"{node.name}_requant_shift")
@@ -250,12 +251,14 @@ def annotate_quantization(graph):
 
 
 def qdq_to_qlinear(graph):
+    if not any(n.op in QUANT_OPS or n.op in INTEGER_OPS for n in graph.nodes):
+        return prune_unused(graph)  # (a float graph: no need for the matcher's maps)
     m = _Matcher(graph)
     replaced, dropped = {}, set()
     for node in graph.nodes:
-        if node.op in ("ConvInteger", "MatMulInteger"):
+        if node.op in INTEGER_OPS:
             _integer_op(graph, m.names, node)
-        if node.op in QUANT_OPS or node.op in ("ConvInteger", "MatMulInteger"):
+        if node.op in QUANT_OPS or node.op in INTEGER_OPS:
             continue
         fused = _fuse(m, node)
         if fused:
