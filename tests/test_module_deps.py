@@ -2,6 +2,7 @@
 (onnxcc/module_deps.py): the static graph must hold every module Python really imports
 (a module missing from it would leave stale outputs), and no more."""
 
+import json
 import subprocess
 import sys
 
@@ -60,3 +61,25 @@ def _a_helper(path):
 def test_functions_name_the_modules_they_reach():
     # planner through a module name, report through a function, via a helper beside it
     assert module_deps.modules_used_by(_a_stage) == {"onnxcc.planner", "onnxcc.report"}
+
+
+def test_import_statements_are_cached_by_the_text_of_the_module(tmp_path, monkeypatch):
+    cache = tmp_path / "module_deps.json"
+    monkeypatch.setattr(module_deps, "CACHE_FILE", str(cache))
+    monkeypatch.setattr(module_deps, "_CACHE", {"entries": None, "changed": False})
+    path = module_deps.module_file("onnxcc.planner")
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    fresh = module_deps._statements(path, text)
+    assert [1, "memory", ["liveness", "schedule"]] in fresh
+    module_deps._save_cache()
+    assert json.loads(cache.read_text())["planner.py"][1] == fresh
+    # the next process reads the file instead of parsing; an edited module is parsed again
+    monkeypatch.setattr(module_deps, "_CACHE", {"entries": None, "changed": False})
+    assert module_deps._statements(path, text) == fresh and not module_deps._CACHE["changed"]
+    edited = module_deps._statements(path, text + "\nfrom . import report\n")
+    assert edited == fresh + [[1, None, ["report"]]] and module_deps._CACHE["changed"]
+    # a cache file that is not ours is ignored
+    cache.write_text("[1, 2]")
+    monkeypatch.setattr(module_deps, "_CACHE", {"entries": None, "changed": False})
+    assert module_deps._statements(path, text) == fresh

@@ -7,10 +7,17 @@ statement of a module (in functions too), relative or absolute, plus every modul
 package that imports its folder's modules dynamically (``pkgutil.iter_modules``, as
 ``ops/`` does). Importing ``a.b.c`` runs ``a`` and ``a.b`` too, so packages' ``__init__``
 files are part of the set. Each module is parsed once per process.
+
+Parsing the package's hundred modules took a fifth of a build that has nothing to do, so
+each module's import statements are kept in ``__pycache__/module_deps.json`` beside its
+bytecode, under the SHA-256 of its text: a module whose text changed is parsed again.
 """
 
 import ast
+import contextlib
 import functools
+import hashlib
+import json
 import os
 import pkgutil
 import re
@@ -37,13 +44,14 @@ def _parents(module):
     return {".".join(parts[:i]) for i in range(1, len(parts))}
 
 
-def _resolve(module, is_package, node):
-    """The absolute module name a ``from ... import`` statement names."""
-    if not node.level:
-        return node.module
+def _resolve(module, is_package, level, name):
+    """The absolute module name a ``from ... import`` statement names (``level`` dots,
+    then ``name``, or None)."""
+    if not level:
+        return name
     package = module.split(".") if is_package else module.split(".")[:-1]
-    base = package[:len(package) - (node.level - 1)]
-    return ".".join(base + ([node.module] if node.module else []))
+    base = package[:len(package) - (level - 1)]
+    return ".".join(base + ([name] if name else []))
 
 
 #: a registry loaded from the package's own folder
@@ -62,6 +70,57 @@ def _import_statements(statements):
                 yield from _import_statements(inner)
 
 
+#: the import statements of every module parsed before: {file relative to the package:
+#: [SHA-256 of its text, [[level or None for `import`, module or None, [names]], ...]]}
+CACHE_FILE = os.path.join(PACKAGE_DIR, "__pycache__", "module_deps.json")
+_CACHE = {"entries": None, "changed": False}
+
+
+def _cached_entries():
+    if _CACHE["entries"] is None:
+        try:
+            with open(CACHE_FILE, encoding="utf-8") as f:
+                entries = json.load(f)
+        except (OSError, ValueError):
+            entries = {}
+        _CACHE["entries"] = entries if isinstance(entries, dict) else {}
+    return _CACHE["entries"]
+
+
+def _statements(path, text):
+    """The import statements of the module at ``path`` (its text ``text``): [level (None:
+    ``import a.b``), module, names]."""
+    key = os.path.relpath(path, PACKAGE_DIR)
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    entry = _cached_entries().get(key)
+    if isinstance(entry, list) and len(entry) == 2 and entry[0] == digest:
+        return entry[1]
+    statements = [[None, None, [alias.name for alias in node.names]]
+                  if isinstance(node, ast.Import) else
+                  [node.level, node.module, [alias.name for alias in node.names]]
+                  for node in _import_statements(ast.parse(text, path).body)]
+    _cached_entries()[key] = [digest, statements]
+    _CACHE["changed"] = True
+    return statements
+
+
+def _save_cache():
+    """Write the cache if a module was parsed (atomically; where the package's folder is
+    read-only, nothing is kept and the next process parses again)."""
+    if not _CACHE["changed"]:
+        return
+    _CACHE["changed"] = False
+    tmp = f"{CACHE_FILE}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(CACHE_FILE), exist_ok=True)
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(_CACHE["entries"], f, sort_keys=True)
+        os.replace(tmp, CACHE_FILE)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+
+
 @functools.cache
 def direct_imports(module):
     """The modules of this package that ``module`` imports itself (not transitively)."""
@@ -70,14 +129,14 @@ def direct_imports(module):
     with open(path, encoding="utf-8") as f:
         text = f.read()
     found = set()
-    for node in _import_statements(ast.parse(text, path).body):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
+    for level, name, names in _statements(path, text):
+        if level is None:
+            found.update(names)
         else:
-            base = _resolve(module, is_package, node)
+            base = _resolve(module, is_package, level, name)
             found.add(base)
             # `from .memory import liveness`: a submodule, or just a name (then no file)
-            found.update(f"{base}.{alias.name}" for alias in node.names)
+            found.update(f"{base}.{alias}" for alias in names)
     if "pkgutil" in text and _IMPORTS_ITS_FOLDER.search(text):
         package = module if is_package else module.rpartition(".")[0]
         found.update(f"{package}.{m.name}" for m in pkgutil.iter_modules([os.path.dirname(path)]))
@@ -95,6 +154,7 @@ def closure(module):
         seen.add(m)
         todo.extend(direct_imports(m))
         todo.extend(_parents(m))
+    _save_cache()
     return frozenset(seen)
 
 
