@@ -18,6 +18,7 @@ Flash is the model code (kernels + run function) and weights of the host build
 """
 
 import argparse
+import contextlib
 import glob
 import json
 import math
@@ -162,7 +163,35 @@ def ort_engines(model_path):
     return engines
 
 
+@contextlib.contextmanager
+def one_cpu():
+    """Run the block on one CPU: this thread, onnxruntime's calls on it (one thread:
+    onnxruntime computes on the calling thread) and the harnesses it starts, which
+    inherit the mask. On a shared virtual machine one vCPU can run 40% slower than the
+    other for minutes (its host core's other thread busy): measured, SqueezeNet 8044 us
+    and onnxruntime 7323 us pinned to one, 5509 and 5456 us pinned to the other. Left
+    free, the long-lived Python process sits on one vCPU while each harness process lands
+    on either, and the ratio measures the two vCPUs as much as the two engines. The
+    last CPU the process may use is chosen (the kernel's housekeeping favours the
+    first); without sched_setaffinity nothing is pinned."""
+    if not hasattr(os, "sched_setaffinity"):
+        yield None
+        return
+    allowed = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {max(allowed)})
+    try:
+        yield max(allowed)
+    finally:
+        os.sched_setaffinity(0, allowed)
+
+
 def interleave(harnesses, model_path, rounds, chunk, warmup=None, cpu=False):
+    """See measure_interleaved: the same, with everything on one CPU (one_cpu)."""
+    with one_cpu():
+        return measure_interleaved(harnesses, model_path, rounds, chunk, warmup, cpu)
+
+
+def measure_interleaved(harnesses, model_path, rounds, chunk, warmup=None, cpu=False):
     """Median microseconds of one run of each bench harness (``{key: (elf, target)}``) and
     of onnxruntime (``ort``) and its call overhead (``idle``), timed in ``rounds`` rounds
     of ``chunk`` runs of each engine, so that all see the same machine load. The harnesses
