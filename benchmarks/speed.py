@@ -178,27 +178,23 @@ def one_cpu():
         yield None
         return
     allowed = os.sched_getaffinity(0)
-    os.sched_setaffinity(0, {max(allowed)})
+    chosen = max(allowed)
+    os.sched_setaffinity(0, {chosen})
     try:
-        yield max(allowed)
+        yield chosen
     finally:
         os.sched_setaffinity(0, allowed)
 
 
+@one_cpu()
 def interleave(harnesses, model_path, rounds, chunk, warmup=None, cpu=False):
-    """See measure_interleaved: the same, with everything on one CPU (one_cpu)."""
-    with one_cpu():
-        return measure_interleaved(harnesses, model_path, rounds, chunk, warmup, cpu)
-
-
-def measure_interleaved(harnesses, model_path, rounds, chunk, warmup=None, cpu=False):
     """Median microseconds of one run of each bench harness (``{key: (elf, target)}``) and
     of onnxruntime (``ort``) and its call overhead (``idle``), timed in ``rounds`` rounds
     of ``chunk`` runs of each engine, so that all see the same machine load. The harnesses
     take turns at running first after onnxruntime (measured: the first one there ran up to
     20% slower, ResNet-18 new/old 1.21 in one order and 0.95 in the other). With ``cpu``
     (host targets), also the medians of CPU time, in the same rounds (a harness's from
-    4 * ``chunk`` more runs each round, cpu_us): (wall, cpu)."""
+    4 * ``chunk`` more runs each round, cpu_us): (wall, cpu). All on one CPU (one_cpu)."""
     (session, feeds), (idle, idle_feeds) = ort_engines(model_path)
     samples = {k: [] for k in ("ort", "idle", *harnesses)}
     cpus = {k: [] for k in samples} if cpu else {}

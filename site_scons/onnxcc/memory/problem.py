@@ -111,13 +111,10 @@ class Problem:
                                    if offsets[j] is not None for s, e in intervals),
                             self.buffers[i].align)
 
-    def first_fit(self, order, keep=0, previous=None):
-        """Offsets from placing the buffers in ``order``, each as low as it fits; the
-        first ``keep`` of them keep their ``previous`` offsets (same order up to there)."""
+    def first_fit(self, order):
+        """Offsets from placing the buffers in ``order``, each as low as it fits."""
         offsets = [None] * len(self.buffers)
-        for i in order[:keep]:
-            offsets[i] = previous[i]
-        for i in order[keep:]:
+        for i in order:
             offsets[i] = self.lowest_offset(i, offsets)
         return offsets
 
