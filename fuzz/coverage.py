@@ -10,7 +10,7 @@ that a small shape misses: a stride-2 row of a depthwise convolution split by ve
 shuffles (whole vectors or halves only; several rows at another row stride) or, without
 the planes, split in registers (depthwise_s2: one or several column blocks), a 1x1
 convolution's pixel or channel-vector tiles (and its fused input scale), winograd over several tiles and several
-chunks, implicit tiles over groups of rows and its channel-vector tiles' two stores (and
+chunks (and vectors of tiles across its rows of tiles), implicit tiles over groups of rows and its channel-vector tiles' two stores (and
 a group convolution's long ones),
 pooling rows of several
 vectors, the recurrent blocked tactic's chunked projection, a LayerNorm chain fused. Prints how many graphs reach
@@ -77,6 +77,8 @@ def paths(call, node):
             found.add("winograd: several tiles")
         if tiles > p["cols"]:
             found.add("winograd: several chunks")
+        if p["tiles_h"] > 1 and p["tiles_w"] % p["lanes"]:
+            found.add("winograd: vectors of tiles across rows of tiles")
     if call.template == "conv2d_implicit" and p.get("row_group", 1) > 1:
         found.add("conv2d_implicit: tiles over groups of rows")
     if call.template == "conv2d_implicit" and p["transposed"]:

@@ -107,7 +107,8 @@ def test_specs_are_valid_models_with_finite_reference():
 #: a branch is named by a part of the names coverage gives): the shapes small tails miss
 #: -- depthwise rows of whole vectors split by shuffles at stride 2 (several rows at another
 #: row stride; on x86 also without planes, depthwise_s2), depthwise_shift's taps over rows
-#: of several vectors, winograd's tiles in several chunks, pooling rows of several vectors and
+#: of several vectors, winograd's tiles in several chunks (a vector of them across rows of
+#: tiles: its patch planes), pooling rows of several vectors and
 #: ceil_mode, the recurrent blocked tactic's chunked projection and sequence lengths, a 1x1
 #: convolution's channel-vector tiles transposed back in blocks (on AVX-512 several tiles
 #: and panels: the next panel prefetched) and its fused input scale (a squeeze-excitation's,
@@ -124,12 +125,14 @@ REACHED = {
     "x86_64": ONE_BY_ONE + ["depthwise: stride-2 shuffle fill, whole vectors",
                "depthwise: stride-2 rows split in registers",
                "depthwise: stride-2 shuffle fill of several rows", "winograd: several chunks",
+               "winograd: vectors of tiles across rows of tiles",
                "pool2d_vector: rows of several vectors", "pool2d_vector: ceil_mode",
                "pool2d_vector: taps at stride 2", "blocked: chunked projection",
                "blocked: sequence lengths", "blocked: several blocks of units",
                "a fused LayerNorm chain",
                "conv2d_implicit: flat group tiles across rows"],
     "x86_64-avx512": ONE_BY_ONE + ["depthwise: stride-2 shuffle fill, whole vectors", "winograd: several chunks",
+                      "winograd: vectors of tiles across rows of tiles",
                       "depthwise: stride-2 rows split in registers",
                       "depthwise: shifted taps over rows of several vectors",
                       "pool2d_vector: rows of several vectors",

@@ -1,9 +1,11 @@
 <%namespace name="tl" file="/kernels/tile.mako"/>\
 <%namespace name="planes" file="/kernels/conv_planes.mako"/>\
 <%doc>
-  Winograd F(t x t, 3 x 3) convolution (ops/winograd.py). Per chunk of `cols` output
-  tiles (t x t pixels each): every input channel's (t+2)^2 patches are transformed,
-  B^T d B, `lanes` tiles at a time into V[point][ic][tile]; then for each of the (t+2)^2
+  Winograd F(t x t, 3 x 3) convolution (ops/winograd.py). The zero-padded input is kept
+  in patch planes (winograd.patch_planes), from which a vector of consecutive tiles reads
+  an element of their patches with one load. Per chunk of `cols` output tiles (t x t
+  pixels each): every input channel's (t+2)^2 patches are transformed, B^T d B, `lanes`
+  tiles at a time into V[point][ic][tile]; then for each of the (t+2)^2
   points a GEMM M[point][oc][tile] = U[point][oc][ic] V[point][ic][tile] in register
   tiles (U: the weights transformed and packed in panels of `rows` at build time); then
   each output channel's tiles are transformed back, A^T M A, and the bias and epilogue
@@ -15,7 +17,9 @@
     rows, vecs, lanes, cols = p['rows'], p['vecs'], p['lanes'], p['cols']
     t, th, tw = p['tile'], p['tiles_h'], p['tiles_w']
     a = t + 2
-    ph, pw = p['plane_rows'], p['plane_cols']  # the zero-padded input plane (phase_planes)
+    plane, channel = p['plane_floats'], p['channel_floats']  # the patch planes
+    offsets = p['tap_offsets']  # of patch element (r, s) of tile 0, row-major
+    v_point, m_point = p['v_point'], p['m_point']  # floats from one point's matrix to the next
     points = a * a
     tiles = th * tw
     width = vecs * lanes
@@ -51,68 +55,108 @@ ${tl.contracted(signature)}
 {
 ${tl.types(lanes)}\
     float *const pad = (float *)scratch;
-    float *const v = pad + ${c * ph * pw}u;
-    float *const mm = v + ${points * c * cols}u;
-<% border = capture(planes.clear_border, p, 'pc', 8) %>\
-% if border.strip():
+    float *const v = pad + ${c * channel + lanes}u;
+    float *const mm = v + ${points * v_point}u;
+<%
+    padded = any(f['rows'][0] or f['rows'][1] < th + 1 or f['cols'][0] or f['cols'][1] < tw
+                 for f in p['patch_planes'])
+%>\
+% if padded:
     for (int ic = 0; ic < ${c}; ++ic) {  /* the padding: the same for every image */
-        float *pc = pad + (size_t)ic * ${ph * pw}u;
-${border}\
+        float *pc = pad + (size_t)ic * ${channel}u;
+% for k, f in enumerate(p['patch_planes']):
+<%
+    r_lo, r_hi = f['rows']
+    c_lo, c_hi = f['cols']
+    base = f"pc + {k * plane}u" if k else "pc"
+%>\
+% if r_hi <= r_lo or c_hi <= c_lo:
+        memset(${base}, 0, ${plane}u * sizeof(float));
+% else:
+% if r_lo:
+        memset(${base}, 0, ${r_lo * tw}u * sizeof(float));
+% endif
+% if r_hi < th + 1:
+        memset(${base} + ${r_hi * tw}u, 0, ${(th + 1 - r_hi) * tw}u * sizeof(float));
+% endif
+% if c_lo or c_hi < tw:
+        for (int r = ${r_lo}; r < ${r_hi}; ++r) {
+% if c_lo:
+            memset(${base} + (size_t)r * ${tw}u, 0, ${c_lo}u * sizeof(float));
+% endif
+% if c_hi < tw:
+            memset(${base} + (size_t)r * ${tw}u + ${c_hi}u, 0, ${tw - c_hi}u * sizeof(float));
+% endif
+        }
+% endif
+% endif
+% endfor
     }
+% endif
+    memset(pad + ${c * channel}u, 0, ${lanes}u * sizeof(float));  /* read by the last tiles' vector */
+<%
+    last = tiles - (-(-tiles // cols) - 1) * cols  # the tiles of the last chunk
+    written, read = -(-last // lanes) * lanes, -(-last // width) * width
+%>\
+% if read > written:
+    for (int k = 0; k < ${points * c}; ++k)  /* columns the last chunk's GEMMs read and no transform writes */
+        memset(v + (size_t)(k / ${c}) * ${v_point}u + (size_t)(k % ${c}) * ${cols}u + ${written}u, 0, ${read - written}u * sizeof(float));
 % endif
     for (int nb = 0; nb < ${n}; ++nb) {
         for (int ic = 0; ic < ${c}; ++ic) {
             const float *xc = x + ((size_t)nb * ${c} + ic) * ${h * w}u;
-            float *pc = pad + (size_t)ic * ${ph * pw}u;
-${planes.fill(p, 'xc', 'pc', 12)}\
+            float *pc = pad + (size_t)ic * ${channel}u;
+% for k, f in enumerate(p['patch_planes']):
+<%
+    r_lo, r_hi = f['rows']
+    c_lo, c_hi = f['cols']
+%>\
+% if r_hi > r_lo and c_hi > c_lo:
+            for (int r = ${r_lo}; r < ${r_hi}; ++r) {
+                float *d = pc + ${k * plane}u + (size_t)r * ${tw}u;
+                const float *s = xc + (r * ${t} + ${f['row0']}) * ${w};
+                for (int q = ${c_lo}; q < ${c_hi}; ++q)
+                    d[q] = s[q * ${t} + ${f['col0']}];
+            }
+% endif
+% endfor
         }
         for (int t0 = 0; t0 < ${tiles}; t0 += ${cols}) {
             const int count = t0 + ${cols} <= ${tiles} ? ${cols} : ${tiles} - t0;
             for (int ic = 0; ic < ${c}; ++ic) {
-                const float *pc = pad + (size_t)ic * ${ph * pw}u;
-                for (int j0 = 0; j0 < ${cols}; j0 += ${lanes}) {
-                    float d[${points}][${lanes}];
-                    for (int l = 0; l < ${lanes}; ++l) {
-                        const int tile = t0 + j0 + l < ${tiles} ? t0 + j0 + l : ${tiles - 1};
-                        const int ty = tile / ${tw}, tx = tile - ty * ${tw};
-                        const float *pa = pc + ty * ${t * pw} + tx * ${t};
+                const float *pc = pad + (size_t)ic * ${channel}u + t0;
+                float *vc = v + (size_t)ic * ${cols}u;
+                for (int j0 = 0; j0 < count; j0 += ${lanes}) {  /* (past the last tile: the planes' next floats) */
 % for r in range(a):
-                        ${' '.join(f'd[{r * a + q}][l] = pa[{r * pw + q}];' for q in range(a))}
-% endfor
-                    }
-                    {
-% for r in range(a):
-                        const vf ${', '.join(f'd{r}_{s} = *(const vfu *)d[{r * a + s}]' for s in range(a))};
+                    const vf ${', '.join(f'd{r}_{s} = *(const vfu *)(pc + j0 + {offsets[r * a + s]})' for s in range(a))};
 % endfor
 ## rows: e[r][q] = sum_s bt[q][s] d[r][s]; then columns: V[p][q] = sum_r bt[p][r] e[r][q]
 % for r in range(a):
-                        const vf ${', '.join(f'e{r}_{q} = {form(bt[q], [f"d{r}_{s}" for s in range(a)])}' for q in range(a))};
+                    const vf ${', '.join(f'e{r}_{q} = {form(bt[q], [f"d{r}_{s}" for s in range(a)])}' for q in range(a))};
 % endfor
 % for pp in range(a):
 % for q in range(a):
-                        *(vfu *)(v + ((size_t)${pp * a + q} * ${c} + ic) * ${cols}u + j0) = ${form(bt[pp], [f"e{r}_{q}" for r in range(a)])};
+                    *(vfu *)(vc + ${(pp * a + q) * v_point}u + j0) = ${form(bt[pp], [f"e{r}_{q}" for r in range(a)])};
 % endfor
 % endfor
-                    }
                 }
             }
             for (int pt_ = 0; pt_ < ${points}; ++pt_) {
-                const float *vp = v + (size_t)pt_ * ${c * cols}u;
-                float *mp = mm + (size_t)pt_ * ${m * cols}u;
+                const float *vp = v + (size_t)pt_ * ${v_point}u;
+                float *mp = mm + (size_t)pt_ * ${m_point}u;
                 const float *wpt = w + (size_t)pt_ * ${point_floats}u;
-% if cols // width:
-                for (int j0 = 0; j0 < ${cols // width * width}; j0 += ${width}) {
+                for (int j0 = 0; j0 < count; j0 += ${width}) {
 ${tl.row_blocks(m, rows, vecs, lanes, c, 1, 'wpt', panel, a_at, b_at, zero, out, width, [], coords, 2, 20)}\
                 }
-% endif
             }
             for (int oc = 0; oc < ${m}; ++oc) {
                 float *yc = y + ((size_t)nb * ${m} + oc) * ${oh * ow}u;
+                const float *mc = mm + (size_t)oc * ${cols}u;
                 for (int j0 = 0; j0 < count; j0 += ${lanes}) {
                     float o[${t * t}][${lanes}];
                     {
 % for r in range(a):
-                        const vf ${', '.join(f'm{r}_{s} = *(const vfu *)(mm + ((size_t){r * a + s} * {m} + oc) * {cols}u + j0)' for s in range(a))};
+                        const vf ${', '.join(f'm{r}_{s} = *(const vfu *)(mc + {(r * a + s) * m_point}u + j0)' for s in range(a))};
 % endfor
 % for r in range(a):
                         const vf ${', '.join(f'f{r}_{q} = {form(at[q], [f"m{r}_{s}" for s in range(a)])}' for q in range(t))};

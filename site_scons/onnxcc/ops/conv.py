@@ -452,10 +452,12 @@ def _winograd_cost(g, cpu, m):
     points, lanes = (m + 2) ** 2, cpu.lanes()
     chunks = -(-winograd.tile_count(g, m) // cols)
     gemms = points * chunks * gemm_cost(g["m"], cols, g["c"], rows, vecs, cpu)
-    # a patch is gathered float by float (a load and a store each), its transforms run on
-    # vectors of tiles (about 6 operations a point); the outputs are stored float by float
-    pad = copy_cost(g["c"] * (g["h"] + 2) * (g["w"] + 2), cpu)
-    inputs = g["c"] * (points + 6 * points / lanes)
+    # the input is copied float by float into its patch planes (winograd.patch_planes:
+    # (m+2)/m of the padded input), its transforms run on vectors of tiles read from them
+    # (a load and about 6 operations a point); the outputs are stored float by float
+    th, tw = -(-g["oh"] // m), -(-g["ow"] // m)
+    pad = copy_cost(g["c"] * m * (m + 2) * (th + 1) * tw, cpu, contiguous=False)
+    inputs = g["c"] * 7 * points / lanes
     outputs = g["m"] * (2 * m * m + 6 * points / lanes)
     # the transformed weights, (m+2)^2 / 9 times the weights, read once per chunk: in a
     # whole network from memory (a layer's benchmark alone keeps them in the L3)
@@ -469,8 +471,6 @@ def lower_winograd(node, graph, cpu):
     _, m, rows, vecs, cols = _winograd_plan(g, cpu)
     cpu = _winograd_cpu(cpu)[0]
     p = winograd.params(g, cpu, rows, vecs, cols, m)
-    # the padded input: one plane per channel, every tile's whole patch inside it
-    p.update(phase_planes(dict(g, oh=p["tiles_h"] * m, ow=p["tiles_w"] * m), 0))
     tag = conv_tag(g, f"wino{m}_{rows}x{vecs * cpu.lanes()}_")
     return KernelCall("conv2d_winograd", tag, p, inputs, outputs,
                       scratch_bytes=4 * winograd.scratch_floats(p),

@@ -99,16 +99,46 @@ def plan(g, cpu, best_tile, chunk_budget, m=M):
     return rows, vecs, min(cols, -(-tiles // width) * width)
 
 
+#: floats between one point's matrix of the transformed inputs (or products) and the
+#: next beyond its rows: a cache line, so that a transform's (m+2)^2 stores (loads) of a
+#: vector each, a point apart, fall in as many level-1 sets (a point's matrix is often a
+#: multiple of 4 KiB: then all in one set, 36 lines where it has 8 to 12 ways)
+POINT_SKEW = 16
+
+
 def params(g, cpu, rows, vecs, cols, m=M):
     bt, _, at = matrices(m)
-    return dict(g, rows=rows, vecs=vecs, lanes=cpu.lanes(), cols=cols, tile=m,
-                tiles_h=-(-g["oh"] // m), tiles_w=-(-g["ow"] // m),
-                bt=[[float(v) for v in r] for r in bt], at=[[float(v) for v in r] for r in at])
+    p = dict(g, rows=rows, vecs=vecs, lanes=cpu.lanes(), cols=cols, tile=m,
+             tiles_h=-(-g["oh"] // m), tiles_w=-(-g["ow"] // m),
+             v_point=g["c"] * cols + POINT_SKEW, m_point=g["m"] * cols + POINT_SKEW,
+             bt=[[float(v) for v in r] for r in bt], at=[[float(v) for v in r] for r in at])
+    p.update(patch_planes(p))
+    return p
+
+
+def patch_planes(p):
+    """The padded input of one channel as planes from which a vector of consecutive tiles
+    reads an element of their patches with one load: plane (pr, s), for each row phase pr
+    < m and patch column s < m + 2, holds padded row m * ty + pr, column m * tx + s at
+    [ty][tx] (rows 0..tiles_h, tiles_w columns), so element (r, s) of tile k = ty *
+    tiles_w + tx is plane (r % m, s)'s element k + (r // m) * tiles_w, whatever row the
+    tile is on. Each plane's ``rows`` and ``cols`` ranges come from the input (the rest is
+    padding); ``row0``, ``col0``: the input row and column of its element [0][0]."""
+    m, th, tw = p["tile"], p["tiles_h"], p["tiles_w"]
+
+    def valid(count, phase, pad, size):
+        lo = min(count, max(0, -((phase - pad) // m)))  # the first index whose source is >= 0
+        return [lo, max(lo, min(count, (size - 1 + pad - phase) // m + 1))]
+    planes = [{"rows": valid(th + 1, pr, p["pt"], p["h"]), "cols": valid(tw, s, p["pl"], p["w"]),
+               "row0": pr - p["pt"], "col0": s - p["pl"]}
+              for pr in range(m) for s in range(m + 2)]
+    plane = (th + 1) * tw
+    taps = [((r % m) * (m + 2) + s) * plane + (r // m) * tw for r in range(m + 2) for s in range(m + 2)]
+    return {"patch_planes": planes, "plane_floats": plane, "channel_floats": len(planes) * plane,
+            "tap_offsets": taps}
 
 
 def scratch_floats(p):
-    """The zero-padded input (every tile's whole patch inside it), and the transformed
-    inputs and the products of one chunk of tiles."""
-    t = p["tile"]
-    padded = p["c"] * (p["tiles_h"] * t + 2) * (p["tiles_w"] * t + 2)
-    return padded + (t + 2) ** 2 * (p["c"] + p["m"]) * p["cols"]
+    """The padded input's planes (and a vector of slack past them, which the last tiles'
+    vector reads), and the transformed inputs and the products of one chunk of tiles."""
+    return p["c"] * p["channel_floats"] + p["lanes"] + (p["tile"] + 2) ** 2 * (p["v_point"] + p["m_point"])
