@@ -23,10 +23,12 @@ import speed  # noqa: E402
 import zoo_models  # noqa: E402
 
 
+@speed.one_cpu()
 def interleave(elfs, target, rounds, chunk):
     """{key: (median wall us, median CPU us)} of the harnesses ``elfs``, timed in
     ``rounds`` rounds of ``chunk`` runs each (and a CPU-time measure of 4 * ``chunk``
-    runs), taking turns at running first."""
+    runs), taking turns at running first, all on one CPU (speed.one_cpu: this VM's two
+    vCPUs ran up to 40% apart for minutes)."""
     wall, cpu = {k: [] for k in elfs}, {k: [] for k in elfs}
     keys = list(elfs)
     for r in range(rounds):
