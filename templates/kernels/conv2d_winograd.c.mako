@@ -27,6 +27,7 @@
     point_floats = -(-m // rows) * panel
     bt, at = p['bt'], p['at']
     chain = p['epilogue']
+    on_vectors = p['epilogue_on_vectors']  # the bias and epilogue on the back-transform's vectors
 
     def form(row, names):
         terms = []
@@ -53,7 +54,7 @@
 %>\
 ${tl.contracted(signature)}
 {
-${tl.types(lanes)}\
+${tl.types(lanes, chain if on_vectors else (), 2)}\
     float *const pad = (float *)scratch;
     float *const v = pad + ${c * channel + lanes}u;
     float *const mm = v + ${points * v_point}u;
@@ -161,9 +162,22 @@ ${tl.row_blocks(m, rows, vecs, lanes, c, 1, 'wpt', panel, a_at, b_at, zero, out,
 % for r in range(a):
                         const vf ${', '.join(f'f{r}_{q} = {form(at[q], [f"m{r}_{s}" for s in range(a)])}' for q in range(t))};
 % endfor
+% if on_vectors and p['bias']:
+                        const vf bias = (vf){0} + b[oc];
+% endif
 % for pp in range(t):
 % for q in range(t):
+% if on_vectors:
+                        {
+                            vf val = ${form(at[pp], [f"f{r}_{q}" for r in range(a)])}${' + bias' if p['bias'] else ''};
+% if chain:
+                            ${tl.apply('val', lanes, chain, ['nb', 'oc', '0'], 2, lanes)}
+% endif
+                            *(vfu *)o[${pp * t + q}] = val;
+                        }
+% else:
                         *(vfu *)o[${pp * t + q}] = ${form(at[pp], [f"f{r}_{q}" for r in range(a)])};
+% endif
 % endfor
 % endfor
                     }
@@ -174,11 +188,15 @@ ${tl.row_blocks(m, rows, vecs, lanes, c, 1, 'wpt', panel, a_at, b_at, zero, out,
                             const int oy = ty * ${t} + r;
                             for (int s = 0; s < ${t} && tx * ${t} + s < ${ow}; ++s) {
                                 const int ox = tx * ${t} + s;
+% if on_vectors:
+                                yc[oy * ${ow} + ox] = o[r * ${t} + s][l];
+% else:
                                 float val = o[r * ${t} + s][l]${' + b[oc]' if p['bias'] else ''};
 % if chain:
                                 ${epilogue('val', chain, ['nb', 'oc', f'oy * {ow} + ox'], fast=True)}
 % endif
                                 yc[oy * ${ow} + ox] = val;
+% endif
                             }
                         }
                     }

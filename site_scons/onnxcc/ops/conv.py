@@ -480,8 +480,10 @@ def lower_winograd(node, graph, cpu):
 def cost_winograd(node, graph, cpu):
     g, _, _ = geometry(node, graph)
     pixels = g["m"] * g["oh"] * g["ow"]
-    # (the epilogue runs float by float after the back-transform, with the vmath functions)
-    return _winograd_plan(g, cpu)[0] + epilogue_cost(g["n"] * pixels, g["epilogue"], 1)
+    # (the epilogue runs on the back-transform's vectors, or float by float as the pixels
+    # are stored, with the vmath functions)
+    lanes = cpu.lanes() if winograd.epilogue_on_vectors(g["epilogue"]) else 1
+    return _winograd_plan(g, cpu)[0] + epilogue_cost(g["n"] * pixels, g["epilogue"], lanes)
 
 
 def _over_residual(lower):

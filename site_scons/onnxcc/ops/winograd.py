@@ -19,6 +19,8 @@ from fractions import Fraction as Q
 
 import numpy as np
 
+from .epilogue import vectorizable
+
 #: the output tile edges the cost model chooses from: F(4x4, 3x3) cuts the multiplies 4x
 #: but makes the weights 4x larger; F(2x2, 3x3) 2.25x and 1.8x (for layers whose weights
 #: outweigh their pixels)
@@ -111,9 +113,17 @@ def params(g, cpu, rows, vecs, cols, m=M):
     p = dict(g, rows=rows, vecs=vecs, lanes=cpu.lanes(), cols=cols, tile=m,
              tiles_h=-(-g["oh"] // m), tiles_w=-(-g["ow"] // m),
              v_point=g["c"] * cols + POINT_SKEW, m_point=g["m"] * cols + POINT_SKEW,
+             epilogue_on_vectors=epilogue_on_vectors(g["epilogue"]),
              bt=[[float(v) for v in r] for r in bt], at=[[float(v) for v in r] for r in at])
     p.update(patch_planes(p))
     return p
+
+
+def epilogue_on_vectors(chain):
+    """Whether the bias and ``chain`` run on the back-transform's vectors of tiles: none of
+    its operands changes from pixel to pixel (the kernel's coordinate 2), so each is one
+    value a vector; else they run float by float as the pixels are stored."""
+    return vectorizable(chain, 2) and all(a["strides"][2] == 0 for _, a in chain if "strides" in a)
 
 
 def patch_planes(p):
