@@ -7,7 +7,7 @@ import it and not each other:
   conv_tag      the kernel's tag (part of its C symbol); tile_tag: a tile's part of it
   with_tile     the template parameters of a tile of rows x vecs
   phase_planes  the layout of a zero-padded input split into stride phases, which the
-                implicit GEMM, depthwise and winograd kernels read
+                implicit GEMM and depthwise kernels read
                 (templates/kernels/conv_planes.mako)
   macs          the multiply-accumulates of a geometry (qlinear_q15's int8 Conv too)
 """
