@@ -1,4 +1,5 @@
 <%namespace name="tl" file="/kernels/tile.mako"/>\
+<%namespace name="planes" file="/kernels/conv_planes.mako"/>\
 <%doc>
   Winograd F(t x t, 3 x 3) convolution (ops/winograd.py). The zero-padded input is kept
   in patch planes (winograd.patch_planes), from which a vector of consecutive tiles reads
@@ -16,7 +17,7 @@
     rows, vecs, lanes, cols = p['rows'], p['vecs'], p['lanes'], p['cols']
     t, th, tw = p['tile'], p['tiles_h'], p['tiles_w']
     a = t + 2
-    plane, channel = p['plane_floats'], p['channel_floats']  # the patch planes
+    channel = p['channel_floats']  # one channel's patch planes
     offsets = p['tap_offsets']  # of patch element (r, s) of tile 0, row-major
     v_point, m_point = p['v_point'], p['m_point']  # floats from one point's matrix to the next
     points = a * a
@@ -57,40 +58,11 @@ ${tl.types(lanes, chain if on_vectors else (), 2)}\
     float *const pad = (float *)scratch;
     float *const v = pad + ${c * channel + lanes}u;
     float *const mm = v + ${points * v_point}u;
-<%
-    padded = any(f['rows'][0] or f['rows'][1] < th + 1 or f['cols'][0] or f['cols'][1] < tw
-                 for f in p['patch_planes'])
-%>\
-% if padded:
+<% border = capture(planes.clear_border, p, 'pc', 8) %>\
+% if border.strip():
     for (int ic = 0; ic < ${c}; ++ic) {  /* the padding: the same for every image */
         float *pc = pad + (size_t)ic * ${channel}u;
-% for k, f in enumerate(p['patch_planes']):
-<%
-    r_lo, r_hi = f['rows']
-    c_lo, c_hi = f['cols']
-    base = f"pc + {k * plane}u" if k else "pc"
-%>\
-% if r_hi <= r_lo or c_hi <= c_lo:
-        memset(${base}, 0, ${plane}u * sizeof(float));
-% else:
-% if r_lo:
-        memset(${base}, 0, ${r_lo * tw}u * sizeof(float));
-% endif
-% if r_hi < th + 1:
-        memset(${base} + ${r_hi * tw}u, 0, ${(th + 1 - r_hi) * tw}u * sizeof(float));
-% endif
-% if c_lo or c_hi < tw:
-        for (int r = ${r_lo}; r < ${r_hi}; ++r) {
-% if c_lo:
-            memset(${base} + (size_t)r * ${tw}u, 0, ${c_lo}u * sizeof(float));
-% endif
-% if c_hi < tw:
-            memset(${base} + (size_t)r * ${tw}u + ${c_hi}u, 0, ${tw - c_hi}u * sizeof(float));
-% endif
-        }
-% endif
-% endif
-% endfor
+${border}\
     }
 % endif
     memset(pad + ${c * channel}u, 0, ${lanes}u * sizeof(float));  /* read by the last tiles' vector */
@@ -106,20 +78,7 @@ ${tl.types(lanes, chain if on_vectors else (), 2)}\
         for (int ic = 0; ic < ${c}; ++ic) {
             const float *xc = x + ((size_t)nb * ${c} + ic) * ${h * w}u;
             float *pc = pad + (size_t)ic * ${channel}u;
-% for k, f in enumerate(p['patch_planes']):
-<%
-    r_lo, r_hi = f['rows']
-    c_lo, c_hi = f['cols']
-%>\
-% if r_hi > r_lo and c_hi > c_lo:
-            for (int r = ${r_lo}; r < ${r_hi}; ++r) {
-                float *d = pc + ${k * plane}u + (size_t)r * ${tw}u;
-                const float *s = xc + (r * ${t} + ${f['row0']}) * ${w};
-                for (int q = ${c_lo}; q < ${c_hi}; ++q)
-                    d[q] = s[q * ${t} + ${f['col0']}];
-            }
-% endif
-% endfor
+${planes.fill(dict(p, sh=t, sw=t), 'xc', 'pc', 12)}\
         }
         for (int t0 = 0; t0 < ${tiles}; t0 += ${cols}) {
             const int count = t0 + ${cols} <= ${tiles} ? ${cols} : ${tiles} - t0;

@@ -455,8 +455,7 @@ def _winograd_cost(g, cpu, m):
     # the input is copied float by float into its patch planes (winograd.patch_planes:
     # (m+2)/m of the padded input), its transforms run on vectors of tiles read from them
     # (a load and about 6 operations a point); the outputs are stored float by float
-    th, tw = -(-g["oh"] // m), -(-g["ow"] // m)
-    pad = copy_cost(g["c"] * m * (m + 2) * (th + 1) * tw, cpu, contiguous=False)
+    pad = copy_cost(g["c"] * winograd.plane_floats(g, m), cpu, contiguous=False)
     inputs = g["c"] * 7 * points / lanes
     outputs = g["m"] * (2 * m * m + 6 * points / lanes)
     # the transformed weights, (m+2)^2 / 9 times the weights, read once per chunk: in a

@@ -86,8 +86,21 @@ def applies(g, cpu):
             and (g["kh"], g["kw"], g["sh"], g["sw"], g["dh"], g["dw"]) == (3, 3, 1, 1, 1, 1))
 
 
+def tile_grid(g, m):
+    """(rows of tiles, tiles a row) of the output's m x m tiles."""
+    return -(-g["oh"] // m), -(-g["ow"] // m)
+
+
 def tile_count(g, m):
-    return -(-g["oh"] // m) * -(-g["ow"] // m)
+    th, tw = tile_grid(g, m)
+    return th * tw
+
+
+def plane_floats(g, m):
+    """Floats of one channel's patch planes (patch_planes): m (m+2) planes of one row more
+    than the tiles' rows, a tile a column."""
+    th, tw = tile_grid(g, m)
+    return m * (m + 2) * (th + 1) * tw
 
 
 def plan(g, cpu, best_tile, chunk_budget, m=M):
@@ -110,8 +123,8 @@ POINT_SKEW = 16
 
 def params(g, cpu, rows, vecs, cols, m=M):
     bt, _, at = matrices(m)
-    p = dict(g, rows=rows, vecs=vecs, lanes=cpu.lanes(), cols=cols, tile=m,
-             tiles_h=-(-g["oh"] // m), tiles_w=-(-g["ow"] // m),
+    th, tw = tile_grid(g, m)
+    p = dict(g, rows=rows, vecs=vecs, lanes=cpu.lanes(), cols=cols, tile=m, tiles_h=th, tiles_w=tw,
              v_point=g["c"] * cols + POINT_SKEW, m_point=g["m"] * cols + POINT_SKEW,
              epilogue_on_vectors=epilogue_on_vectors(g["epilogue"]),
              bt=[[float(v) for v in r] for r in bt], at=[[float(v) for v in r] for r in at])
@@ -132,20 +145,20 @@ def patch_planes(p):
     < m and patch column s < m + 2, holds padded row m * ty + pr, column m * tx + s at
     [ty][tx] (rows 0..tiles_h, tiles_w columns), so element (r, s) of tile k = ty *
     tiles_w + tx is plane (r % m, s)'s element k + (r // m) * tiles_w, whatever row the
-    tile is on. Each plane's ``rows`` and ``cols`` ranges come from the input (the rest is
-    padding); ``row0``, ``col0``: the input row and column of its element [0][0]."""
+    tile is on. In phase_planes' terms (conv_planes.mako clears and fills them): planes of
+    stride m whose ``fills`` have row phase ``py`` = pr and column phase ``px`` = s, each
+    with the ``rows`` and ``cols`` its input covers (the rest is padding)."""
     m, th, tw = p["tile"], p["tiles_h"], p["tiles_w"]
 
     def valid(count, phase, pad, size):
         lo = min(count, max(0, -((phase - pad) // m)))  # the first index whose source is >= 0
         return [lo, max(lo, min(count, (size - 1 + pad - phase) // m + 1))]
-    planes = [{"rows": valid(th + 1, pr, p["pt"], p["h"]), "cols": valid(tw, s, p["pl"], p["w"]),
-               "row0": pr - p["pt"], "col0": s - p["pl"]}
-              for pr in range(m) for s in range(m + 2)]
+    fills = [{"py": pr, "px": s, "rows": valid(th + 1, pr, p["pt"], p["h"]),
+              "cols": valid(tw, s, p["pl"], p["w"])} for pr in range(m) for s in range(m + 2)]
     plane = (th + 1) * tw
     taps = [((r % m) * (m + 2) + s) * plane + (r // m) * tw for r in range(m + 2) for s in range(m + 2)]
-    return {"patch_planes": planes, "plane_floats": plane, "channel_floats": len(planes) * plane,
-            "tap_offsets": taps}
+    return {"fills": fills, "plane_rows": th + 1, "plane_cols": tw,
+            "channel_floats": plane_floats(p, m), "tap_offsets": taps}
 
 
 def scratch_floats(p):
