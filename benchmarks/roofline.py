@@ -26,7 +26,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import speed  # noqa: E402
 
-from onnxcc.targets import host_cpu_flags, load_target  # noqa: E402
+from onnxcc.targets import load_target  # noqa: E402
 
 TARGETS = ["x86_64", "x86_64-avx512"]
 #: independent multiply-add chains: two units of four cycles' latency need 8; 12 fit
@@ -146,14 +146,7 @@ def main():
                         help=f"buffer sizes to read (default {DEFAULT_SIZES})")
     args = parser.parse_args()
     sizes = [_bytes(s) for s in args.sizes.split(",")]
-    targets = []
-    for name in TARGETS:
-        target = load_target(name)
-        lacks = sorted(set(target.cpu.features) - host_cpu_flags())
-        if lacks:
-            print(f"({name} skipped: this CPU lacks {lacks})")
-        else:
-            targets.append(target)
+    targets = [load_target(name) for name in speed.host_targets(TARGETS)]
     with tempfile.TemporaryDirectory() as folder:
         exes = {t.name: program(t, folder) for t in targets}
         samples = measure(exes, sizes, args.rounds)

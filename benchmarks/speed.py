@@ -37,7 +37,7 @@ sys.path.insert(0, os.path.join(REPO, "site_scons"))
 
 from onnxcc import bench, verify  # noqa: E402
 from onnxcc.importer import read_model  # noqa: E402
-from onnxcc.targets import load_target  # noqa: E402
+from onnxcc.targets import host_cpu_flags, load_target  # noqa: E402
 
 OPTS = ("speed", "size")
 #: models in models/ that exist to test onnxcc, not as workloads: out of the summary
@@ -161,6 +161,21 @@ def ort_engines(model_path):
     for session in (ort_session(ort_model.SerializeToString()), ort_session(overhead_model(ort_model))):
         engines.append((session, {i.name: x for i, x in zip(session.get_inputs(), inputs)}))
     return engines
+
+
+def host_targets(requested):
+    """The requested host targets' names, native resolved to this machine's target file,
+    each once; a target whose [cpu] features this CPU lacks is skipped with a note."""
+    flags, targets = host_cpu_flags(), []
+    for name in requested:
+        target = load_target(name)
+        missing = [f for f in target.cpu.features if f not in flags]
+        if missing:
+            print(f"{os.path.basename(sys.argv[0])}: this CPU has no {', '.join(missing)} "
+                  f"(/proc/cpuinfo): {target.name} skipped\n")
+        elif target.name not in targets:
+            targets.append(target.name)
+    return targets
 
 
 @contextlib.contextmanager

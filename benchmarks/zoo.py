@@ -37,7 +37,7 @@ sys.path.insert(0, BENCHMARKS)
 import speed  # noqa: E402
 import zoo_models  # noqa: E402
 from make_models import param_count  # noqa: E402
-from onnxcc.targets import NATIVE, host_cpu_flags, load_target  # noqa: E402
+from onnxcc.targets import NATIVE, load_target  # noqa: E402
 
 #: x86_64 (runs on any x86-64 of the last decade) and the best host target of this machine
 #: (target=native: x86_64-avx512 on Intel's AVX-512, x86_64-zen4 on AMD's, else x86_64)
@@ -45,20 +45,6 @@ TARGETS = ("x86_64", NATIVE)
 OPT = "speed"
 #: share of a build's steps (summed by op type and tactic) below which --profile stops listing
 PROFILE_FLOOR = 0.01
-
-
-def host_targets(requested):
-    """The requested targets, native resolved to this machine's target file, each once;
-    a target whose [cpu] features this CPU lacks is skipped with a note."""
-    flags, targets = host_cpu_flags(), []
-    for name in requested:
-        target = load_target(name)
-        missing = [f for f in target.cpu.features if f not in flags]
-        if missing:
-            print(f"zoo.py: this CPU has no {', '.join(missing)} (/proc/cpuinfo): {target.name} skipped\n")
-        elif target.name not in targets:
-            targets.append(target.name)
-    return targets
 
 
 def out_dir(build_dir, target, name):
@@ -174,7 +160,7 @@ def main():
     unknown = [n for n in names if n not in zoo_models.MODELS]
     if unknown:
         parser.error(f"unknown zoo model {unknown[0]!r} (known: {', '.join(zoo_models.MODELS)})")
-    targets = host_targets(args.targets.split(","))
+    targets = speed.host_targets(args.targets.split(","))
     paths = zoo_models.write(args.models_dir, names)
     try:
         results = compare(paths, targets, args)
