@@ -2,14 +2,14 @@
 """The vector math functions alone: nanoseconds per vector of each vm_<name>_v<lanes>
 (templates/kernels/vmath.mako), compiled with each x86 host target's flags and FMA
 contraction (as the blocked kernels' epilogues are), timed on independent vectors (the
-throughput an epilogue sees). Medians of interleaved rounds; ``--baseline DIR`` times
-another checkout's functions in the same rounds.
+throughput an epilogue sees). Medians of interleaved rounds on one CPU (speed.one_cpu);
+``--baseline DIR`` times another checkout's functions in the same rounds.
 
     .venv/bin/python benchmarks/vmath_speed.py
     .venv/bin/python benchmarks/vmath_speed.py --baseline /tmp/main   # git archive main | tar -x -C /tmp/main
 
 Each target's widest vectors (x86_64: 8 floats, x86_64-avx512: 16); a target whose CPU
-features this machine lacks is skipped.
+features this machine lacks is skipped with a note (speed.host_targets).
 """
 
 import argparse
@@ -19,7 +19,10 @@ import subprocess
 import sys
 import tempfile
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import speed  # noqa: E402
+
+REPO = speed.REPO
 FUNCTIONS = {"exp": "", "sigmoid": "", "swish": ", 1.0f", "tanh": "", "gelu_tanh": "", "gelu": "",
              "mish": "", "softplus": "", "elu": ", 1.0f"}
 TARGETS = ["x86_64", "x86_64-avx512"]
@@ -76,15 +79,10 @@ def main():
     parser.add_argument("--rounds", type=int, default=9, help="interleaved rounds")
     parser.add_argument("--reps", type=int, default=40, help="passes over the buffer per round")
     args = parser.parse_args()
-    sys.path.insert(0, os.path.join(REPO, "site_scons"))
-    from onnxcc.targets import host_cpu_flags, load_target
     repos = {"onnxcc": REPO, **({"baseline": args.baseline} if args.baseline else {})}
-    with tempfile.TemporaryDirectory() as folder:
-        for name in TARGETS:
-            target = load_target(name)
-            if not set(target.cpu.features) <= host_cpu_flags():
-                print(f"({name} skipped: this CPU lacks {sorted(set(target.cpu.features) - host_cpu_flags())})")
-                continue
+    with tempfile.TemporaryDirectory() as folder, speed.one_cpu():
+        for name in speed.host_targets(TARGETS):
+            target = speed.load_target(name)
             lanes = target.cpu.simd_bytes // 4
             exes = {r: program(path, lanes, target.cflags, folder, f"{name}_{r}") for r, path in repos.items()}
             samples = {r: {n: [] for n in FUNCTIONS} for r in repos}
