@@ -51,7 +51,27 @@
         return f"mp + (size_t)(r0 + {i}) * {cols}u + j0"
     def coords(i, jj):
         return ["nb", f"r0 + {i}", "0"]
+    # the tiles on the output's last row (column) of tiles are cut short where m does not
+    # divide its height (width): those are stored pixel by pixel in loops, every other
+    # tile's m x m pixels by straight-line stores
+    whole_test = " && ".join([f"ty < {oh // t}"] * (oh % t != 0) + [f"tx < {ow // t}"] * (ow % t != 0))
 %>\
+## Pixel (r, s) of tile l (C expressions) stored at `dst`: the bias and epilogue applied
+## here unless they ran on the vectors; `at`: its offset in the output channel.
+<%def name="store_pixel(r, s, dst, at, ind)">\
+<% t, chain = p['tile'], p['epilogue'] %>\
+% if p['epilogue_on_vectors']:
+${ind}${dst} = o[${r} * ${t} + ${s}][l];
+% else:
+${ind}{
+${ind}    float val = o[${r} * ${t} + ${s}][l]${' + b[oc]' if p['bias'] else ''};
+% if chain:
+${ind}    ${epilogue('val', chain, ['nb', 'oc', at], fast=True)}
+% endif
+${ind}    ${dst} = val;
+${ind}}
+% endif
+</%def>\
 ${tl.contracted(signature)}
 {
 ${tl.types(lanes, chain if on_vectors else (), 2)}\
@@ -142,21 +162,25 @@ ${tl.row_blocks(m, rows, vecs, lanes, c, 1, 'wpt', panel, a_at, b_at, zero, out,
                     for (int l = 0; l < ${lanes} && j0 + l < count; ++l) {
                         const int tile = t0 + j0 + l;
                         const int ty = tile / ${tw}, tx = tile - ty * ${tw};
-                        for (int r = 0; r < ${t} && ty * ${t} + r < ${oh}; ++r) {
-                            const int oy = ty * ${t} + r;
-                            for (int s = 0; s < ${t} && tx * ${t} + s < ${ow}; ++s) {
-                                const int ox = tx * ${t} + s;
-% if on_vectors:
-                                yc[oy * ${ow} + ox] = o[r * ${t} + s][l];
-% else:
-                                float val = o[r * ${t} + s][l]${' + b[oc]' if p['bias'] else ''};
-% if chain:
-                                ${epilogue('val', chain, ['nb', 'oc', f'oy * {ow} + ox'], fast=True)}
+% if whole_test:
+                        if (${whole_test}) {
 % endif
-                                yc[oy * ${ow} + ox] = val;
-% endif
+                            float *yt = yc + (size_t)(ty * ${t}) * ${ow}u + (size_t)(tx * ${t});
+% for r in range(t):
+% for s in range(t):
+${store_pixel(r, s, f"yt[{r * ow + s}]", f"(ty * {t} + {r}) * {ow} + tx * {t} + {s}", ' ' * 28)}\
+% endfor
+% endfor
+% if whole_test:
+                        } else {
+                            for (int r = 0; r < ${t} && ty * ${t} + r < ${oh}; ++r) {
+                                const int oy = ty * ${t} + r;
+                                for (int s = 0; s < ${t} && tx * ${t} + s < ${ow}; ++s) {
+${store_pixel("r", "s", f"yc[oy * {ow} + tx * {t} + s]", f"oy * {ow} + tx * {t} + s", ' ' * 36)}\
+                                }
                             }
                         }
+% endif
                     }
                 }
             }
