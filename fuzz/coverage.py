@@ -6,11 +6,13 @@ Draws the graphs a campaign of the same arguments would (graphs.drawn), takes ea
 through the compiler's own import, optimize and select stages in the fuzzer's
 configurations that choose fast tactics (the cost model's, and the spec's forced tactics
 with its fusion setting), lowers every node and names the branches of the kernels it gets
-that a small shape misses: a stride-2 row of a depthwise convolution split by vector
-shuffles (whole vectors or halves only; several rows at another row stride) or, without
+that a small shape misses: a stride-2 or -4 row of a depthwise or implicit convolution
+split by vector shuffles (whole vectors or halves only; several rows at another row
+stride) or, without
 the planes, split in registers (depthwise_s2: one or several column blocks), a 1x1
 convolution's pixel or channel-vector tiles (and its fused input scale), winograd over several tiles and several
-chunks (and vectors of tiles across its rows of tiles), implicit tiles over groups of rows and its channel-vector tiles' two stores (and
+chunks (and vectors of tiles across its rows of tiles, its patch planes split by shuffles,
+its cut tiles), implicit tiles over groups of rows and its channel-vector tiles' two stores (and
 a group convolution's long ones),
 pooling rows of several
 vectors, the recurrent blocked tactic's chunked projection, a LayerNorm chain fused. Prints how many graphs reach
@@ -36,9 +38,9 @@ from onnxcc.targets import load_target  # noqa: E402
 from onnxcc.ops.tiling import MAX_ROWS  # noqa: E402
 
 
-def _paired_phases():
-    """conv_planes.mako's own test of which stride-2 fills run by vector shuffles."""
-    return _lookup.get_template("/kernels/conv_planes.mako").module.paired_phases
+def _split_phases():
+    """conv_planes.mako's own test of which stride-2 and -4 fills run by vector shuffles."""
+    return _lookup.get_template("/kernels/conv_planes.mako").module.split_phases
 
 
 def paths(call, node):
@@ -47,15 +49,15 @@ def paths(call, node):
     if call.template == "conv2d_depthwise" and p.get("direct"):
         blocks = "several column blocks" if p["ow"] > p["vecs"] * p["lanes"] else "one column block"
         found.add(f"{call.template}: stride-2 rows split in registers, {blocks}")
-    elif call.template == "conv2d_depthwise":  # (conv2d_implicit fills its planes by bands, no shuffles)
-        for k0, _, runs in _paired_phases()(p, p["lanes"]):
+    elif call.template in ("conv2d_depthwise", "conv2d_implicit"):  # (implicit: by bands)
+        for ks, runs in _split_phases()(p, p["lanes"]):
             widest = max(width for _, _, width in runs)
             kind = "whole vectors" if widest == p["lanes"] else "half vectors only"
-            found.add(f"{call.template}: stride-2 shuffle fill, {kind}")
-            r_lo, r_hi = p["fills"][k0]["rows"]
+            found.add(f"{call.template}: stride-{p['sw']} shuffle fill, {kind}")
+            r_lo, r_hi = p["fills"][ks[0]]["rows"]
             if p["sh"] != 2 and r_hi - r_lo > 1:
-                found.add(f"{call.template}: stride-2 shuffle fill of several rows, row stride {min(p['sh'], 3)}")
-        if p.get("shift") and p["ow"] > p["lanes"]:
+                found.add(f"{call.template}: stride-{p['sw']} shuffle fill of several rows, row stride {min(p['sh'], 3)}")
+        if call.template == "conv2d_depthwise" and p.get("shift") and p["ow"] > p["lanes"]:
             found.add(f"{call.template}: shifted taps over rows of several vectors")
     if call.template in ("conv2d", "conv2d_1x1") and p.get("scale"):
         found.add(f"{call.template}: a fused input scale (passes/fuse_channel_scale.py)")
@@ -79,6 +81,10 @@ def paths(call, node):
             found.add("winograd: several chunks")
         if p["tiles_h"] > 1 and p["tiles_w"] % p["lanes"]:
             found.add("winograd: vectors of tiles across rows of tiles")
+        if _split_phases()(dict(p, sh=p["tile"], sw=p["tile"]), p["lanes"]):
+            found.add("winograd: patch planes split by shuffles")
+        if p["oh"] % p["tile"] or p["ow"] % p["tile"]:
+            found.add("winograd: cut tiles stored in loops")
     if call.template == "conv2d_implicit" and p.get("row_group", 1) > 1:
         found.add("conv2d_implicit: tiles over groups of rows")
     if call.template == "conv2d_implicit" and p["transposed"]:

@@ -105,8 +105,8 @@ TACTICS = {op: [t.name for t in tactics] for op, tactics in sorted(onnxcc_ops.TA
            if len(tactics) > 1 and op not in COST_ONLY}
 
 #: the sizes of a first stage's input: "small" (tails everywhere), "wide" (a few rows of 17
-#: to 70 pixels, a convolution (stride 2 along them) or pooling: rows of several vectors
-#: even at stride 2 and 16 lanes, the depthwise kernel's stride-2 shuffle fill) and "big" (native targets only: a
+#: to 70 pixels, a convolution (stride 2 or 4 along them) or pooling: rows of several
+#: vectors even at stride 2 and 16 lanes, the phase planes' shuffle fill) and "big" (native targets only: a
 #: 3x3 convolution of 32 to 44 pixels a side and 32 to 48 channels, winograd's many tiles
 #: in several chunks; or a recurrent cell of 100 to 128 units over 300 to 800 steps, the
 #: blocked tactic's projection in chunks); the big ones stay under about 40 million
@@ -183,8 +183,10 @@ def conv_anchor(draw, x=None, image=False, mode="small"):
         strides = [draw(st.integers(1, 3)) for _ in range(spatial)]
         dilations = [draw(st.sampled_from([1, 1, 1, 2])) for _ in range(spatial)]
         pads = [draw(st.integers(0, 2)) for _ in range(2 * spatial)]
-        if mode == "wide":  # a stride-2 row whose two column phases are read: split by shuffles
-            strides[-1] = 2
+        if mode == "wide":  # a stride-2 or -4 row whose column phases are read: split by shuffles
+            # (stride 4 for a kernel 5 wide, which reads all four phases: no draw of its own,
+            # so that the other draws of a seed stay as they were)
+            strides[-1] = 4 if kernel[-1] == 5 else 2
             kernel[-1], dilations[-1] = max(kernel[-1], 2), 1
         elif spatial == 2 and (mode == "big" or draw(st.sampled_from([False, False, True]))):  # the common 3x3
             kernel, strides, dilations = [3, 3], [1, 1], [1, 1]

@@ -108,7 +108,9 @@ def test_specs_are_valid_models_with_finite_reference():
 #: -- depthwise rows of whole vectors split by shuffles at stride 2 (several rows at another
 #: row stride; on x86 also without planes, depthwise_s2), depthwise_shift's taps over rows
 #: of several vectors, winograd's tiles in several chunks (a vector of them across rows of
-#: tiles: its patch planes), pooling rows of several vectors and
+#: tiles: its patch planes; the planes split by shuffles, on x86 -- aarch64's draws are too
+#: narrow, its 4-float split is x86's half vectors -- and the tiles an image cuts), rows of
+#: stride 4 split by shuffles (depthwise and implicit), pooling rows of several vectors and
 #: ceil_mode, the recurrent blocked tactic's chunked projection and sequence lengths, a 1x1
 #: convolution's channel-vector tiles transposed back in blocks (on AVX-512 several tiles
 #: and panels: the next panel prefetched) and its fused input scale (a squeeze-excitation's,
@@ -126,6 +128,8 @@ REACHED = {
                "depthwise: stride-2 rows split in registers",
                "depthwise: stride-2 shuffle fill of several rows", "winograd: several chunks",
                "winograd: vectors of tiles across rows of tiles",
+               "winograd: patch planes split by shuffles", "winograd: cut tiles stored in loops",
+               "depthwise: stride-4 shuffle fill", "implicit: stride-4 shuffle fill",
                "pool2d_vector: rows of several vectors", "pool2d_vector: ceil_mode",
                "pool2d_vector: taps at stride 2", "blocked: chunked projection",
                "blocked: sequence lengths", "blocked: several blocks of units",
@@ -133,6 +137,8 @@ REACHED = {
                "conv2d_implicit: flat group tiles across rows"],
     "x86_64-avx512": ONE_BY_ONE + ["depthwise: stride-2 shuffle fill, whole vectors", "winograd: several chunks",
                       "winograd: vectors of tiles across rows of tiles",
+                      "winograd: patch planes split by shuffles", "winograd: cut tiles stored in loops",
+                      "depthwise: stride-4 shuffle fill", "implicit: stride-4 shuffle fill",
                       "depthwise: stride-2 rows split in registers",
                       "depthwise: shifted taps over rows of several vectors",
                       "pool2d_vector: rows of several vectors",
@@ -140,7 +146,8 @@ REACHED = {
                       "conv2d_implicit: long group tiles",
                       "conv2d_1x1: channel-vector tiles prefetching the next panel",
                       "conv2d_implicit: channel-vector tiles stored in bands of rows"],
-    "aarch64": ONE_BY_ONE + ["depthwise: stride-2 shuffle fill, whole vectors",
+    "aarch64": ONE_BY_ONE + ["depthwise: stride-2 shuffle fill, whole vectors", "winograd: cut tiles stored in loops",
+                "depthwise: stride-4 shuffle fill", "implicit: stride-4 shuffle fill",
                 "depthwise: shifted taps over rows of several vectors",
                 "conv2d_implicit: tiles over groups of rows",
                 "depthwise: stride-2 shuffle fill of several rows",
@@ -148,7 +155,7 @@ REACHED = {
                 "conv2d_implicit: channel-vector tiles stored in bands of rows"],
     "armv7": ["blocked: chunked projection", "blocked: several blocks of units"],
     # (the AVX-512 code of x86_64-avx512 with winograd on 256-bit vectors)
-    "x86_64-zen4": ["winograd: several chunks"],
+    "x86_64-zen4": ["winograd: several chunks", "winograd: patch planes split by shuffles"],
 }
 
 

@@ -79,6 +79,10 @@ CONVS = [
                                         group=2), "relu"),
     ([1, 4, 8, 19], [4, 2, 3, 3], dict(pads=[1, 1, 1, 1], strides=[1, 2], group=2), None),
     ([1, 48, 30, 30], [24, 16, 3, 3], dict(pads=[1, 1, 1, 1], strides=[2, 2], group=3), "residual"),
+    # stride 4 along the row: split into its four column phases by shuffles (whole and
+    # half vectors, floats), and into three (the fourth read by no tap) for a depthwise
+    ([1, 3, 9, 45], [5, 3, 3, 5], dict(pads=[1, 1, 1, 2], strides=[2, 4]), "relu"),
+    ([1, 6, 7, 70], [6, 1, 3, 3], dict(pads=[1, 1, 1, 1], strides=[1, 4], group=6), None),
     # (BANDED_STORE) implicit's channel-vector tiles on an image whose panel outgrows half
     # the L1: stored through a scratch band of rows, each band transposed back once summed
     # -- channels and pixels not a multiple of the vector, a leftover band, uneven pads and

@@ -98,7 +98,7 @@ ${border}\
         for (int ic = 0; ic < ${c}; ++ic) {
             const float *xc = x + ((size_t)nb * ${c} + ic) * ${h * w}u;
             float *pc = pad + (size_t)ic * ${channel}u;
-${planes.fill(dict(p, sh=t, sw=t), 'xc', 'pc', 12)}\
+${planes.fill(dict(p, sh=t, sw=t), 'xc', 'pc', 12, lanes)}\
         }
         for (int t0 = 0; t0 < ${tiles}; t0 += ${cols}) {
             const int count = t0 + ${cols} <= ${tiles} ? ${cols} : ${tiles} - t0;

@@ -59,25 +59,26 @@ ${ind}}
 
 <%doc>
   Copy the pixels of one input channel `src` (H x W floats) into its planes at `dst`. With
-  `lanes` >= 4, a stride-2 row whose two column phases are both planes is split into them
-  by vector shuffles, two vectors in, one out to each (whole vectors, then halves where
-  the row has room): the columns no vector pair covers are copied one by one.
+  `lanes` >= 4, a row of column stride 2 or 4 is split into its column phases' planes by
+  vector shuffles, stride vectors in, one out to each (whole vectors, then halves where
+  the row has room): the columns no vector run covers are copied one by one.
 </%doc>
 <%def name="fill(p, src, dst, indent, lanes=1)">\
 <%
     ind = ' ' * indent
     rows, cols = p['plane_rows'], p['plane_cols']
     plane = rows * cols
-    pairs = paired_phases(p, lanes)
+    splits = split_phases(p, lanes)
+    split_fills = {k for ks, _ in splits for k in ks}
 %>\
 % if not any(f['rows'][1] > f['rows'][0] and f['cols'][1] > f['cols'][0] for f in p['fills']):
 ${ind}(void)${src};  /* every window reads padding only */
 % endif
-${pair_types(pairs, ind)}\
-% for k0, k1, runs in pairs:
-${fill_pair(p, src, dst, k0, k1, runs, ind)}\
+${split_types(splits, ind)}\
+% for ks, runs in splits:
+${fill_split(p, src, dst, ks, runs, ind)}\
 % endfor
-% for k, f in [(k, f) for k, f in enumerate(p['fills']) if not any(k in pair[:2] for pair in pairs)]:
+% for k, f in [(k, f) for k, f in enumerate(p['fills']) if k not in split_fills]:
 <%
     r_lo, r_hi = f['rows']
     c_lo, c_hi = f['cols']
@@ -101,83 +102,106 @@ ${ind}}
 </%def>
 
 <%!
-def paired_phases(p, lanes):
-    """(fill index of column phase 0, of phase 1 or None, the vector runs [(first plane
-    column, end, lanes)]) of each row phase of a stride-2 fill whose column phase 0 is a
-    plane: whole vectors, then half vectors (down to 4 lanes) where a row has room. Each
-    run reads two vectors of a source row and shuffles the even lanes out to phase 0, the
-    odd ones (when a plane) to phase 1."""
-    if lanes < 4 or p['sw'] != 2:
+from onnxcc.ops.conv_geometry import SPLIT_STRIDES
+
+
+def split_phases(p, lanes):
+    """(the fill index of each column phase 0 .. sw - 1, None where it is not a plane; the
+    vector runs [(first plane column, end, lanes)]) of each row phase of a fill of column
+    stride sw (2 or 4) whose column phase 0 is a plane: whole vectors, then half vectors
+    (down to 4 lanes) where a row has room. Each run reads sw vectors of a source row and
+    shuffles each phase's lanes out of them (split)."""
+    sw = p['sw']
+    if lanes < 4 or sw not in SPLIT_STRIDES:
         return []
     fills, pl, w = p['fills'], p['pl'], p['w']
-    pairs = []
-    for k0, f in enumerate(fills):
-        k1 = next((k for k, g in enumerate(fills) if g['py'] == f['py'] and g['px'] == 1), None)
+    splits = []
+    for f in fills:
         if f['px'] != 0 or f['rows'][1] <= f['rows'][0]:
             continue
-        q = (pl + 1) // 2  # the first column both of whose sources 2q - pl, 2q + 1 - pl are >= 0
-        end = min(f['cols'][1], fills[k1]['cols'][1] if k1 is not None else f['cols'][1])
+        ks = [next((k for k, g in enumerate(fills) if g['py'] == f['py'] and g['px'] == c), None)
+              for c in range(sw)]
+        q = -(-pl // sw)  # the first column all of whose phases' sources are >= 0
+        end = min(fills[k]['cols'][1] for k in ks if k is not None)
         runs, width = [], lanes
         while width >= 4:
-            count = max(0, min((w + pl - 2 * q) // (2 * width), (end - q) // width))
+            count = max(0, min((w + pl - sw * q) // (sw * width), (end - q) // width))
             if count:
                 runs.append((q, q + count * width, width))
                 q += count * width
             width //= 2
         if runs:
-            pairs.append((k0, k1, runs))
-    return pairs
+            splits.append((ks, runs))
+    return splits
+
+
+def split(vectors, c, width):
+    """The C expression of column phase c of the sw (a power of two) consecutive vectors
+    ``vectors`` of ``width`` floats: their floats c, c + sw, c + 2 sw, ... as one vector.
+    Each pair of vectors gives the 2 width / sw of them it holds (in its low lanes), then
+    pairs of those are joined, low lanes to low lanes, until one vector is left."""
+    sw = len(vectors)
+
+    def mask(idx):
+        return f"(vpm{width}){{{', '.join(str(i) for i in (idx * width)[:width])}}}"
+    level = [f"__builtin_shuffle({lo}, {hi}, {mask([c + sw * i for i in range(2 * width // sw)])})"
+             for lo, hi in zip(vectors[::2], vectors[1::2])]
+    held = 2 * width // sw
+    while len(level) > 1:
+        join = mask(list(range(held)) + [width + i for i in range(held)])
+        level = [f"__builtin_shuffle({lo}, {hi}, {join})" for lo, hi in zip(level[::2], level[1::2])]
+        held *= 2
+    return level[0]
 %>
 
-## Rows of the column phases (fills k0, k1) of one row phase: the runs by vectors.
-<%def name="fill_pair(p, src, dst, k0, k1, runs, ind)">\
+## Rows of the column phases (fills ks) of one row phase: the runs by vectors.
+<%def name="fill_split(p, src, dst, ks, runs, ind)">\
 <%
     cols = p['plane_cols']
     plane = p['plane_rows'] * cols
-    f0 = p['fills'][k0]
+    f0 = p['fills'][ks[0]]
     r_lo, r_hi = f0['rows']
 %>\
 ${ind}for (int r = ${r_lo}; r < ${r_hi}; ++r) {
-${ind}    float *d0 = ${dst} + ${k0 * plane}u + (size_t)r * ${cols}u;
-% if k1 is not None:
-${ind}    float *d1 = ${dst} + ${k1 * plane}u + (size_t)r * ${cols}u;
+% for c, k in enumerate(ks):
+% if k is not None:
+${ind}    float *d${c} = ${dst} + ${k * plane}u + (size_t)r * ${cols}u;
 % endif
+% endfor
 ${ind}    const float *s = ${src} + (size_t)(r * ${p['sh']} + ${f0['py'] - p['pt']}) * ${p['w']}u;
-${copy_row(p, k0, k1, runs, ind + '    ')}\
+${copy_row(p, ks, runs, ind + '    ')}\
 ${ind}}
 </%def>
 
-## One source row `s` of a row phase split into its column phases at pointers d0 (and d1).
-<%def name="copy_row(p, k0, k1, runs, ind)">\
+## One source row `s` of a row phase split into its column phases at pointers d0, d1, ...
+<%def name="copy_row(p, ks, runs, ind)">\
 <%
-    pl = p['pl']
+    pl, sw = p['pl'], p['sw']
     qa, qe = runs[0][0], runs[-1][1]
-    def lanes_of(width, first):
-        return ', '.join(str(2 * i + first) for i in range(width))
     def rest(f, d):
         """The scalar copies of phase f's columns outside [qa, qe)."""
         col0 = f['px'] - pl
         spans = [(f['cols'][0], min(qa, f['cols'][1])), (max(qe, f['cols'][0]), f['cols'][1])]
         return [(lo, hi, d, col0) for lo, hi in spans if hi > lo]
-    phases = [(p['fills'][k0], 'd0', 0)] + ([(p['fills'][k1], 'd1', 1)] if k1 is not None else [])
+    phases = [(p['fills'][k], f'd{c}', c) for c, k in enumerate(ks) if k is not None]
 %>\
 % for q0, q1, width in runs:
 ${ind}for (int q = ${q0}; q < ${q1}; q += ${width}) {
-${ind}    const vp${width} lhs = *(const vp${width} *)(s + 2 * q - ${pl}), rhs = *(const vp${width} *)(s + 2 * q + ${width - pl});
-% for f, d, first in phases:
-${ind}    *(vp${width} *)(${d} + q) = __builtin_shuffle(lhs, rhs, (vpm${width}){${lanes_of(width, first)}});
+${ind}    const vp${width} ${', '.join(f'sv{j} = *(const vp{width} *)(s + {sw} * q + {j * width - pl})' for j in range(sw))};
+% for f, d, c in phases:
+${ind}    *(vp${width} *)(${d} + q) = ${split([f'sv{j}' for j in range(sw)], c, width)};
 % endfor
 ${ind}}
 % endfor
 % for lo, hi, d, col0 in [r for f, d, _ in phases for r in rest(f, d)]:
 ${ind}for (int q = ${lo}; q < ${hi}; ++q)
-${ind}    ${d}[q] = s[q * 2 + ${col0}];
+${ind}    ${d}[q] = s[q * ${sw} + ${col0}];
 % endfor
 </%def>
 
-## The vector types of the shuffle runs of `pairs`.
-<%def name="pair_types(pairs, ind)">\
-% for width in sorted({run[2] for _, _, runs in pairs for run in runs}):
+## The vector types of the shuffle runs of `splits`.
+<%def name="split_types(splits, ind)">\
+% for width in sorted({run[2] for _, runs in splits for run in runs}):
 ${ind}typedef float vp${width} __attribute__((vector_size(${4 * width}), aligned(4), may_alias));
 ${ind}typedef int32_t vpm${width} __attribute__((vector_size(${4 * width})));
 % endfor
@@ -187,41 +211,45 @@ ${ind}typedef int32_t vpm${width} __attribute__((vector_size(${4 * width})));
   Fill the band of the planes (p['plane_rows'] rows each) that starts at plane row `first`
   (a C expression) from input channel `src`: rows of the input copied in, the rows above
   and below the input zeroed (a previous band may have written them). With `lanes` >= 4,
-  stride-2 rows are split into their column phases by vector shuffles, as in fill.
+  rows of column stride 2 or 4 are split into their column phases by vector shuffles, as
+  in fill.
 </%doc>
 <%def name="fill_band(p, src, dst, first, indent, lanes=1)">\
 <%
     ind = ' ' * indent
     rows, cols = p['plane_rows'], p['plane_cols']
     plane = rows * cols
-    pairs = paired_phases(p, lanes)
+    splits = split_phases(p, lanes)
+    split_fills = {k for ks, _ in splits for k in ks}
     def at_plane(k):
         return f"{dst} + {k * plane}u" if k else dst
 %>\
 % if not any(f['cols'][1] > f['cols'][0] for f in p['fills']):
 ${ind}(void)${src};  /* every window reads padding only */
 % endif
-${pair_types(pairs, ind)}\
-% for k0, k1, runs in pairs:
-<% f0 = p['fills'][k0] %>\
+${split_types(splits, ind)}\
+% for ks, runs in splits:
+<% f0 = p['fills'][ks[0]] %>\
 ${ind}for (int r = 0; r < ${rows}; ++r) {
 ${ind}    const int at = ${first} + r;
-${ind}    float *d0 = ${at_plane(k0)} + (size_t)r * ${cols}u;
-% if k1 is not None:
-${ind}    float *d1 = ${at_plane(k1)} + (size_t)r * ${cols}u;
+% for c, k in enumerate(ks):
+% if k is not None:
+${ind}    float *d${c} = ${at_plane(k)} + (size_t)r * ${cols}u;
 % endif
+% endfor
 ${ind}    if (at < ${f0['rows'][0]} || at >= ${f0['rows'][1]}) {
-${ind}        memset(d0, 0, ${cols}u * sizeof(float));
-% if k1 is not None:
-${ind}        memset(d1, 0, ${cols}u * sizeof(float));
+% for c, k in enumerate(ks):
+% if k is not None:
+${ind}        memset(d${c}, 0, ${cols}u * sizeof(float));
 % endif
+% endfor
 ${ind}        continue;
 ${ind}    }
 ${ind}    const float *s = ${src} + (size_t)(at * ${p['sh']} + ${f0['py'] - p['pt']}) * ${p['w']}u;
-${copy_row(p, k0, k1, runs, ind + '    ')}\
+${copy_row(p, ks, runs, ind + '    ')}\
 ${ind}}
 % endfor
-% for k, f in [(k, f) for k, f in enumerate(p['fills']) if not any(k in pair[:2] for pair in pairs)]:
+% for k, f in [(k, f) for k, f in enumerate(p['fills']) if k not in split_fills]:
 <%
     r_lo, r_hi = f['rows']
     c_lo, c_hi = f['cols']

@@ -33,7 +33,8 @@ from .conv_depthwise import (cost_depthwise, cost_direct_s2, cost_nchwc, cost_sh
                              depthwise_applies, depthwise_in_place, direct_applies,
                              lower_depthwise, lower_direct_s2, lower_nchwc, lower_shift,
                              nchwc_applies, shift_applies)
-from .conv_geometry import conv_spans, conv_tag, geometry, macs, phase_planes, tile_tag, with_tile
+from .conv_geometry import (SPLIT_STRIDES, conv_spans, conv_tag, geometry, macs, phase_planes, tile_tag,
+                            with_tile)
 from .epilogue import residual_roles, tile_lanes
 from .tiling import (MAX_ROWS, MAX_VECS, best_tile, column_tails, copy_cost, epilogue_cost,
                      gemm_cost, l2_bytes, reread_cost, scalar_mac_cost, tile_fits)
@@ -371,9 +372,9 @@ def _plan_implicit(g, cpu):
     planes = phase_planes(g, 0 if transposed else vecs * cpu.lanes(), band)
     bands = -(-g["oh"] // band)
     # each row of each plane is a copy of its own, for every band and channel (stride-2
-    # rows split into their two column phases by vector shuffles)
+    # and -4 rows split into their column phases by vector shuffles)
     plane_rows = bands * g["c"] * planes["channel_stride"] // planes["plane_cols"]
-    copy = plane_rows * copy_cost(planes["plane_cols"], cpu, contiguous=g["sw"] in (1, 2))
+    copy = plane_rows * copy_cost(planes["plane_cols"], cpu, contiguous=g["sw"] in (1, *SPLIT_STRIDES))
     if transposed:  # each panel of a group's channels reads the group's planes of the band
         panels = -(-mg // (vecs * cpu.lanes()))
         size = 4 * (g["c"] // g["group"]) * planes["channel_stride"]
@@ -452,12 +453,18 @@ def _winograd_cost(g, cpu, m):
     points, lanes = (m + 2) ** 2, cpu.lanes()
     chunks = -(-winograd.tile_count(g, m) // cols)
     gemms = points * chunks * gemm_cost(g["m"], cols, g["c"], rows, vecs, cpu)
-    # the input is copied float by float into its patch planes (winograd.patch_planes:
-    # (m+2)/m of the padded input), its transforms run on vectors of tiles read from them
-    # (a load and about 6 operations a point); the outputs are stored float by float
-    pad = copy_cost(g["c"] * winograd.plane_floats(g, m), cpu, contiguous=False)
+    # the input is split into its patch planes (winograd.patch_planes: (m+2)/m of the
+    # padded input): the m column phases by vector shuffles (twice a copy's cycles, as
+    # depthwise's stride-2 rows), the 2 planes of the next tile's first columns float by
+    # float; the transforms run on vectors of tiles read from them (a load and about 6
+    # operations a point); each output pixel is a load and a store (whole tiles in
+    # straight lines, the image's cut ones in loops)
+    planes = g["c"] * winograd.plane_floats(g, m)
+    split = m in SPLIT_STRIDES and lanes >= 4
+    shuffled = planes * m // (m + 2) if split else 0
+    pad = 2 * copy_cost(shuffled, cpu) + copy_cost(planes - shuffled, cpu, contiguous=False)
     inputs = g["c"] * 7 * points / lanes
-    outputs = g["m"] * (2 * m * m + 6 * points / lanes)
+    outputs = g["m"] * (m * m + 6 * points / lanes)
     # the transformed weights, (m+2)^2 / 9 times the weights, read once per chunk: in a
     # whole network from memory (a layer's benchmark alone keeps them in the L3)
     weights = reread_cost(4 * points * g["m"] * g["c"], chunks, cpu)

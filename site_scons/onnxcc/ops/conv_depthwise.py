@@ -18,7 +18,7 @@ tactics; the geometry, tags and tiles they share are ops/conv_geometry.py's.
 import math
 
 from . import KernelCall, depthwise_lanes, in_place, unsupported
-from .conv_geometry import conv_tag, geometry, phase_planes, tile_tag, with_tile
+from .conv_geometry import SPLIT_STRIDES, conv_tag, geometry, phase_planes, tile_tag, with_tile
 from .epilogue import residual_roles, tile_lanes
 from .spatial import is_depthwise
 from .tiling import copy_cost, epilogue_cost, tile_cost
@@ -58,10 +58,11 @@ def _plan_depthwise(g, cpu, shift=False):
     rows, vecs, cycles = best
     # (shift: a tile reads a vector past its last, and its rows from vector boundaries)
     planes = phase_planes(g, (vecs + shift) * lanes, align=lanes if shift else 1)
-    # (stride-2 rows are split into their two column phases by vector shuffles: twice a
-    # copy's cycles; and each row filled costs a memcpy call or a loop's start, measured
+    # (stride-2 and -4 rows are split into their column phases by vector shuffles: twice
+    # a copy's cycles; and each row filled costs a memcpy call or a loop's start, measured
     # against depthwise_nchwc with benchmarks/depthwise_layers.py --tactics)
-    copy = copy_cost(planes["channel_stride"], cpu, contiguous=g["sw"] in (1, 2)) * (2 if g["sw"] == 2 else 1)
+    split = g["sw"] in SPLIT_STRIDES
+    copy = copy_cost(planes["channel_stride"], cpu, contiguous=g["sw"] == 1 or split) * (2 if split else 1)
     copy += 4 * sum(f["rows"][1] - f["rows"][0] for f in planes["fills"] if f["px"] == 0)
     return rows, vecs, planes, g["n"] * g["c"] * (cycles + copy)
 

@@ -8,7 +8,8 @@ import it and not each other:
   with_tile     the template parameters of a tile of rows x vecs
   phase_planes  the layout of a zero-padded input split into stride phases, which the
                 implicit GEMM and depthwise kernels read
-                (templates/kernels/conv_planes.mako)
+                (templates/kernels/conv_planes.mako; SPLIT_STRIDES: the strides whose
+                rows it splits by vector shuffles)
   macs          the multiply-accumulates of a geometry (qlinear_q15's int8 Conv too)
 """
 
@@ -70,6 +71,12 @@ def tile_tag(p):
     if p.get("panel_store") and p["store_rows"] < p["oh"]:
         group += f"b{p['store_rows']}"
     return f"{'c' if p['transposed'] else 't'}{p['rows']}x{p['vecs'] * p['lanes']}{group}_"
+
+
+#: the column strides whose rows conv_planes.mako's fills split into their column phases
+#: by vector shuffles (4 lanes or more: stride vectors in, a vector out to each phase);
+#: rows of other strides are copied float by float
+SPLIT_STRIDES = (2, 4)
 
 
 def phase_planes(g, slack, band=None, align=1):
