@@ -33,7 +33,8 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
 from .spec import build_model, spec_name, specs
-from .verdict import as_accurate_as_onnxruntime, closer_to_the_specification, within_quantization_jitter
+from .verdict import (as_accurate_as_onnxruntime, closer_to_the_specification, onnxruntime_overflows,
+                      within_quantization_jitter)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 from onnxcc import scons_batch, verify  # noqa: E402
@@ -126,6 +127,8 @@ def check(batch, target, workdir, jobs=1, sanitize=False, keep=False):
             # onnxruntime disagrees with itself: its optimizer rewrote the graph into
             # something the specification does not compute (docs/trust.md); counted apart
             result.update(status="onnxruntime-disagrees")
+        elif onnxruntime_overflows(case, target):
+            result.update(status="discarded", message=f"onnxruntime overflows inside the graph; {result['message']}")
         elif ((within_quantization_jitter(case, target) or closer_to_the_specification(case, target))
               if specs_by_name[case["name"]].get("quant") else as_accurate_as_onnxruntime(case, target)):
             result.update(status="ill-conditioned")

@@ -137,6 +137,34 @@ def as_accurate_as_onnxruntime(case, target):
                for m, want, truth, (rtol, atol) in zip(mine, expected, exact, tolerances))
 
 
+def onnxruntime_overflows(case, target):
+    """Whether onnxcc's outputs are off onnxruntime's only where they are not finite, and
+    onnxruntime's run holds a value that is not finite in some tensor inside the graph:
+    float32 overflowed there, and what the outputs hold after it depends on how each
+    engine orders the infinities -- a GRU with a Relu gate whose state grows every step
+    is -inf in onnxruntime and onnxcc alike by step 88 and NaN in onnxcc two steps later,
+    where a Min then an Atan made onnxruntime's output finite again. Neither result is the
+    graph's: discarded, as a graph whose output is not finite is (graphs.py). A finite
+    output off onnxruntime's still fails."""
+    try:
+        mine, expected, tolerances, model, inputs = _outputs_of(case, target)
+        for m, e, (rtol, atol) in zip(mine, expected, tolerances):
+            off = ~(np.abs(m.astype(np.float64) - e) <= atol + rtol * np.abs(e))
+            if np.any(np.isfinite(m[off])):
+                return False
+        inferred = onnx.shape_inference.infer_shapes(model)
+        known = {vi.name: vi for vi in list(inferred.graph.value_info) + list(inferred.graph.output)}
+        inside = [known[o] for n in model.graph.node for o in n.output
+                  if o in known and known[o].type.tensor_type.elem_type == TensorProto.FLOAT]
+        del model.graph.output[:]
+        model.graph.output.extend(inside)
+        session = onnxruntime_session(model)
+        feeds = dict(zip([i.name for i in session.get_inputs()], inputs))
+        return any(not np.all(np.isfinite(y)) for y in session.run(None, feeds))
+    except Exception:  # noqa: BLE001 (no verdict: the mismatch stands)
+        return False
+
+
 def as_accurate(mine, theirs, exact, rtol, atol):
     """Per element, |mine - exact| <= 2 |theirs - exact| + atol + rtol |theirs|."""
     mine, theirs = np.asarray(mine, np.float64), np.asarray(theirs, np.float64)
