@@ -7,6 +7,7 @@ run alone, it compares any zoo networks, their profiles summed by op and tactic:
 
     .venv/bin/python benchmarks/versus.py --base /tmp/base --only resnet18,squeezenet1_1 \
         --targets x86_64-avx512 --rounds 8 --profile
+    .venv/bin/python benchmarks/versus.py --base /tmp/base --only models/resnet8.onnx   # any ONNX file
 """
 
 import argparse
@@ -72,7 +73,9 @@ def versus_base(description, models, build_dir, label, part_of, what):
     print(f"| model | target | base us | {label} us | {label}/base |")
     print("| --- | --- | ---: | ---: | ---: |")
     for model in args.only.split(","):
-        path = os.path.join(zoo_models.DEFAULT_OUT, f"{model}.onnx")
+        # (a zoo model's name, or an ONNX file: models/resnet8.onnx)
+        path = model if model.endswith(".onnx") else os.path.join(zoo_models.DEFAULT_OUT, f"{model}.onnx")
+        model = os.path.splitext(os.path.basename(path))[0]
         for target in args.targets.split(","):
             repos = {"base": args.base, label: speed.REPO}
             elfs = {k: speed.harness(path, os.path.join(args.build_dir, k), target, ["opt=speed"],
