@@ -7,7 +7,8 @@ import it and not each other:
   conv_tag      the kernel's tag (part of its C symbol); tile_tag: a tile's part of it
   with_tile     the template parameters of a tile of rows x vecs
   phase_planes  the layout of a zero-padded input split into stride phases, which the
-                implicit GEMM and depthwise kernels read
+                implicit GEMM and depthwise kernels read (phase_span: a plane's indices
+                that hold input; winograd's patch planes use it too)
                 (templates/kernels/conv_planes.mako; SPLIT_STRIDES: the strides whose
                 rows it splits by vector shuffles)
   macs          the multiply-accumulates of a geometry (qlinear_q15's int8 Conv too)
@@ -79,6 +80,15 @@ def tile_tag(p):
 SPLIT_STRIDES = (2, 4)
 
 
+def phase_span(count, stride, phase, pad, size):
+    """[first, end) of the indices i < ``count`` of a plane of stride phase ``phase`` whose
+    source (i * stride + phase - pad) lies in the input of ``size``: the rest of the plane
+    is padding (an empty span where none does)."""
+    lo = min(count, max(0, -((phase - pad) // stride)))  # the first index whose source is >= 0
+    hi = min(count, (size - 1 + pad - phase) // stride + 1)
+    return [lo, max(lo, hi)]
+
+
 def phase_planes(g, slack, band=None, align=1):
     """The layout of a zero-padded input split into stride phases, for kernels that read
     a window's tap (ky, kx) of every pixel of an output row as one contiguous run.
@@ -99,12 +109,8 @@ def phase_planes(g, slack, band=None, align=1):
     cols = -(-(g["ow"] + max(tx // sw for _, tx in taps)) // align) * align
     plane = rows * cols
 
-    def valid(count, stride, phase, pad, size):
-        lo = max(0, -((phase - pad) // stride))  # first index whose source is >= 0
-        hi = min(count, (size - 1 + pad - phase) // stride + 1)
-        return [lo, max(lo, hi)]
-    fills = [{"py": py, "px": px, "rows": valid(whole, sh, py, g["pt"], g["h"]),
-              "cols": valid(cols, sw, px, g["pl"], g["w"])} for py, px in phases]
+    fills = [{"py": py, "px": px, "rows": phase_span(whole, sh, py, g["pt"], g["h"]),
+              "cols": phase_span(cols, sw, px, g["pl"], g["w"])} for py, px in phases]
     offsets = [phases.index((ty % sh, tx % sw)) * plane + (ty // sh) * cols + tx // sw
                for ty, tx in taps]
     return {"plane_rows": rows, "plane_cols": cols, "fills": fills, "band": band or g["oh"],

@@ -19,6 +19,7 @@ from fractions import Fraction as Q
 
 import numpy as np
 
+from .conv_geometry import phase_span
 from .epilogue import vectorizable
 
 #: the output tile edges the cost model chooses from: F(4x4, 3x3) cuts the multiplies 4x
@@ -149,12 +150,8 @@ def patch_planes(p):
     stride m whose ``fills`` have row phase ``py`` = pr and column phase ``px`` = s, each
     with the ``rows`` and ``cols`` its input covers (the rest is padding)."""
     m, th, tw = p["tile"], p["tiles_h"], p["tiles_w"]
-
-    def valid(count, phase, pad, size):
-        lo = min(count, max(0, -((phase - pad) // m)))  # the first index whose source is >= 0
-        return [lo, max(lo, min(count, (size - 1 + pad - phase) // m + 1))]
-    fills = [{"py": pr, "px": s, "rows": valid(th + 1, pr, p["pt"], p["h"]),
-              "cols": valid(tw, s, p["pl"], p["w"])} for pr in range(m) for s in range(m + 2)]
+    fills = [{"py": pr, "px": s, "rows": phase_span(th + 1, m, pr, p["pt"], p["h"]),
+              "cols": phase_span(tw, m, s, p["pl"], p["w"])} for pr in range(m) for s in range(m + 2)]
     plane = (th + 1) * tw
     taps = [((r % m) * (m + 2) + s) * plane + (r // m) * tw for r in range(m + 2) for s in range(m + 2)]
     return {"fills": fills, "plane_rows": th + 1, "plane_cols": tw,
