@@ -51,6 +51,15 @@ def _word(text, limit):
     return word
 
 
+#: longest C name of a model (a longer one is cut, and ends in a digest of the whole)
+MODEL_NAME_LIMIT = 128
+
+
+def model_c_name(text):
+    """The C name of a model called ``text`` (its file's stem or name=)."""
+    return c_ident(text, MODEL_NAME_LIMIT)
+
+
 def c_ident(text, limit=None):
     """``text`` made into a C identifier (see _word; one character over ``limit`` at most):
     a leading digit or nothing gets a leading '_', a keyword a trailing '_'."""

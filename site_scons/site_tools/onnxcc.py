@@ -51,7 +51,7 @@ from onnxcc.paths import REPO_ROOT, RUNTIME_DIR, TEMPLATES_DIR  # noqa: E402
 try:
     from onnxcc import autotune as autotuner
     from onnxcc import bench, importer, integration, optimizer, planner, sanitize as sanitizer, tactics, verify
-    from onnxcc.ctext import c_ident
+    from onnxcc.ctext import model_c_name
     from onnxcc.memory.pools import parse_pools
     from onnxcc.planner import check_options as check_plan_options
     from onnxcc.memory.patches import check_grid as check_patches
@@ -589,10 +589,6 @@ class _Text(SCons.Subst.Literal):
         return ascii(self.lstr).replace("$", "\\x24")
 
 
-#: longest C name of a model (a longer one is cut, and ends in a digest of the whole)
-MODEL_NAME_LIMIT = 128
-
-
 def _claim(folder, model, name):
     """``folder``, the build folder of C name ``name``, claimed by the model file ``model``:
     two model files whose names sanitize alike (``a.b.onnx``, ``a_b.onnx``) would otherwise
@@ -650,7 +646,7 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
     model = env.File(model)
     record = env.File(autotuner.record_path(model.srcnode().abspath, tgt.name))
     tuned = record if not autotune and not tactic and os.path.exists(record.abspath) else None
-    name = c_ident(name or os.path.splitext(model.name)[0], MODEL_NAME_LIMIT)
+    name = model_c_name(name or os.path.splitext(model.name)[0])
     out = _claim(env.Dir(build_dir).Dir(sanitizer.build_folder(tgt.name, sanitize)).Dir(name),
                  model, name)
     testdata = env.Dir(testdata).srcnode() if testdata else None
@@ -799,7 +795,7 @@ def OnnxSharedArena(env, name, models):
     ``lib<name>.a`` that defines it, sized by the largest of the models' arenas, in
     ``<build_dir>/<target>/<name>/``. Returns ``(lib, include)``."""
     models = list(models)
-    name = c_ident(name, MODEL_NAME_LIMIT)
+    name = model_c_name(name)
     if not models:
         raise OnnxccError(f"shared arena {name}: no models", hint="pass the results of OnnxModel")
     if len({m.target.name for m in models}) > 1:

@@ -3,6 +3,12 @@
   and columns are found once per output row and column, so the inner loop has no bounds
   checks (that is the zero padding). A fused input scale s (passes/fuse_channel_scale.py)
   multiplies each input element by its channel's factor first, as the Mul did.
+
+  ``in_place`` (ops/spatial.py says when y may be x): "channel", each channel of y is
+  computed into scratch and then copied over y; "pixel" (a 1x1 window), the inputs of
+  one pixel are copied to scratch, then every output of that pixel is written. Every
+  variant sums in the same order and stores through ``store``, so each applies the same
+  bias, input scale and fused chain.
 </%doc>\
 <%
     n, c, h, w = p['n'], p['c'], p['h'], p['w']
@@ -10,15 +16,42 @@
     sh, sw, dh, dw, pt, pl = p['sh'], p['sw'], p['dh'], p['dw'], p['pt'], p['pl']
     group = p['group']
     cg, mg = c // group, m // group
+    in_place = p.get('in_place')
 %>\
+<%def name="scaled(value, channel)">${f'({value} * s[{channel}])' if p.get('scale') else value}</%def>\
+<%def name="store(dst, pixel)">${epilogue('acc', p['epilogue'], ['nb', 'oc', pixel]) + ' ' if p['epilogue'] else ''}${dst} = acc;</%def>\
 ${signature}
 {
+% if in_place == 'pixel':
+<% assert (kh, kw, sh, sw, pt, pl, p['pb'], p['pr'], group) == (1, 1, 1, 1, 0, 0, 0, 0, 1) %>\
+    float *const col = (float *)scratch; /* the ${c} inputs of one pixel, scaled */
+    for (int nb = 0; nb < ${n}; ++nb) {
+        const float *xb = x + (size_t)nb * ${c * h * w}u;
+        float *yb = y + (size_t)nb * ${m * oh * ow}u;
+        for (int px = 0; px < ${oh * ow}; ++px) {
+            for (int ic = 0; ic < ${c}; ++ic)
+                col[ic] = ${scaled(f'xb[(size_t)ic * {h * w}u + px]', 'ic')};
+            for (int oc = 0; oc < ${m}; ++oc) {
+                const float *wr = w + (size_t)oc * ${c}u;
+                float acc = ${'b[oc]' if p['bias'] else '0.0f'};
+                for (int ic = 0; ic < ${c}; ++ic)
+                    acc += col[ic] * wr[ic];
+                ${store(f'yb[(size_t)oc * {oh * ow}u + px]', 'px')}
+            }
+        }
+    }
+% else:
+% if in_place == 'channel':
+<% assert group == c == m %>\
+    float *const out = (float *)scratch; /* one channel of y */
+% endif
     for (int nb = 0; nb < ${n}; ++nb) {
         const float *xb = x + (size_t)nb * ${c * h * w}u;
         float *yb = y + (size_t)nb * ${m * oh * ow}u;
         for (int oc = 0; oc < ${m}; ++oc) {
             const float *xg = xb + (size_t)(oc / ${mg}) * ${cg * h * w}u;
             const float *wk = w + (size_t)oc * ${cg * kh * kw}u;
+            float *yc = ${'out' if in_place else f'yb + (size_t)oc * {oh * ow}u'};
             for (int oy = 0; oy < ${oh}; ++oy) {
                 const int iy0 = oy * ${sh} - ${pt};
                 int ky0 = 0, ky1 = ${kh};
@@ -37,19 +70,16 @@ ${signature}
                             const float *xr = xc + (iy0 + ky * ${dh}) * ${w} + ix0;
                             const float *wr = wc + ky * ${kw};
                             for (int kx = kx0; kx < kx1; ++kx)
-% if p.get('scale'):
-                                acc += (xr[kx * ${dw}] * s[(oc / ${mg}) * ${cg} + ic]) * wr[kx];
-% else:
-                                acc += xr[kx * ${dw}] * wr[kx];
-% endif
+                                acc += ${scaled('xr[kx * {}]'.format(dw), f'(oc / {mg}) * {cg} + ic')} * wr[kx];
                         }
                     }
-% if p['epilogue']:
-                    ${epilogue('acc', p['epilogue'], ['nb', 'oc', f'oy * {ow} + ox'])}
-% endif
-                    yb[((size_t)oc * ${oh} + oy) * ${ow} + ox] = acc;
+                    ${store('yc[oy * {} + ox]'.format(ow), f'oy * {ow} + ox')}
                 }
             }
+% if in_place == 'channel':
+            memcpy(yb + (size_t)oc * ${oh * ow}u, out, ${oh * ow}u * sizeof(float));
+% endif
         }
     }
+% endif
 }

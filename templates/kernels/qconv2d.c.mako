@@ -5,8 +5,10 @@
   output row is summed at once (int32 row on the stack), one weight at a time, so the
   inner loop runs along the row; each weight's valid output columns are found first.
   With a fused QLinearAdd, each output code is added to the residual r's element right
-  before the same element of y is written. ``in_place``: a depthwise y written over x,
-  one channel at a time through scratch (see ops/qlinear_inplace.py for why that is safe).
+  before the same element of y is written. ``in_place`` (ops/spatial.py says when y may
+  be x): "channel", each channel of y is computed into scratch, then copied over y;
+  "pixel" (a 1x1 window), the inputs of one pixel are copied to scratch, then every output
+  of that pixel is written. Both sum in the same order and store through conv_output.
 </%doc>\
 <%namespace name="qh" file="/kernels/qhelpers.mako"/>\
 <%
@@ -20,11 +22,34 @@
 ${qh.conv_helpers(model, p)}
 ${signature}
 {
-% if in_place:
-    ${p['y_type']} *const out = (${p['y_type']} *)scratch; /* one channel of y */
-% endif
 % if p['w_zp']:
     static const int16_t w_zp[${m}] = {${', '.join(map(str, p['w_zp']))}};
+% endif
+% if in_place == 'pixel':
+<% assert (kh, kw, sh, sw, pt, pl, p['pb'], p['pr'], group) == (1, 1, 1, 1, 0, 0, 0, 0, 1) %>\
+    ${p['x_type']} *const col = (${p['x_type']} *)scratch; /* the ${c} inputs of one pixel */
+    for (int nb = 0; nb < ${n}; ++nb) {
+        const size_t xb = (size_t)nb * ${c * h * w}u;
+        for (int px = 0; px < ${oh * ow}; ++px) {
+            for (int ic = 0; ic < ${c}; ++ic)
+                col[ic] = x[xb + (size_t)ic * ${h * w}u + (size_t)px];
+            for (int oc = 0; oc < ${m}; ++oc) {
+                const size_t wr = (size_t)oc * ${c}u;
+% if p['w_zp']:
+                const int32_t wz = w_zp[oc];
+% endif
+                int32_t acc = ${'b[oc]' if p['bias'] else '0'};
+                for (int ic = 0; ic < ${c}; ++ic)
+                    acc += ((int32_t)col[ic] - ${p['x_zp']}) * ((int32_t)w[wr + (size_t)ic]${' - wz' if p['w_zp'] else ''});
+                const size_t yi = ((size_t)nb * ${m} + oc) * ${oh * ow}u + (size_t)px;
+                y[yi] = ${qh.conv_output(model, p, 'acc', 'oc', 'yi')};
+            }
+        }
+    }
+% else:
+% if in_place:
+<% assert group == c == m %>\
+    ${p['y_type']} *const out = (${p['y_type']} *)scratch; /* one channel of y */
 % endif
     for (int nb = 0; nb < ${n}; ++nb) {
         for (int oc = 0; oc < ${m}; ++oc) {
@@ -66,4 +91,5 @@ ${signature}
 % endif
         }
     }
+% endif
 }

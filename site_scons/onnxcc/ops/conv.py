@@ -36,6 +36,7 @@ from .conv_depthwise import (cost_depthwise, cost_direct_s2, cost_nchwc, cost_sh
 from .conv_geometry import (SPLIT_STRIDES, conv_spans, conv_tag, geometry, macs, phase_planes, tile_tag,
                             with_tile)
 from .epilogue import residual_roles, tile_lanes
+from .spatial import is_unit_window, pointwise_fits_over_x
 from .tiling import (MAX_ROWS, MAX_VECS, best_tile, column_tails, copy_cost, epilogue_cost,
                      gemm_cost, l2_bytes, reread_cost, scalar_mac_cost, tile_fits)
 
@@ -72,8 +73,7 @@ def _panel_width(p):
 
 def _is_1x1(node, graph, cpu=None):
     g, _, _ = geometry(node, graph)
-    return ((g["kh"], g["kw"], g["sh"], g["sw"]) == (1, 1, 1, 1)
-            and (g["pt"], g["pl"], g["pb"], g["pr"]) == (0, 0, 0, 0))
+    return is_unit_window(g)
 
 
 def _plan_1x1(g, cpu):
@@ -90,7 +90,7 @@ def _plan_1x1(g, cpu):
     pixels = False, rows, vecs, repeat * cycles
     if cpu.lanes() == 1:
         return pixels
-    if _over_x_possible(g) and best_tile(n, mg, k, cpu, overhang=True, scatter=True)[1] >= cycles:
+    if pointwise_fits_over_x(g) and best_tile(n, mg, k, cpu, overhang=True, scatter=True)[1] >= cycles:
         return pixels
     (t_rows, t_vecs), t_cycles = best_tile(n, mg, k, cpu, overhang=True, blocks=n > 1)
     return (True, t_rows, t_vecs, repeat * t_cycles) if t_cycles < cycles else pixels
@@ -107,11 +107,6 @@ def _k_block(g, cpu, p):
         return 0
     block = cpu.l1d_bytes // 2 // (4 * p["vecs"] * p["lanes"] + 64)
     return block if block < g["c"] // g["group"] else 0
-
-
-def _over_x_possible(g):
-    """Whether gemm1x1's pixel tiles may write y over x (_gemm1x1_in_place)."""
-    return g["group"] == 1 and (g["n"] == 1 or g["m"] <= g["c"])
 
 
 def _scaled_floats(g, width):
@@ -512,7 +507,7 @@ def _gemm1x1_in_place(node, graph, cpu, tensor):
     residuals = residual_roles(call, graph)
     if tensor in [t for role, t in call.inputs if role in residuals]:
         return in_place(call, tensor, residuals)
-    if g["transposed"] or not _over_x_possible(g):
+    if g["transposed"] or not pointwise_fits_over_x(g):
         return None
     width = g["vecs"] * g["lanes"]
     held = min(g["m"], g["c"])  # y's channels over x (the rest lie past x's end: stored straight)

@@ -20,7 +20,7 @@ import math
 from . import KernelCall, depthwise_lanes, in_place, unsupported
 from .conv_geometry import SPLIT_STRIDES, conv_tag, geometry, phase_planes, tile_tag, with_tile
 from .epilogue import residual_roles, tile_lanes
-from .spatial import is_depthwise
+from .spatial import channel_fits_over_x, is_depthwise
 from .tiling import copy_cost, epilogue_cost, tile_cost
 
 
@@ -226,5 +226,5 @@ def depthwise_in_place(node, graph, cpu, tensor, lower=lower_depthwise):
     channels), and y's channel c lies within x's channels 0..c."""
     call = lower(node, graph, cpu)
     g = call.params
-    roles = residual_roles(call, graph) + (["x"] if g["oh"] * g["ow"] <= g["h"] * g["w"] else [])
+    roles = residual_roles(call, graph) + (["x"] if channel_fits_over_x(g) else [])
     return in_place(call, tensor, roles)

@@ -9,10 +9,8 @@
 Only the reference kernels write over their input (INPLACE).
 """
 
-from dataclasses import replace
-
 from . import KernelCall, Tactic, in_place, unsupported
-from .spatial import overwrites_only_read_input, window_2d, window_tag
+from .spatial import window_2d, window_over_x, window_tag
 
 
 def _window(node, graph):
@@ -162,20 +160,12 @@ TACTICS = {"MaxPool": _WINDOWED, "AveragePool": _WINDOWED,
 
 
 def pool_in_place(node, graph, tensor):
-    """Straight over x where that only overwrites x already read (strided pools); else
-    each channel is pooled into scratch, then copied over y's channel: that lands on
-    channels of x already read, as long as a channel does not grow. A window over the
-    whole input is a global pool (global_pool_in_place)."""
+    """By spatial.window_over_x; a window over the whole input is a global pool
+    (global_pool_in_place)."""
     call = lower_pool(node, graph)
-    p = call.params
     if call.template == "global_pool":
         return in_place(call, tensor, ("x",))
-    if overwrites_only_read_input(p):
-        return in_place(call, tensor, ("x",))
-    if p["oh"] * p["ow"] > p["h"] * p["w"]:
-        return None
-    return in_place(replace(call, params=dict(p, in_place=True)), tensor, ("x",),
-                    scratch_bytes=4 * p["oh"] * p["ow"])
+    return window_over_x(call, tensor, 4)
 
 
 def global_pool_in_place(node, graph, tensor):

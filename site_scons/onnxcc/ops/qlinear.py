@@ -121,7 +121,7 @@ def lower_qconv(node, graph):
     w_zp = _channels(wq["zero_point"], m)
     g.update(m=m, group=node.attrs.get("group", 1), bias=b is not None, x_zp=x_zp,
              w_zp=None if not any(w_zp) else w_zp, y_zp=y_zp, lo=lo, hi=hi, residual=residual,
-             **requant)
+             x_type=c_type(graph.info(x).dtype), y_type=c_type(graph.info(y).dtype), **requant)
     kind = "dw" if g["group"] == g["c"] and g["m"] == g["c"] and g["c"] > 1 else f"g{g['group']}"
     t = SHORT[graph.info(x).dtype]
     tag = f"{t}_{kind}_{window_tag(g)}_m{m}" + ("_add" if r else "")

@@ -9,15 +9,12 @@ sums of ConvInteger) never shares its memory, except for QuantizeLinear and
 DequantizeLinear, elementwise in an order that allows it.
 """
 
-from dataclasses import replace
-
 import numpy as np
 
 from . import in_place
-from ..cgen import c_type
 from .qlinear import (RESIDUAL_INPUT, lower_dequantize, lower_qadd, lower_qavgpool, lower_qconv,
                       lower_qglobal_avgpool, lower_qlookup, lower_qsoftmax, lower_quantize)
-from .spatial import overwrites_only_read_input
+from .spatial import is_channelwise, pointwise_over_x, window_over_x
 
 
 def _widths(graph, node, tensor):
@@ -54,64 +51,30 @@ def qadd_in_place(node, graph, tensor):
     return in_place(call, tensor, roles)
 
 
-def _channelwise(g):
-    """Each output channel reads only the input channel of its index (depthwise, or a
-    single channel): what writing y over x a channel at a time needs."""
-    return g["group"] == g["c"] == g["m"]
-
-
-def is_pointwise(g):
-    return (g["group"] == 1 and (g["kh"], g["kw"], g["sh"], g["sw"]) == (1, 1, 1, 1)
-            and (g["pt"], g["pl"], g["pb"], g["pr"]) == (0, 0, 0, 0))
-
-
 def qconv_in_place(node, graph, tensor):
     """A fused residual r (passes/fuse_residual_qadd.py): each element of r is read right
-    before the same element of y is written.
-
-    Depthwise: y is computed a row at a time, after every element of x the row reads; a
-    row is written over x only when every element of y lands where no later element
-    reads x (spatial.overwrites_only_read_input: strided ones), else each channel goes to
-    scratch (one channel of y, OH*OW bytes) and is then copied over channel k of y, which
-    lies within channels 0..k of x when a channel does not grow: all read already.
-
-    1x1, stride 1, no pads: the C inputs of pixel p are copied to scratch (C bytes), then
-    y[k][p] written for every k: in batch 1 that is x's pixel p of channel k or beyond x's
-    end; with batches, M <= C keeps batch b of y at or before batch b of x."""
+    before the same element of y is written. Else over x by spatial.py's rules (one byte
+    of scratch per element)."""
     if not same_width(graph, node, tensor):
         return None
     call = lower_qconv(node, graph)
     g = call.params
     if g["residual"] and tensor == node.inputs[RESIDUAL_INPUT]:
         return in_place(call, tensor, ("r",))
-    if _channelwise(g) and overwrites_only_read_input(g):
-        return in_place(call, tensor, ("x",))
-    if _channelwise(g) and g["oh"] * g["ow"] <= g["h"] * g["w"]:
-        params = dict(g, in_place=True, y_type=c_type(graph.info(node.outputs[0]).dtype))
-        return in_place(replace(call, params=params), tensor, ("x",),
-                        scratch_bytes=g["oh"] * g["ow"])
-    if is_pointwise(g) and (g["n"] == 1 or g["m"] <= g["c"]):
-        params = dict(g, x_type=c_type(graph.info(node.inputs[0]).dtype))
-        return in_place(replace(call, params=params), tensor, ("x",),
-                        template="qconv2d_1x1_inplace", tag=call.tag, scratch_bytes=g["c"])
-    return None
+    if is_channelwise(g):
+        return window_over_x(call, tensor, 1)
+    return pointwise_over_x(call, tensor, 1)
 
 
 def qavgpool_in_place(node, graph, tensor):
-    """Straight over x where that only overwrites x already read (strided pools); else each
-    channel is pooled into scratch (OH*OW bytes), then copied over y's channel: that lands
-    on channels of x already read, as long as a channel does not grow. A window that is the
-    whole input runs the global pool (see _elementwise)."""
+    """By spatial.window_over_x; a window that is the whole input runs the global pool
+    (see _elementwise)."""
     if not same_width(graph, node, tensor):
         return None
     call = lower_qavgpool(node, graph)
-    p = call.params
-    if call.template == "qglobal_avgpool" or overwrites_only_read_input(p):
+    if call.template == "qglobal_avgpool":
         return in_place(call, tensor, ("x",))
-    if p["oh"] * p["ow"] > p["h"] * p["w"]:
-        return None
-    return in_place(replace(call, params=dict(p, in_place=True)), tensor, ("x",),
-                    scratch_bytes=p["oh"] * p["ow"])
+    return window_over_x(call, tensor, 1)
 
 
 def quantize_in_place(node, graph, tensor):

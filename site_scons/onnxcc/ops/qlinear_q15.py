@@ -26,8 +26,8 @@ from ..quant import fast_requant_window
 from . import Tactic, in_place
 from .conv_geometry import macs
 from .qlinear import RESIDUAL_INPUT, lower_qconv, lower_qgemm, requant_shifts
-from .qlinear_inplace import is_pointwise, same_width
-from .spatial import is_depthwise
+from .qlinear_inplace import same_width
+from .spatial import channel_fits_over_x, is_depthwise, is_pointwise, pointwise_fits_over_x
 
 
 def _requant(node, graph):
@@ -42,8 +42,7 @@ def _requant(node, graph):
 
 def _base(node, graph):
     call = lower_qconv(node, graph)
-    p = dict(call.params, x_type=c_type(graph.info(node.inputs[0]).dtype),
-             **_requant(node, graph))
+    p = dict(call.params, **_requant(node, graph))
     return call, p
 
 
@@ -100,7 +99,7 @@ def _gemm_in_place(node, graph, cpu, tensor):
     p = call.params
     if p["residual"] and tensor == node.inputs[RESIDUAL_INPUT]:
         return in_place(call, tensor, ("r",))
-    if is_pointwise(p) and (p["n"] == 1 or p["m"] <= p["c"]) and same_width(graph, node, tensor):
+    if pointwise_fits_over_x(p) and same_width(graph, node, tensor):
         return in_place(call, tensor, ("x",))
     return None
 
@@ -135,7 +134,7 @@ def _depthwise_in_place(node, graph, cpu, tensor):
     p = call.params
     if p["residual"] and tensor == node.inputs[RESIDUAL_INPUT]:
         return in_place(call, tensor, ("r",))
-    if p["oh"] * p["ow"] <= p["h"] * p["w"] and same_width(graph, node, tensor):
+    if channel_fits_over_x(p) and same_width(graph, node, tensor):
         return in_place(call, tensor, ("x",))
     return None
 

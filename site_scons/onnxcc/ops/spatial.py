@@ -1,6 +1,9 @@
-"""Sliding-window geometry shared by Conv and the pooling ops (1-D and 2-D, NCHW)."""
+"""Sliding-window geometry shared by Conv and the pooling ops (1-D and 2-D, NCHW), and
+the one rule of when a window kernel may write its output over its input."""
 
-from . import unsupported
+from dataclasses import replace
+
+from . import in_place, unsupported
 
 
 def window_2d(node, x_shape, y_shape, kernel_shape):
@@ -37,10 +40,66 @@ def window_2d(node, x_shape, y_shape, kernel_shape):
             "pt": begin[0], "pl": begin[1], "pb": end[0], "pr": end[1]}
 
 
+def is_channelwise(g):
+    """Whether output channel k of a convolution of geometry ``g`` (group, c, m) reads
+    only input channel k: one group per channel, one output channel per group."""
+    return g["group"] == g["c"] == g["m"]
+
+
 def is_depthwise(g):
-    """Whether a convolution of geometry ``g`` (group, c, m) filters each of its channels
-    on its own: one group per channel, one output channel per group, more than one."""
-    return g["group"] == g["c"] == g["m"] > 1
+    """A channelwise convolution of more than one channel."""
+    return is_channelwise(g) and g["c"] > 1
+
+
+def is_unit_window(g):
+    """A 1x1 window, stride 1, no pads: each output pixel reads only its own input pixel."""
+    return ((g["kh"], g["kw"], g["sh"], g["sw"]) == (1, 1, 1, 1)
+            and (g["pt"], g["pl"], g["pb"], g["pr"]) == (0, 0, 0, 0))
+
+
+def is_pointwise(g):
+    """A dense (one group) convolution of a unit window."""
+    return g["group"] == 1 and is_unit_window(g)
+
+
+def channel_fits_over_x(g):
+    """Whether channel k of y, written after channel k of x is read, lands within x's
+    channels 0..k (all read): a channel does not grow."""
+    return g["oh"] * g["ow"] <= g["h"] * g["w"]
+
+
+def pointwise_fits_over_x(g):
+    """Whether a pointwise convolution that reads a pixel's C inputs before writing its M
+    outputs may write y over x. In batch 1, y[k][p] is element k*H*W + p: x's own pixel p
+    of channel k or beyond x's end; with batches, M <= C keeps batch b of y at or before
+    batch b of x, so again only pixels already read are hit."""
+    return is_pointwise(g) and (g["n"] == 1 or g["m"] <= g["c"])
+
+
+def window_over_x(call, tensor, element_bytes):
+    """``call`` (a window kernel whose output channel k reads only input channel k: a
+    pooling or a channelwise convolution) writing y over x, or None.
+
+    Straight over x where each element of y lands only on x already read
+    (overwrites_only_read_input); else (``in_place="channel"``) each channel of y is
+    computed into scratch and then copied over y's channel (channel_fits_over_x)."""
+    p = call.params
+    if overwrites_only_read_input(p):
+        return in_place(call, tensor, ("x",))
+    if not channel_fits_over_x(p):
+        return None
+    return in_place(replace(call, params=dict(p, in_place="channel")), tensor, ("x",),
+                    scratch_bytes=element_bytes * p["oh"] * p["ow"])
+
+
+def pointwise_over_x(call, tensor, element_bytes):
+    """``call`` (a pointwise convolution) writing y over x through one pixel of scratch
+    (``in_place="pixel"``), or None: see pointwise_fits_over_x."""
+    p = call.params
+    if not pointwise_fits_over_x(p):
+        return None
+    return in_place(replace(call, params=dict(p, in_place="pixel")), tensor, ("x",),
+                    scratch_bytes=element_bytes * p["c"])
 
 
 def window_tag(g):
