@@ -21,6 +21,7 @@ import argparse
 import collections
 import json
 import os
+import random
 import re
 import shutil
 import sys
@@ -32,12 +33,16 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
+from . import networks as network_specs
+from .networks import anchors_of
 from .spec import build_model, spec_name, specs
 from .verdict import (as_accurate_as_onnxruntime, closer_to_the_specification, onnxruntime_overflows,
                       within_quantization_jitter)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 from onnxcc import scons_batch, verify  # noqa: E402
+from onnxcc.ctext import model_c_name  # noqa: E402
+from onnxcc.memory.algorithms import ALGORITHMS  # noqa: E402
 from onnxcc.memory.bands import NO_BLOCK  # noqa: E402
 from onnxcc.memory.patches import NO_STAGE  # noqa: E402
 from onnxcc.sanitize import build_folder  # noqa: E402  (the folder of a sanitized build)
@@ -58,33 +63,72 @@ NATIVE = ("x86_64", "x86_64-avx512", "x86_64-zen4")
 SHRINK_SECONDS = 600
 
 
+#: the memory and code options every build draws (build_options); a first pool this
+#: small ("fast") spills most buffers to the second, as a TCM does
+PLANNERS = sorted(ALGORITHMS)
+FIRST_POOL_BYTES = (64, 512, 2048)
+
+
+#: a build's outcomes (campaign counts them beside the configurations run in patches, bands)
+STATUSES = ("pass", "fail", "refused", "discarded", "ill-conditioned", "onnxruntime-disagrees")
+OPTION_KEYS = ("io", "schedule", "planner", "pools", "weights_format", "name")
+
+
+def build_options(spec, config):
+    """The options that change generated code or memory layout, drawn for one build
+    (configuration ``config``) of ``spec``: io, schedule, planner, pools, weights_format
+    and the C name. They come from the spec's seed, so a saved spec replays them, or from
+    ``spec["options"][config]`` where a regression file pinned them."""
+    pinned = spec.get("options", {}).get(config)
+    if pinned is not None:
+        return dict(pinned)
+    rng = random.Random(f"{spec['seed']}:{config}")
+    name = spec_name(spec)
+    return {"io": rng.choice(["caller", "arena"]),
+            "schedule": rng.choice(["memory", "graph"]),
+            "planner": rng.choice(PLANNERS),
+            "pools": rng.choice(["", "", f"fast:{rng.choice(FIRST_POOL_BYTES)},slow"]),
+            "weights_format": rng.choice(["bin", "bin", "c"]),
+            # a model file's odd names: punctuation, a leading digit, one cut to a digest
+            "name": rng.choice([name, name, f"{name}-v2.1", f"9{name}", name * 14])}
+
+
+def _image_first(spec):
+    """Whether the graph starts with a 2-D convolution of one image: a stage to run in
+    patches and row bands."""
+    if "network" in spec:
+        return spec["x"][0] == 1 and spec["network"][0]["block"] in ("conv", "inverted", "fire", "residual")
+    x = spec["anchor"].get("x") or []
+    return spec["anchor"]["op"] == "Conv" and len(x) == 4 and x[0] == 1
+
+
 def configurations(spec, target):
-    """(name, opt, fuse, tactic, patches, bands) of every build of ``spec``: the cost
-    model's choice, the reference kernels, the spec's forced tactics with its fusion
+    """The builds of ``spec``, each {config, opt, fuse, tactic, patches, bands} and its
+    drawn ``build_options``: the cost model's choice, the reference kernels (opt=size,
+    what microcontroller users pick first), the spec's forced tactics with its fusion
     setting, and where the graph starts with a 2-D convolution of one image the forced
     tactics run patch by patch (2x1 or 2x2 patches: memory/patches.py) and in row bands
     from each convolution on (2 or 3: memory/bands.py)."""
     forced = ",".join(f"{op}:{t}" for op, t in sorted(spec.get("tactic", {}).items()))
+    fuse = spec.get("fuse", True)
     configs = [("speed", "speed", True, "", "auto", "auto"), ("size", "size", True, "", "auto", "auto")]
-    if forced or not spec.get("fuse", True):
-        configs.append(("forced", "speed", spec.get("fuse", True), forced, "auto", "auto"))
-    x = spec["anchor"].get("x") or []
-    if spec["anchor"]["op"] == "Conv" and len(x) == 4 and x[0] == 1:  # a stage to run in patches
-        configs.append(("patches", "speed", spec.get("fuse", True), forced, ("2x1", "2")[spec["seed"] % 2],
-                        "auto"))
-        configs.append(("bands", "speed", spec.get("fuse", True), forced, "off", ("2", "3")[spec["seed"] % 2]))
-    if target not in NATIVE:  # emulated: the fast paths only
-        configs = [c for c in configs if c[0] != "size"]
-    return configs
+    if forced or not fuse:
+        configs.append(("forced", "speed", fuse, forced, "auto", "auto"))
+    if _image_first(spec):
+        configs.append(("patches", "speed", fuse, forced, ("2x1", "2")[spec["seed"] % 2], "auto"))
+        configs.append(("bands", "speed", fuse, forced, "off", ("2", "3")[spec["seed"] % 2]))
+    keys = ("config", "opt", "fuse", "tactic", "patches", "bands")
+    return [dict(zip(keys, c), **build_options(spec, c[0])) for c in configs]
 
 
-def check(batch, target, workdir, jobs=1, sanitize=False, keep=False):
+def check(batch, target, workdir, jobs=1, sanitize=False, keep=False, builds=None):
     """Build and verify every spec of ``batch`` in every configuration, in one SCons run.
     Returns one result per (spec, configuration): {name, config, status, message}, status
     pass, fail, refused (no forced tactic can run any node) or discarded (onnxruntime
     cannot run the model or its output is not finite). A forced tactic that no node can run
     is dropped and the build retried with the others, so the rest are still crossed. The
-    build folders of passing cases are removed unless ``keep``."""
+    build folders of passing cases are removed unless ``keep``. ``builds(spec, target)``:
+    the builds of a spec (default ``configurations``)."""
     models = os.path.join(workdir, "models")
     os.makedirs(models, exist_ok=True)
     cases = []
@@ -93,13 +137,11 @@ def check(batch, target, workdir, jobs=1, sanitize=False, keep=False):
         name = spec_name(spec)
         path = os.path.join(models, f"{name}.onnx")
         onnx.save(build_model(spec), path)
-        for config, opt, fuse, tactic, patches, bands in configurations(spec, target):
-            build_dir = os.path.join(workdir, config)
-            cases.append({"name": name, "config": config, "model": path, "build_dir": build_dir,
-                          "out": os.path.join(build_dir, build_folder(target, sanitize), name),
-                          "opt": opt, "fuse": fuse,
-                          "tactic": tactic, "patches": patches, "bands": bands,
-                          "seed": spec["seed"] % 1000})
+        for options in (builds or configurations)(spec, target):
+            build_dir = os.path.join(workdir, options["config"])
+            out = os.path.join(build_dir, build_folder(target, sanitize), model_c_name(options["name"]))
+            cases.append(dict(options, spec=name, model=path, build_dir=build_dir, out=out,
+                              seed=spec["seed"] % 1000))
     results, pending = {}, cases
     # a forced build is retried once per tactic it refuses (each refusal names one), and a
     # case with no report is built once more
@@ -130,7 +172,7 @@ def check(batch, target, workdir, jobs=1, sanitize=False, keep=False):
         elif onnxruntime_overflows(case, target):
             result.update(status="discarded", message=f"onnxruntime overflows inside the graph; {result['message']}")
         elif ((within_quantization_jitter(case, target) or closer_to_the_specification(case, target))
-              if specs_by_name[case["name"]].get("quant") else as_accurate_as_onnxruntime(case, target)):
+              if specs_by_name[case["spec"]].get("quant") else as_accurate_as_onnxruntime(case, target)):
             result.update(status="ill-conditioned")
     for case in cases:  # a long campaign keeps only what failed (a build is a few MB)
         if not keep and results[case["out"]]["status"] in ("pass", "refused"):
@@ -146,7 +188,7 @@ def _build(cases, target, workdir, jobs, sanitize):
         shutil.rmtree(case["out"], ignore_errors=True)
     batch = {"target": target, "sconsign": os.path.join(workdir, ".sconsign"), "cases": cases,
              "sanitize": sanitize}
-    timeout = BATCH_TIMEOUT + CASE_TIMEOUT * len({c["name"] for c in cases})
+    timeout = BATCH_TIMEOUT + CASE_TIMEOUT * len({c["spec"] for c in cases})
     text, timed_out = scons_batch.run(SCONSTRUCT, batch, workdir, jobs, timeout)
     failures = collections.defaultdict(list)
     for line in text.splitlines():
@@ -175,7 +217,7 @@ def _build(cases, target, workdir, jobs, sanitize):
             status, message = "fail", UNREPORTED
         else:
             status, message = "pass", ""
-        results.append({"name": case["name"], "config": case["config"], "status": status,
+        results.append({"name": case["spec"], "config": case["config"], "status": status,
                         "message": message})
     return results
 
@@ -189,9 +231,12 @@ def _reference_not_finite(npz):
 
 
 def save_regression(spec, result, target, folder=REGRESSIONS):
-    """Write a failing spec as a regression case that tests/test_fuzz_graphs.py replays."""
+    """Write a failing spec as a regression case that tests/test_fuzz_graphs.py replays,
+    every build's drawn options pinned (a later change of the draws replays them still)."""
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, f"{spec_name(spec)}.json")
+    spec = dict(spec, options={c["config"]: {k: c[k] for k in OPTION_KEYS}
+                               for c in configurations(spec, target)})
     with open(path, "w") as f:
         json.dump({"target": target, "config": result["config"], "found": result["message"],
                    "spec": spec}, f, indent=1, sort_keys=True)
@@ -209,14 +254,16 @@ def signature(result, spec):
     if m:
         return f"internal:{m[1]}:{m[2]}"
     if "MISMATCH" in message:
-        anchors = sorted({str(s["anchor"]["op"]) for s in [spec] + spec.get("then", [])})
+        anchors = sorted(set(anchors_of(spec)) if "network" in spec
+                         else {str(s["anchor"]["op"]) for s in [spec] + spec.get("then", [])})
         return f"mismatch:{result['config']}:{'+'.join(anchors)}" + (":int8" if spec.get("quant") else "")
     words = re.sub(r"'[^']*'|\S*\d\S*|/\S+", "", message.split(": ", 1)[-1].lower())
     return f"error:{' '.join(words.split())[:60]}"
 
 
 def campaign(target, graphs, seed, batch, jobs, workdir, progress=print, sanitize=False,
-             regressions=REGRESSIONS, shrink=True, stop_on_failure=False, int8=False, images=False):
+             regressions=REGRESSIONS, shrink=True, stop_on_failure=False, int8=False, images=False,
+             networks=False):
     """Draw batches until ``graphs`` graphs were checked. Each new kind of failure
     (``signature``) is shrunk by Hypothesis to a minimal graph that fails the same way and
     saved as a regression; known kinds are counted and the campaign goes on (or stops at
@@ -229,7 +276,7 @@ def campaign(target, graphs, seed, batch, jobs, workdir, progress=print, sanitiz
     while len(seen) < graphs:
         before = len(seen)
         new = _one_round(target, graphs, round_seed, batch, jobs, workdir, progress, sanitize,
-                         shrink, counts, seen, set(found), start, int8, images)
+                         shrink, counts, seen, set(found), start, int8, images, networks)
         round_seed += 1
         if new is None:
             if len(seen) == before:
@@ -245,7 +292,14 @@ def campaign(target, graphs, seed, batch, jobs, workdir, progress=print, sanitiz
     return counts, len(seen), list(found.values())
 
 
-def _round(target, graphs, seed, batch, int8=False, images=False, shrink=False):
+def drawing(target, int8=False, images=False, networks=False):
+    """The strategy of one graph spec of a campaign."""
+    if networks:
+        return network_specs.networks(int8=int8)
+    return specs(int8=int8, images=images, big=target in NATIVE)
+
+
+def _round(target, graphs, seed, batch, int8=False, images=False, shrink=False, networks=False):
     """The Hypothesis decorators of one round of a campaign (its test gets lists of
     ``batch`` specs): enough batches for ``graphs`` graphs, with a margin -- Hypothesis
     starts from the simplest batch and repeats some graphs (the campaign goes on with
@@ -255,19 +309,19 @@ def _round(target, graphs, seed, batch, int8=False, images=False, shrink=False):
                         derandomize=False, suppress_health_check=list(HealthCheck), print_blob=False,
                         report_multiple_bugs=False,
                         phases=[Phase.generate, Phase.shrink] if shrink else [Phase.generate])(
-            hypothesis_seed(seed)(given(st.lists(specs(int8=int8, images=images, big=target in NATIVE),
+            hypothesis_seed(seed)(given(st.lists(drawing(target, int8, images, networks),
                                                  min_size=batch, max_size=batch))(test)))
     return wrap
 
 
-def drawn(target, graphs, seed, batch=16, int8=False, images=False):
+def drawn(target, graphs, seed, batch=16, int8=False, images=False, networks=False):
     """The first ``graphs`` graphs (specs, in order) a campaign of these arguments checks
     while none fails, without building them: its rounds, their batches, each graph once."""
     seen = {}
     while len(seen) < graphs:
         before = len(seen)
 
-        @_round(target, graphs - len(seen), seed, batch, int8, images)
+        @_round(target, graphs - len(seen), seed, batch, int8, images, networks=networks)
         def collect(batch_specs):
             for spec in batch_specs:
                 if len(seen) < graphs:
@@ -280,7 +334,7 @@ def drawn(target, graphs, seed, batch=16, int8=False, images=False):
 
 
 def _one_round(target, graphs, seed, batch, jobs, workdir, progress, sanitize, shrink,
-               counts, seen, known, start, int8=False, images=False):
+               counts, seen, known, start, int8=False, images=False, networks=False):
     """One Hypothesis run from ``seed``: generates until ``seen`` holds ``graphs`` graphs or
     a failure of a kind not in ``known`` appears; then (``shrink``) shrinks that failure,
     raising only for the same kind. Returns (kind, minimal spec, its result) or None."""
@@ -295,7 +349,7 @@ def _one_round(target, graphs, seed, batch, jobs, workdir, progress, sanitize, s
         names = dict.fromkeys(spec_name(s) for s in batch_specs)
         return [r for name in names for r in cache[name]], len(todo)
 
-    @_round(target, graphs - len(seen), seed, batch, int8, images, shrink)
+    @_round(target, graphs - len(seen), seed, batch, int8, images, shrink, networks)
     def prop(batch_specs):
         if len(seen) >= graphs and not pinned:
             return  # done: the rest of this round's examples pass at once
@@ -365,6 +419,9 @@ def main(argv=None):
     parser.add_argument("--images", action="store_true",
                         help="every graph starts with a 2-D convolution of one image: the campaign "
                              "of patch-based execution")
+    parser.add_argument("--networks", action="store_true",
+                        help="every graph a small CNN of MCU blocks (fuzz/networks.py): SE, "
+                             "inverted residuals, fire modules, shuffles, residual blocks, heads")
     args = parser.parse_args(argv)
     workdir = os.path.join(os.path.abspath(args.workdir), args.target)
     if os.path.isdir(workdir):
@@ -375,9 +432,11 @@ def main(argv=None):
                                          args.jobs, workdir, sanitize=args.sanitize,
                                          shrink=not args.no_shrink,
                                          stop_on_failure=args.stop_on_failure, int8=args.int8,
-                                         images=args.images)
+                                         images=args.images, networks=args.networks)
     minutes = (time.monotonic() - started) / 60
-    line = (f"{args.target}{' int8' if args.int8 else ''}{' images' if args.images else ''}, seed {args.seed}: {checked} graphs, {sum(counts.values())} builds: "
+    kinds = "".join(f" {k}" for k in ("int8", "images", "networks") if getattr(args, k))
+    builds = sum(counts[k] for k in STATUSES)
+    line = (f"{args.target}{kinds}, seed {args.seed}: {checked} graphs, {builds} builds: "
             f"{counts['pass']} passed, {counts['fail']} failed, {counts['refused']} refused "
             f"(a forced tactic no node can run), {counts['discarded']} discarded "
             f"(onnxruntime not finite or cannot run it), {counts['ill-conditioned']} ill-conditioned "

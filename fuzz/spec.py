@@ -847,10 +847,14 @@ def quantize(model, quant, seed, samples=4):
 def build_float_model(spec):
     """The float32 ONNX model of ``spec``."""
     g = _Graph(spec["seed"])
-    current = g.tensor_input("x", spec["anchor"]["x"])
-    for i, stage in enumerate([spec] + spec.get("then", [])):
-        prefix = f"s{i}_" if i else ""
-        current = _chain(g, stage["chain"], _anchor(g, stage["anchor"], current, prefix), prefix)
+    if "network" in spec:
+        from .networks import emit  # (networks.py draws with this module's tactics)
+        current = emit(g, spec)
+    else:
+        current = g.tensor_input("x", spec["anchor"]["x"])
+        for i, stage in enumerate([spec] + spec.get("then", [])):
+            prefix = f"s{i}_" if i else ""
+            current = _chain(g, stage["chain"], _anchor(g, stage["anchor"], current, prefix), prefix)
     if not g.nodes:
         current = g.node("Relu", [current], "y", "s0")
     last = g.nodes[-1].output  # (a recurrent node's other outputs are unnamed)

@@ -24,7 +24,8 @@ HARNESS_TIMEOUT = 60
 def _outputs_of(case, target):
     """(onnxcc's outputs as arrays, onnxruntime's, their (rtol, atol), the model, its inputs)
     of a verified case, from its harness and verify's files."""
-    out, name = case["out"], case["name"]
+    out = case["out"]
+    name = os.path.basename(out)  # the C name
     proc = run_captured(load_target(target).run_command(
         os.path.join(out, "verify", f"{name}_harness")), HARNESS_TIMEOUT)
     _, got, _ = verify.parse_outputs(proc.stdout)
