@@ -9,6 +9,7 @@ from onnx import TensorProto, helper, numpy_helper, save
 from onnxcc import tolerance, verify
 from onnxcc.errors import OnnxccError
 from onnxcc.importer import import_model
+from test_errors import assert_one_clear_line
 
 
 def _check(want, got, **kw):
@@ -92,3 +93,61 @@ def test_harness_guards_catch_writes_outside_the_buffers(fake_case, fault):
         verify.run(*run)
     assert f"the model {FAULTS[fault]} on x86_64" in str(e.value)
     assert "\n" not in str(e.value)
+
+
+# --- testdata=: a test_data_set_N folder, a .npy or a .npz file ----------------------------
+
+def _two_in_two_out(path):
+    """y = x + b, z = Relu(x): two inputs (float32 [2, 3]) and two outputs."""
+    f = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2, 3]) for n in "xbyz"]
+    graph = helper.make_graph([helper.make_node("Add", ["x", "b"], ["y"]),
+                               helper.make_node("Relu", ["x"], ["z"])], "g", f[:2], f[2:])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    save(model, str(path))
+    return str(path)
+
+
+def _inputs():
+    rng = np.random.default_rng(1)
+    return [rng.uniform(-1, 1, (2, 3)).astype(np.float32) for _ in range(2)]
+
+
+def _pb(folder, name, array):
+    folder.mkdir(exist_ok=True)
+    (folder / name).write_bytes(numpy_helper.from_array(array).SerializeToString())
+
+
+def _verified(scons, model, testdata):
+    r = scons(f"model={model}", f"testdata={testdata}", "verify")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "[verify] net on x86_64: 2 output(s)" in r.stdout
+    return r
+
+
+def _refused(scons, model, testdata, *needles):
+    r = scons(f"model={model}", f"testdata={testdata}", "verify")
+    assert_one_clear_line(r, *needles)
+    case = scons.build_dir / "x86_64" / "net" / "verify"
+    assert not [p for p in case.glob("*") if p.name.startswith(("harness.c", "verify_data.c",
+                                                                "expected.npz"))]
+
+
+def test_testdata_folder_without_outputs_takes_onnxruntimes(scons, tmp_path):
+    """input_K.pb alone: onnxruntime computes the expected outputs from them; some outputs
+    given and some not is one line naming what is there."""
+    model = _two_in_two_out(tmp_path / "net.onnx")
+    data = tmp_path / "test_data_set_0"
+    x, b = _inputs()
+    _pb(data, "input_0.pb", x)
+    _pb(data, "input_1.pb", b)
+    _verified(scons, model, data)
+    expected = np.load(scons.build_dir / "x86_64" / "net" / "verify" / "expected.npz")
+    assert np.array_equal(expected["arr_0"], x + b) and np.array_equal(expected["arr_1"], np.maximum(x, 0))
+    _pb(data, "output_0.pb", x + b)  # the second is missing
+    _refused(scons, model, data, "test_data_set_0", "has output_0.pb for the model's 2 output(s)",
+             "output_1.pb")
+    _pb(data, "output_1.pb", np.maximum(x, 0))
+    _verified(scons, model, data)
+    (data / "input_1.pb").unlink()
+    _refused(scons, model, data, "has input_0.pb for the model's 2 input(s) (x, b)")
