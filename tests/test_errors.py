@@ -79,6 +79,19 @@ def test_bad_input_shape(scons, tmp_path, shape, needle):
     assert_one_clear_line(scons(f"model={model}", f"input_shape={shape}"), needle)
 
 
+def test_input_shape_must_agree_with_static_dimensions(scons, tmp_path):
+    """input_shape= fixes symbolic dimensions; one that contradicts a static dimension of
+    the model is refused, naming the input, the dimension and both sizes."""
+    model = save(tmp_path / "audio.onnx", [helper.make_node("Relu", ["x"], ["y"])],
+                 [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4000])],
+                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 4000])])
+    assert_one_clear_line(scons(f"model={model}", "input_shape=x:1x1x2000"), "audio.onnx",
+                          "'x' dimension 2", "2000", "fixes it at 4000")
+    assert files_under(scons.build_dir) == []
+    r = scons(f"model={model}", "input_shape=x:1x1x4000")  # the model's own size is fine
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
 def test_unknown_target_lists_known_ones(scons):
     assert_one_clear_line(scons("target=pdp11"), "unknown target 'pdp11'", "armv7", "x86_64")
 

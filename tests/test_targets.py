@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from conftest import MODELS, REPO, run_scons
+from test_errors import assert_one_clear_line, files_under
 
 CROSS = ["armv7", "cortex-m7", "armv7a", "aarch64", "riscv32", "riscv64"]
 EXAMPLES = sorted(os.path.basename(p) for p in glob.glob(os.path.join(MODELS, "*.onnx")))
@@ -300,3 +301,33 @@ def test_a_local_shadowing_a_parameter_fails_the_build(tmp_path, target):
                            capture_output=True, text=True)
         assert (r.returncode != 0) == fails, r.stderr
         assert ("shadows a parameter" in r.stderr) == fails, r.stderr
+
+
+@pytest.mark.parametrize("edit, needles", [
+    (("registers = 16", "registers = 0"), ("[cpu] registers = 0 must be a positive integer",)),
+    (("simd_bytes = 32", "simd_bytes = 24"), ("[cpu] simd_bytes = 24 must be 0 or a power of two",)),
+    (("fma = true", "fma = 1"), ("fma = 1 must be true or false",)),
+    (("registers = 16", "regsiters = 16"), ("unknown field [cpu] regsiters",
+                                            "known fields of [cpu]: ", "registers")),
+    (('runner = []', 'runner = "./run"'), ('runner = "./run" must be a list of strings',)),
+    (('clock = "monotonic"', 'clock = "cycles"'), ('[bench] clock = "cycles" must be one of',
+                                                   '"monotonic", "systick", "minstret"')),
+    (('toolchain = "gcc"', 'toolchain = "mine"'), ("toolchains/mine.toml", 'libs = "m" must be a '
+                                                   "list of strings", "unknown field flags",
+                                                   "known fields: cflags, ")),
+])
+def test_own_target_file_with_a_bad_field_is_one_line(repo_copy, edit, needles):
+    """A target file of one's own (targets/mine.toml, built with target=mine) or its
+    toolchain file is checked when loaded: each bad or unknown field is named, in one line,
+    with what it must be; nothing is built."""
+    text = (repo_copy / "targets" / "x86_64.toml").read_text()
+    assert edit[0] in text
+    (repo_copy / "targets" / "mine.toml").write_text(text.replace(edit[0], edit[1], 1))
+    (repo_copy / "toolchains" / "mine.toml").write_text(
+        (repo_copy / "toolchains" / "gcc.toml").read_text().replace('libs = ["m"]', 'libs = "m"')
+        + "flags = []\n")
+    shutil.copy(f"{MODELS}/tiny_cnn.onnx", repo_copy / "models")
+    r = run_scons("target=mine", "model=models/tiny_cnn.onnx", cwd=repo_copy)
+    where = "toolchains/mine.toml" if "toolchains/mine.toml" in needles else "targets/mine.toml"
+    assert_one_clear_line(r, f"{where}: ", *needles, "is a commented one to follow")
+    assert files_under(repo_copy / "build") == []

@@ -9,6 +9,7 @@ from onnx import TensorProto, helper, numpy_helper, save
 from onnxcc import tolerance, verify
 from onnxcc.errors import OnnxccError
 from onnxcc.importer import import_model
+from test_errors import assert_one_clear_line, files_under
 
 
 def _check(want, got, **kw):
@@ -92,3 +93,117 @@ def test_harness_guards_catch_writes_outside_the_buffers(fake_case, fault):
         verify.run(*run)
     assert f"the model {FAULTS[fault]} on x86_64" in str(e.value)
     assert "\n" not in str(e.value)
+
+
+# --- testdata=: a test_data_set_N folder, a .npy or a .npz file ----------------------------
+
+def _two_in_two_out(path):
+    """y = x + b, z = Relu(x): two inputs (float32 [2, 3]) and two outputs."""
+    f = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2, 3]) for n in "xbyz"]
+    graph = helper.make_graph([helper.make_node("Add", ["x", "b"], ["y"]),
+                               helper.make_node("Relu", ["x"], ["z"])], "g", f[:2], f[2:])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    save(model, str(path))
+    return str(path)
+
+
+def _inputs():
+    rng = np.random.default_rng(1)
+    return [rng.uniform(-1, 1, (2, 3)).astype(np.float32) for _ in range(2)]
+
+
+def _pb(folder, name, array):
+    folder.mkdir(exist_ok=True)
+    (folder / name).write_bytes(numpy_helper.from_array(array).SerializeToString())
+
+
+def _verified(scons, model, testdata):
+    r = scons(f"model={model}", f"testdata={testdata}", "verify")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "[verify] net on x86_64: 2 output(s)" in r.stdout
+    return r
+
+
+def _refused(scons, model, testdata, *needles):
+    r = scons(f"model={model}", f"testdata={testdata}", "verify")
+    assert_one_clear_line(r, *needles)
+    case = scons.build_dir / "x86_64" / "net" / "verify"
+    assert not [p for p in case.glob("*") if p.name.startswith(("harness.c", "verify_data.c",
+                                                                "expected.npz"))]
+
+
+def test_testdata_folder_without_outputs_takes_onnxruntimes(scons, tmp_path):
+    """input_K.pb alone: onnxruntime computes the expected outputs from them; some outputs
+    given and some not is one line naming what is there."""
+    model = _two_in_two_out(tmp_path / "net.onnx")
+    data = tmp_path / "test_data_set_0"
+    x, b = _inputs()
+    _pb(data, "input_0.pb", x)
+    _pb(data, "input_1.pb", b)
+    _verified(scons, model, data)
+    expected = np.load(scons.build_dir / "x86_64" / "net" / "verify" / "expected.npz")
+    assert np.array_equal(expected["arr_0"], x + b) and np.array_equal(expected["arr_1"], np.maximum(x, 0))
+    _pb(data, "output_0.pb", x + b)  # the second is missing
+    _refused(scons, model, data, "test_data_set_0", "has output_0.pb for the model's 2 output(s)",
+             "output_1.pb")
+    _pb(data, "output_1.pb", np.maximum(x, 0))
+    _verified(scons, model, data)
+    (data / "input_1.pb").unlink()
+    _refused(scons, model, data, "has input_0.pb for the model's 2 input(s) (x, b)")
+
+
+def test_testdata_npy_and_npz_files_are_inputs(scons, tmp_path):
+    """A .npz of the inputs by name or arr_0, arr_1 (a .npy for a one-input model) verifies
+    against onnxruntime; an edit of it rebuilds the case."""
+    model = _two_in_two_out(tmp_path / "net.onnx")
+    x, b = _inputs()
+    by_name, in_order = tmp_path / "named.npz", tmp_path / "ordered.npz"
+    np.savez(by_name, b=b, x=x)
+    np.savez(in_order, x, b)
+    _verified(scons, model, by_name)
+    data_c = scons.build_dir / "x86_64" / "net" / "verify" / "verify_data.c"
+    first = data_c.read_text()
+    _verified(scons, model, in_order)
+    assert data_c.read_text() == first  # the same inputs in the same order
+    np.savez(in_order, x, b + 1)  # an edit of the file makes a new case
+    _verified(scons, model, in_order)
+    assert data_c.read_text() != first
+    one = tmp_path / "relu.onnx"
+    save(helper.make_model(helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])]),
+        opset_imports=[helper.make_opsetid("", 17)], ir_version=8), str(one))
+    np.save(tmp_path / "x.npy", np.array([-1, 2, -3, 4], np.float32))
+    r = scons(f"model={one}", f"testdata={tmp_path / 'x.npy'}", "verify")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "[verify] relu on x86_64: 1 output(s)" in r.stdout
+
+
+@pytest.mark.parametrize("arrays, needles", [
+    ({"x": np.zeros((2, 3)), "b": np.zeros((2, 3), np.float32)},
+     ("input 0 ('x') is float64 of shape [2, 3]; the model takes float32 of shape [2, 3]",)),
+    ({"arr_0": np.zeros((2, 3), np.float32), "arr_1": np.zeros((3, 2), np.float32)},
+     ("input 1 ('b') is float32 of shape [3, 2]; the model takes float32 of shape [2, 3]",)),
+    ({"x": np.zeros((2, 3), np.float32)}, ("holds 'x'; the model's inputs are 'x', 'b'",)),
+    ({"x": np.zeros((2, 3), np.float32), "bias": np.zeros((2, 3), np.float32)},
+     ("holds 'bias', 'x'", "arr_0, arr_1")),
+])
+def test_testdata_npz_that_does_not_fit_the_model_is_one_line(scons, tmp_path, arrays, needles):
+    model = _two_in_two_out(tmp_path / "net.onnx")
+    np.savez(tmp_path / "bad.npz", **arrays)
+    _refused(scons, model, tmp_path / "bad.npz", "bad.npz", *needles)
+
+
+def test_testdata_that_is_not_there_or_not_data_is_one_line(scons, tmp_path):
+    model = _two_in_two_out(tmp_path / "net.onnx")
+    np.save(tmp_path / "x.npy", np.zeros((2, 3), np.float32))
+    (tmp_path / "notes.txt").write_text("inputs")
+    for testdata, needles in [
+            ("nope", ("no such test data folder or file", "testdata= takes")),
+            ("notes.txt", ("not a test data folder, .npy or .npz file", "testdata= takes")),
+            ("x.npy", ("a .npy file holds one array; the model takes 2 inputs (x, b)",
+                       "numpy.savez"))]:
+        _refused(scons, model, tmp_path / testdata, testdata, *needles)
+    assert files_under(scons.build_dir / "x86_64" / "net" / "verify") == []

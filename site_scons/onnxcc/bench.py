@@ -22,9 +22,8 @@ from .errors import OnnxccError
 from .files import write_text
 from .onnx_io import load_graph
 from .cgen import c_type
-from .targets import run_captured
+from .targets import CLOCKS, run_captured
 
-CLOCKS = {"monotonic": "ns", "systick": "instructions", "minstret": "instructions"}
 MARK = "ONNXCC"
 
 

@@ -88,7 +88,12 @@ def _fix_input_shapes(model, shapes, path):
             if len(shapes[name]) != len(dims):
                 raise OnnxccError(f"input_shape gives '{name}' {len(shapes[name])} dimension(s); "
                                   f"the model's input has {len(dims)}", where=path)
-            for d, v in zip(dims, shapes[name]):
+            for k, (d, v) in enumerate(zip(dims, shapes[name])):
+                if d.HasField("dim_value") and d.dim_value != v:
+                    raise OnnxccError(f"input_shape gives '{name}' dimension {k} the size {v}; "
+                                      f"the model fixes it at {d.dim_value}", where=path,
+                                      hint="input_shape= fixes symbolic dimensions only: give "
+                                           f"the model's size or leave '{name}' out")
                 d.Clear()
                 d.dim_value = v
         unknown = [d.dim_param or "?" for d in dims if not d.HasField("dim_value")]

@@ -5,6 +5,7 @@ which compiler builds for it. Adding a target is adding one small file.
 """
 
 import functools
+import json
 import os
 import platform
 import shutil
@@ -187,6 +188,76 @@ def host_cpu_id():
 #: "isa-debug-exit" (QEMU's debug-exit device: it exits with (status << 1) | 1)
 EXIT_STATUSES = ("", "isa-debug-exit")
 
+#: ``[bench] clock`` of a target file, and the unit of what it counts (bench.py)
+CLOCKS = {"monotonic": "ns", "systick": "instructions", "minstret": "instructions"}
+
+
+def _whole(value, least):
+    return isinstance(value, int) and not isinstance(value, bool) and value >= least
+
+
+def _texts(value):
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _one_of(values):
+    return (lambda v: v in values), f"one of {', '.join(json.dumps(v) for v in values)}"
+
+
+# what each field of a target or toolchain file must be: (test, what it must be), or the
+# fields of a table
+TEXT = (lambda v: isinstance(v, str), "a string")
+TEXTS = (_texts, "a list of strings")
+FLAG = (lambda v: isinstance(v, bool), "true or false")
+BYTES = (lambda v: _whole(v, 0), "a non-negative integer")
+COUNT = (lambda v: _whole(v, 1), "a positive integer")
+
+TOOLCHAIN_FIELDS = {"description": TEXT, "prefix": TEXT, "packages": TEXTS, "cflags": TEXTS,
+                    "linkflags": TEXTS, "libs": TEXTS}
+TARGET_FIELDS = {
+    "description": TEXT, "aliases": TEXTS, "toolchain": TEXT, "cflags": TEXTS,
+    "isa_cflags": TEXTS, "linkflags": TEXTS, "harness_sources": TEXTS,
+    "footprint_sources": TEXTS, "footprint_linkflags": TEXTS, "flash_bytes": BYTES,
+    "ram_bytes": BYTES, "fma": FLAG, "runner_package": TEXT,
+    "runner": (lambda v: _texts(v) and (not v or any("{elf}" in a for a in v)),
+               'a list of strings that names the program as "{elf}" (empty: run it natively)'),
+    "exit_status": _one_of(EXIT_STATUSES),
+    "cpu": {"simd_bytes": (lambda v: _whole(v, 0) and v & (v - 1) == 0, "0 or a power of two"),
+            "registers": COUNT, "l1d_bytes": BYTES, "l2_bytes": BYTES, "features": TEXTS,
+            "fma_bytes": BYTES, "shuffle_ports": COUNT},
+    "bench": {"clock": _one_of(list(CLOCKS)), "runner_args": TEXTS,
+              "instructions_per_tick": COUNT, "runs": COUNT, "warmup": BYTES},
+    "native": {"vendor": TEXT, "families": (lambda v: isinstance(v, list) and all(
+        _whole(f, 0) for f in v), "a list of CPU family numbers")},
+}
+
+
+def _bad_fields(data, fields, table=""):
+    """What is wrong with the fields of ``data`` (a TOML table) by ``fields``, one clause
+    per bad or unknown field."""
+    bad = []
+    for key, value in data.items():
+        name = f"[{table}] {key}" if table else key
+        rule = fields.get(key)
+        if rule is None:
+            bad.append(f"unknown field {name} (known fields{f' of [{table}]' if table else ''}: "
+                       f"{', '.join(sorted(fields))})")
+        elif isinstance(rule, dict):
+            bad += _bad_fields(value, rule, key) if isinstance(value, dict) else \
+                [f"{key} = {json.dumps(value, default=str)} must be a table ([{key}])"]
+        elif not rule[0](value):
+            bad.append(f"{name} = {json.dumps(value, default=str)} must be {rule[1]}")
+    return bad
+
+
+def _check_fields(data, fields, path, example):
+    """One line naming every bad or unknown field of the target or toolchain file ``path``."""
+    bad = _bad_fields(data, fields)
+    if bad:
+        raise OnnxccError("; ".join(bad), where=path,
+                          hint=f"fix the file; {os.path.relpath(example, REPO_ROOT)} is a "
+                               "commented one to follow")
+
 
 def _read_toml(path, kind, name, known):
     if not os.path.isfile(path):
@@ -277,10 +348,16 @@ def describe_targets():
 
 def load_target(name):
     name = canonical_target(name)
-    t = _read_toml(os.path.join(TARGETS_DIR, f"{name}.toml"), "target", name, [describe_targets()])
+    path = os.path.join(TARGETS_DIR, f"{name}.toml")
+    t = _read_toml(path, "target", name, [describe_targets()])
+    _check_fields(t, TARGET_FIELDS, path, os.path.join(TARGETS_DIR, "armv7.toml"))
+    if "toolchain" not in t:
+        raise OnnxccError("no toolchain field", where=path, hint="name a toolchain file: "
+                          f"toolchain = \"NAME\" of {', '.join(_stems(TOOLCHAINS_DIR))}")
     tc_name = t["toolchain"]
-    tc = _read_toml(os.path.join(TOOLCHAINS_DIR, f"{tc_name}.toml"), "toolchain", tc_name,
-                    _stems(TOOLCHAINS_DIR))
+    tc_path = os.path.join(TOOLCHAINS_DIR, f"{tc_name}.toml")
+    tc = _read_toml(tc_path, "toolchain", tc_name, _stems(TOOLCHAINS_DIR))
+    _check_fields(tc, TOOLCHAIN_FIELDS, tc_path, os.path.join(TOOLCHAINS_DIR, "arm-none-eabi.toml"))
     toolchain = Toolchain(tc_name, tc.get("description", ""), tc.get("prefix", ""),
                           tc.get("packages", []), [_repo_path(a) for a in tc.get("cflags", [])],
                           tc.get("linkflags", []),
@@ -288,10 +365,6 @@ def load_target(name):
     cpu = t.get("cpu", {})
     fma = bool(t.get("fma", False))
     exit_status = t.get("exit_status", "")
-    path = os.path.join(TARGETS_DIR, f"{name}.toml")
-    if exit_status not in EXIT_STATUSES:
-        raise OnnxccError(f"exit_status = {exit_status!r} is not one of {EXIT_STATUSES}",
-                          where=path)
     unknown = [f for f in cpu.get("features", ()) if f not in FEATURE_MACROS]
     if unknown:
         raise OnnxccError(f"[cpu] features {unknown} are not among {sorted(FEATURE_MACROS)}",

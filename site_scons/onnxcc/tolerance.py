@@ -20,12 +20,12 @@ large one. It depends on the graph that computes the output, decided before the 
   sqrt(K), K the longest reduction (Conv/Gemm/MatMul inner length, a Reduce* or pool
   window, a Softmax or normalization axis) on any path to the output. Example inputs are
   O(1) (uniform in [-1, 1]), so m is taken as one.
-* With ``testdata=`` the expected outputs are not onnxruntime's on the same inputs but
-  values written into a test's files, some by hand to four significant digits (ONNX's
-  ``averagepool_2d_ceil_last_window_starts_on_pad`` expects 0.1511 for 0.151055...,
-  ``gridsample_bicubic`` -0.1406 for -0.140625): such a reference is itself off by up to
-  5e-4 relative, so rtol is at least TESTDATA_RTOL, the rtol of ONNX's own backend-test
-  runner (still per element).
+* With ``testdata=``'s output_K.pb files the expected outputs are not onnxruntime's on
+  the same inputs but values written into a test's files, some by hand to four
+  significant digits (ONNX's ``averagepool_2d_ceil_last_window_starts_on_pad`` expects
+  0.1511 for 0.151055..., ``gridsample_bicubic`` -0.1406 for -0.140625): such a reference
+  is itself off by up to 5e-4 relative, so rtol is at least TESTDATA_RTOL, the rtol of
+  ONNX's own backend-test runner (still per element).
 """
 
 import math

@@ -1,8 +1,9 @@
 """verify: run the compiled model on the target and compare with onnxruntime.
 
-The inputs (seeded random, or a test_data_set_N folder) and the expected outputs are
-fixed at build time; the inputs are linked into the harness as data, so a bare-metal
-target needs no file system, and the harness prints its outputs as hex bytes on stdout.
+The inputs (seeded random, or ``testdata=``: a test_data_set_N folder, a .npy or a .npz
+file) and the expected outputs (the folder's output_K.pb, else onnxruntime's) are fixed
+at build time; the inputs are linked into the harness as data, so a bare-metal target
+needs no file system, and the harness prints its outputs as hex bytes on stdout.
 It also guards every buffer it gives the model with canaries and reports any it finds
 damaged. Outputs are compared element by element, within bounds decided from the graph
 (``tolerance``); any damage, sanitizer report (``sanitize``) or mismatch fails in one line.
@@ -51,24 +52,107 @@ def random_inputs(model, input_shapes, seed):
     return arrays
 
 
-def read_test_data(folder):
-    """Inputs and expected outputs of an ONNX ``test_data_set_N`` folder."""
-    def load(kind):
-        paths = sorted(glob.glob(os.path.join(folder, f"{kind}_*.pb")),
-                       key=lambda p: int(p.rsplit("_", 1)[1][:-3]))
-        arrays = []
-        for p in paths:
-            t = onnx.TensorProto()
+#: what testdata= takes, for the lines that refuse something else
+TESTDATA_KINDS = ("a test_data_set_N folder (input_K.pb, output_K.pb), a .npy file (the one "
+                  "input) or a .npz file (the inputs by name, or arr_0, arr_1, ... in order)")
+
+
+def testdata_files(path):
+    """The files verify reads for ``testdata=path``, whose edits rebuild its case: a
+    folder's input_K.pb and output_K.pb, or the .npy or .npz file itself."""
+    if os.path.isdir(path):
+        return sorted(glob.glob(os.path.join(path, "*.pb")))
+    if os.path.isfile(path) and path.endswith((".npy", ".npz")):
+        return [path]
+    what = "no such test data folder or file" if not os.path.exists(path) else \
+        "not a test data folder, .npy or .npz file"
+    raise OnnxccError(what, where=path, hint=f"testdata= takes {TESTDATA_KINDS}")
+
+
+def _numbered_tensors(folder, kind):
+    """{K: array} of a folder's ``<kind>_K.pb`` files."""
+    arrays = {}
+    for p in glob.glob(os.path.join(folder, f"{kind}_*.pb")):
+        index = os.path.basename(p)[len(kind) + 1:-3]
+        if not index.isdigit():
+            continue
+        t = onnx.TensorProto()
+        try:
             with open(p, "rb") as f:
                 t.ParseFromString(f.read())
-            arrays.append(numpy_helper.to_array(t))
-        return arrays
-    if not os.path.isdir(folder):
-        raise OnnxccError("no such test data folder", where=folder,
-                          hint="testdata= takes a test_data_set_N folder")
-    inputs, outputs = load("input"), load("output")
-    if not inputs and not outputs:
-        raise OnnxccError("no input_K.pb / output_K.pb files", where=folder)
+            arrays[int(index)] = numpy_helper.to_array(t)
+        except Exception as e:  # protobuf and onnx raise many types
+            raise OnnxccError(f"not a TensorProto file ({type(e).__name__})", where=p,
+                              hint="write it with onnx.numpy_helper.from_array(x)"
+                                   ".SerializeToString()") from None
+    return arrays
+
+
+def _read_folder(folder, graph):
+    """Inputs and expected outputs (empty: none given) of a test_data_set_N folder."""
+    inputs, outputs = _numbered_tensors(folder, "input"), _numbered_tensors(folder, "output")
+    for kind, arrays, names in (("input", inputs, graph.inputs), ("output", outputs, graph.outputs)):
+        if kind == "output" and not arrays:
+            break  # onnxruntime computes them
+        if sorted(arrays) != list(range(len(names))):
+            given = ", ".join(f"{kind}_{j}.pb" for j in sorted(arrays)) or f"no {kind}_K.pb"
+            raise OnnxccError(f"has {given} for the model's {len(names)} {kind}(s) "
+                              f"({', '.join(names)})", where=folder,
+                              hint=f"give {kind}_0.pb to {kind}_{len(names) - 1}.pb"
+                              + (", or no output_K.pb at all for onnxruntime's outputs"
+                                 if kind == "output" else ""))
+    return [inputs[k] for k in range(len(inputs))], [outputs[k] for k in range(len(outputs))]
+
+
+def _read_numpy(path, graph):
+    """The inputs in a .npy (the model's one input) or .npz file (by input name, or
+    arr_0, arr_1, ... in graph input order), in graph input order."""
+    try:
+        data = np.load(path, allow_pickle=False)
+        if isinstance(data, np.ndarray):  # a .npy file
+            arrays = {"arr_0": data}
+        else:  # a .npz file: a zip file of .npy files
+            with data:
+                arrays = {key: data[key] for key in data.files}
+    except Exception as e:  # numpy and zipfile raise many types
+        first = (str(e).split(". ")[0].splitlines() or ["no message"])[0]
+        raise OnnxccError(f"numpy.load cannot read it ({type(e).__name__}: {first})",
+                          where=path, hint="write it with numpy.save or numpy.savez") from None
+    names = graph.inputs
+    if path.endswith(".npy") and len(names) != 1:
+        raise OnnxccError(f"a .npy file holds one array; the model takes {len(names)} inputs "
+                          f"({', '.join(names)})", where=path,
+                          hint="give a .npz file of them: numpy.savez(path, name=array, ...)")
+    numbered = [f"arr_{k}" for k in range(len(names))]
+    keys = names if set(arrays) <= set(names) else numbered
+    missing, unknown = [k for k in keys if k not in arrays], sorted(set(arrays) - set(keys))
+    if missing or unknown:
+        held = ", ".join(f"'{k}'" for k in sorted(arrays)) or "nothing"
+        raise OnnxccError(f"holds {held}; the model's inputs are "
+                          f"{', '.join(repr(n) for n in names)}", where=path,
+                          hint="name the arrays as the inputs, or arr_0, arr_1, ... in their "
+                               "order (numpy.savez(path, *arrays))")
+    return [arrays[k] for k in keys]
+
+
+def read_test_data(path, graph):
+    """Inputs and expected outputs of ``testdata=path`` for the imported ``graph``: a
+    folder's .pb files, or a .npy or .npz file of inputs alone. No expected outputs (an
+    empty list) when none are given: onnxruntime computes them. The inputs must have the
+    element types and shapes of the graph's inputs."""
+    testdata_files(path)  # one line when there is no such folder or file
+    if os.path.isdir(path):
+        inputs, outputs = _read_folder(path, graph)
+    else:
+        inputs, outputs = _read_numpy(path, graph), []
+    for k, (name, x) in enumerate(zip(graph.inputs, inputs)):
+        x = np.asarray(x)
+        info = graph.info(name)
+        if x.dtype.name != info.dtype or tuple(x.shape) != tuple(info.shape):
+            raise OnnxccError(f"input {k} ('{name}') is {x.dtype.name} of shape "
+                              f"{list(x.shape)}; the model takes {info.dtype} of shape "
+                              f"{list(info.shape)}", where=path,
+                              hint="convert it: x.astype(dtype).reshape(shape)")
     return inputs, outputs
 
 
@@ -100,14 +184,17 @@ def make_case(model_path, name, harness_c, data_c, expected_npz, input_shapes, s
     """Write the harness (for the API that ``pools`` and ``io_in_arena`` give), its input
     data and the expected outputs."""
     model = read_model(model_path)
+    graph = import_model(model_path, input_shapes)
     if testdata:
-        inputs, expected = read_test_data(testdata)
+        inputs, expected = read_test_data(testdata, graph)
     else:
-        inputs = random_inputs(model, input_shapes, seed)
+        inputs, expected = random_inputs(model, input_shapes, seed), []
+    from_files = bool(expected)
+    if not from_files:
         expected = reference_outputs(model_path, inputs)
     # onnxruntime's optimizer may change a model's results (docs/trust.md): its plain
     # evaluation is kept beside, to say so if onnxcc's results match that one instead
-    plain = [] if testdata else reference_outputs(model_path, inputs, optimize=False)
+    plain = [] if from_files else reference_outputs(model_path, inputs, optimize=False)
     if all(np.array_equal(a, b, equal_nan=np.asarray(a).dtype.kind == "f")
            for a, b in zip(plain, expected)):
         plain = []
@@ -122,8 +209,7 @@ def make_case(model_path, name, harness_c, data_c, expected_npz, input_shapes, s
     tmp = expected_npz + ".tmp.npz"
     np.savez(tmp, *[np.asarray(y) for y in expected], exact=np.array(exact_outputs(model)),
              **{f"plain_{k}": np.asarray(y) for k, y in enumerate(plain)},
-             tolerance=np.array(tolerance.for_outputs(import_model(model_path, input_shapes),
-                                                      from_files=bool(testdata))))
+             tolerance=np.array(tolerance.for_outputs(graph, from_files=from_files)))
     write_texts({harness_c: harness, data_c: data})
     os.replace(tmp, expected_npz)
 

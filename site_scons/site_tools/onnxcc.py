@@ -15,7 +15,6 @@ package beside this folder; this module only declares builders over it.
 """
 
 import functools
-import glob
 import importlib.metadata
 import importlib.util
 import json
@@ -601,6 +600,14 @@ def _claim(folder, model, name):
     return folder
 
 
+def _testdata(env, path):
+    """The node of ``testdata=path`` (a folder or a .npy/.npz file, relative to the calling
+    SConscript) and the files of it that verify reads; one line when it is neither."""
+    entry = env.Entry(path).srcnode()
+    files = verify.testdata_files(entry.abspath)
+    return (env.Dir(entry) if os.path.isdir(entry.abspath) else env.File(entry)), files
+
+
 @_declaration
 def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain="target",
               weights_section="", weights_format="bin", input_shape="", fuse=True, seed=0, testdata=None,
@@ -649,7 +656,7 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
     name = model_c_name(name or os.path.splitext(model.name)[0])
     out = _claim(env.Dir(build_dir).Dir(sanitizer.build_folder(tgt.name, sanitize)).Dir(name),
                  model, name)
-    testdata = env.Dir(testdata).srcnode() if testdata else None
+    testdata, testdata_files = _testdata(env, testdata) if testdata else (None, [])
     e = _model_env(env, tgt, toolchain, verbose, launcher)
     e.Replace(ONNXCC_FLASH=tgt.flash_bytes, ONNXCC_RAM=tgt.ram_bytes, ONNXCC_L2=tgt.l2_bytes,
               ONNXCC_NAME=name,
@@ -732,9 +739,7 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
     show_size = e.Alias(f"size-table-{tgt.name}-{name}", size, _stage("report", _print_report))
     e.AlwaysBuild(show_size)
 
-    case_sources = [model] + (sorted(glob.glob(os.path.join(testdata.abspath, "*.pb")))
-                              if testdata else [])
-    case = e.OnnxccVerifyCase(at("verify", "harness.c"), case_sources)
+    case = e.OnnxccVerifyCase(at("verify", "harness.c"), [model] + testdata_files)
     e.Depends(case, imported)  # a model that does not import gets no harness: its error shows
     harness = e.Program(at("verify", f"{name}_harness"), case[:2] + startup,
                         LIBS=[lib] + tgt.toolchain.libs)
