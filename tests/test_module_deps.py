@@ -2,7 +2,9 @@
 (onnxcc/module_deps.py): the static graph must hold every module Python really imports
 (a module missing from it would leave stale outputs), and no more."""
 
+import glob
 import json
+import os
 import subprocess
 import sys
 
@@ -64,9 +66,12 @@ def test_functions_name_the_modules_they_reach():
 
 
 def test_import_statements_are_cached_by_the_text_of_the_module(tmp_path, monkeypatch):
-    cache = tmp_path / "module_deps.json"
-    monkeypatch.setattr(module_deps, "CACHE_FILE", str(cache))
-    monkeypatch.setattr(module_deps, "_CACHE", {"entries": None, "changed": False})
+    cache = tmp_path / ".onnxcc" / "module_deps.json"
+
+    def new_process():
+        monkeypatch.setattr(module_deps, "_CACHE", {"entries": None, "changed": False, "file": None})
+        module_deps.keep_cache_in(tmp_path)
+    new_process()
     path = module_deps.module_file("onnxcc.planner")
     with open(path, encoding="utf-8") as f:
         text = f.read()
@@ -75,11 +80,24 @@ def test_import_statements_are_cached_by_the_text_of_the_module(tmp_path, monkey
     module_deps._save_cache()
     assert json.loads(cache.read_text())["planner.py"][1] == fresh
     # the next process reads the file instead of parsing; an edited module is parsed again
-    monkeypatch.setattr(module_deps, "_CACHE", {"entries": None, "changed": False})
+    new_process()
     assert module_deps._statements(path, text) == fresh and not module_deps._CACHE["changed"]
     edited = module_deps._statements(path, text + "\nfrom . import report\n")
     assert edited == fresh + [[1, None, ["report"]]] and module_deps._CACHE["changed"]
     # a cache file that is not ours is ignored
     cache.write_text("[1, 2]")
-    monkeypatch.setattr(module_deps, "_CACHE", {"entries": None, "changed": False})
+    new_process()
     assert module_deps._statements(path, text) == fresh
+
+
+def test_the_cache_is_kept_in_the_build_folder_not_the_source_tree(tmp_path):
+    """A build keeps its import-graph cache under its build_dir; nothing is written into
+    the compiler's own folders."""
+    from conftest import SCONS
+    before = set(glob.glob(os.path.join(REPO, "site_scons", "**", "*.json"), recursive=True))
+    r = subprocess.run(SCONS + ["-Q", f"build_dir={tmp_path}", "model=models/tiny_cnn.onnx",
+                                str(tmp_path / "x86_64" / "tiny_cnn" / "plan.json")],
+                       cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (tmp_path / ".onnxcc" / "module_deps.json").is_file()
+    assert set(glob.glob(os.path.join(REPO, "site_scons", "**", "*.json"), recursive=True)) <= before

@@ -9,8 +9,9 @@ package that imports its folder's modules dynamically (``pkgutil.iter_modules``,
 files are part of the set. Each module is parsed once per process.
 
 Parsing the package's hundred modules took a fifth of a build that has nothing to do, so
-each module's import statements are kept in ``__pycache__/module_deps.json`` beside its
-bytecode, under the SHA-256 of its text: a module whose text changed is parsed again.
+a build keeps each module's import statements in its build folder (``keep_cache_in``:
+``<build_dir>/.onnxcc/module_deps.json``, never in the source tree), under the SHA-256 of
+the module's text: a module whose text changed is parsed again.
 """
 
 import ast
@@ -71,15 +72,22 @@ def _import_statements(statements):
 
 
 #: the import statements of every module parsed before: {file relative to the package:
-#: [SHA-256 of its text, [[level or None for `import`, module or None, [names]], ...]]}
-CACHE_FILE = os.path.join(PACKAGE_DIR, "__pycache__", "module_deps.json")
-_CACHE = {"entries": None, "changed": False}
+#: [SHA-256 of its text, [[level or None for `import`, module or None, [names]], ...]]},
+#: and the file they are kept in (None: parsed in every process)
+_CACHE = {"entries": None, "changed": False, "file": None}
+
+
+def keep_cache_in(folder):
+    """Keep the parsed import statements in ``folder`` (a build folder) from now on; the
+    first folder named in a process is the one kept."""
+    if _CACHE["file"] is None:
+        _CACHE["file"] = os.path.join(os.path.abspath(folder), ".onnxcc", "module_deps.json")
 
 
 def _cached_entries():
     if _CACHE["entries"] is None:
         try:
-            with open(CACHE_FILE, encoding="utf-8") as f:
+            with open(_CACHE["file"] or "", encoding="utf-8") as f:
                 entries = json.load(f)
         except (OSError, ValueError):
             entries = {}
@@ -105,17 +113,18 @@ def _statements(path, text):
 
 
 def _save_cache():
-    """Write the cache if a module was parsed (atomically; where the package's folder is
-    read-only, nothing is kept and the next process parses again)."""
-    if not _CACHE["changed"]:
+    """Write the cache if a module was parsed and a build named its folder (atomically;
+    where the folder cannot be written, the next process parses again)."""
+    path = _CACHE["file"]
+    if not _CACHE["changed"] or path is None:
         return
     _CACHE["changed"] = False
-    tmp = f"{CACHE_FILE}.{os.getpid()}.tmp"
+    tmp = f"{path}.{os.getpid()}.tmp"
     try:
-        os.makedirs(os.path.dirname(CACHE_FILE), exist_ok=True)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(tmp, "w", encoding="utf-8") as f:
             json.dump(_CACHE["entries"], f, sort_keys=True)
-        os.replace(tmp, CACHE_FILE)
+        os.replace(tmp, path)
     except OSError:
         with contextlib.suppress(OSError):
             os.remove(tmp)

@@ -45,7 +45,7 @@ if getattr(sys.modules.get("onnxcc"), "__path__", None) is None:
 
 # (plain Python: these load without onnxcc's dependencies)
 from onnxcc.errors import OnnxccError, one_line  # noqa: E402
-from onnxcc.module_deps import files_of, modules_used_by  # noqa: E402
+from onnxcc.module_deps import files_of, keep_cache_in, modules_used_by  # noqa: E402
 from onnxcc.paths import REPO_ROOT, RUNTIME_DIR, TEMPLATES_DIR  # noqa: E402
 try:
     from onnxcc import autotune as autotuner
@@ -654,6 +654,7 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
     record = env.File(autotuner.record_path(model.srcnode().abspath, tgt.name))
     tuned = record if not autotune and not tactic and os.path.exists(record.abspath) else None
     name = model_c_name(name or os.path.splitext(model.name)[0])
+    keep_cache_in(env.Dir(build_dir).abspath)  # the import graph's cache: a build output
     out = _claim(env.Dir(build_dir).Dir(sanitizer.build_folder(tgt.name, sanitize)).Dir(name),
                  model, name)
     testdata, testdata_files = _testdata(env, testdata) if testdata else (None, [])
