@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 
 from onnxcc import ops as onnxcc_ops  # noqa: E402 (the tactics to force come from the compiler)
+from onnxcc.ops.spatial import window_count  # noqa: E402
 
 OPSET = 20
 
@@ -561,8 +562,8 @@ def anchor_output(anchor):
         spatial = len(x) - 2
         out = [x[0], anchor["w"][0]]
         for d in range(spatial):
-            span = a["dilations"][d] * (a["kernel_shape"][d] - 1) + 1
-            out.append((x[2 + d] + a["pads"][d] + a["pads"][d + spatial] - span) // a["strides"][d] + 1)
+            out.append(window_count(x[2 + d] + a["pads"][d] + a["pads"][d + spatial], a["kernel_shape"][d],
+                                    a["strides"][d], a["dilations"][d]))
         return out, 1
     if op in ("MaxPool", "AveragePool", "LpPool"):
         return [x[0], x[1]] + [_pool_size(x[2 + d], d, a) for d in range(len(x) - 2)], 1

@@ -27,7 +27,7 @@ from ..errors import OnnxccError
 from ..ir import Graph, Node
 from ..ops.epilogue import operands_of
 from ..ops.qlinear import RESIDUAL_INPUT
-from ..ops.spatial import window_2d
+from ..ops.spatial import window_2d, window_reach
 
 #: ops computed over a window of their first input (2-D, NCHW)
 WINDOWED = {"Conv", "QLinearConv", "MaxPool", "AveragePool"}
@@ -169,7 +169,8 @@ def split_range(n, parts):
 
 def _input_range(a, b, k, s, d, p, n):
     """(first, end, pad before, pad after) of the input rows output rows [a, b) read."""
-    lo, hi = a * s - p, (b - 1) * s - p + (k - 1) * d + 1
+    lo = a * s - p
+    hi = lo + window_reach(b - a, k, s, d)
     return max(lo, 0), min(hi, n), max(0, -lo), max(0, hi - n)
 
 

@@ -3,6 +3,7 @@ strides, dilations, pads)."""
 
 from . import KernelCall
 from .layout import _prod
+from .spatial import window_count
 
 
 def lower_col2im(node, graph):
@@ -13,7 +14,7 @@ def lower_col2im(node, graph):
     strides = list(a.get("strides", [1] * r))
     dilations = list(a.get("dilations", [1] * r))
     pads = list(a.get("pads", [0] * 2 * r))
-    positions = [(image[d] + pads[d] + pads[r + d] - dilations[d] * (block[d] - 1) - 1) // strides[d] + 1
+    positions = [window_count(image[d] + pads[d] + pads[r + d], block[d], strides[d], dilations[d])
                  for d in range(r)]
     n, c = graph.info(y).shape[:2]
     p = {"n": n, "c": c, "image": image, "block": block, "positions": positions,

@@ -20,6 +20,7 @@ import math
 
 from .. import packing
 from .epilogue import tile_lanes, vectorizable
+from .spatial import window_reach
 from .tiling import copy_cost, epilogue_cost
 
 
@@ -31,8 +32,8 @@ def applies(g, cpu):
 def scratch_image(g):
     """(rows, cols) of the padded scratch image: every window's reach and every input
     pixel (placed at row + pt, column + pl)."""
-    rows = max((g["oh"] - 1) * g["sh"] + (g["kh"] - 1) * g["dh"] + 1, g["pt"] + g["h"])
-    cols = max((g["ow"] - 1) * g["sw"] + (g["kw"] - 1) * g["dw"] + 1, g["pl"] + g["w"])
+    rows = max(window_reach(g["oh"], g["kh"], g["sh"], g["dh"]), g["pt"] + g["h"])
+    cols = max(window_reach(g["ow"], g["kw"], g["sw"], g["dw"]), g["pl"] + g["w"])
     return rows, cols
 
 

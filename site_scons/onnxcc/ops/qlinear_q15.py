@@ -27,7 +27,7 @@ from . import Tactic, in_place
 from .conv_geometry import macs
 from .qlinear import RESIDUAL_INPUT, lower_qconv, lower_qgemm, requant_shifts
 from .qlinear_inplace import same_width
-from .spatial import channel_fits_over_x, is_depthwise, is_pointwise, pointwise_fits_over_x
+from .spatial import channel_fits_over_x, is_depthwise, is_pointwise, pointwise_fits_over_x, window_reach
 
 
 def _requant(node, graph):
@@ -114,8 +114,8 @@ def _depthwise_applies(node, graph, cpu):
 def lower_depthwise(node, graph, cpu):
     call, p = _base(node, graph)
     # the padded plane: the rows and columns the windows read
-    ph = (p["oh"] - 1) * p["sh"] + (p["kh"] - 1) * p["dh"] + 1
-    pw = (p["ow"] - 1) * p["sw"] + (p["kw"] - 1) * p["dw"] + 1
+    ph = window_reach(p["oh"], p["kh"], p["sh"], p["dh"])
+    pw = window_reach(p["ow"], p["kw"], p["sw"], p["dw"])
     p.update(q15=True, ph=ph, pw=pw)
     return replace(call, template="qconv2d_dw_q15", params=p,
                    scratch_bytes=-(-2 * ph * pw // 4) * 4)

@@ -6,6 +6,17 @@ from dataclasses import replace
 from . import in_place, unsupported
 
 
+def window_reach(outputs, kernel, stride, dilation):
+    """Input elements ``outputs`` consecutive windows reach, first to last (padding
+    included)."""
+    return (outputs - 1) * stride + (kernel - 1) * dilation + 1
+
+
+def window_count(size, kernel, stride, dilation):
+    """Windows that fit in ``size`` elements (padding included): the output size."""
+    return (size - (kernel - 1) * dilation - 1) // stride + 1
+
+
 def window_2d(node, x_shape, y_shape, kernel_shape):
     """Kernel, strides, dilations and (top, left) pads of a 1-D or 2-D window, as 2-D.
 
@@ -23,7 +34,7 @@ def window_2d(node, x_shape, y_shape, kernel_shape):
     if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
         begin, end = [], []
         for i in range(spatial):
-            total = max(0, (y_shape[2 + i] - 1) * s[i] + (k[i] - 1) * d[i] + 1 - x_shape[2 + i])
+            total = max(0, window_reach(y_shape[2 + i], k[i], s[i], d[i]) - x_shape[2 + i])
             begin.append(total // 2 if auto_pad == "SAME_UPPER" else total - total // 2)
             end.append(total - begin[-1])
     elif auto_pad == "VALID":
