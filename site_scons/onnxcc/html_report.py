@@ -20,13 +20,12 @@ from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 from mako.lookup import TemplateLookup
 
-from . import tactics
 from .codegen.lowering import lower_graph, packed_key, weight_symbols
+from .codegen.sources import planned_graph
 from .errors import OnnxccError
 from .files import write_text
 from .macs import graph_macs
 from .memory import patches as patching
-from .onnx_io import load_graph
 from .paths import TEMPLATES_DIR
 from .planner import live_at_steps
 from .profile import digest
@@ -174,8 +173,7 @@ def run(report_path, plan_path, tactics_path, size_path, elf_path, graph_path, p
         name, target, source):
     """Write report.html."""
     plan, chosen, sizes = _load(plan_path), _load(tactics_path), _load(size_path)
-    graph = patching.apply(tactics.annotate(load_graph(graph_path, with_values=False),
-                                            tactics.load(tactics_path)), plan)
+    graph = planned_graph(graph_path, tactics_path, plan)
     profile, note = _profile_for(profile_path, plan_path, tactics_path)
     values = page(plan, chosen, sizes, symbol_sizes(elf_path), graph, name, target, source,
                   profile, note)

@@ -28,9 +28,9 @@ import os
 import statistics
 import subprocess
 
-from . import bench, tactics
+from . import bench
 from .codegen.render import render
-from .codegen.sources import run_function
+from .codegen.sources import planned_graph, run_function
 from .errors import OnnxccError, one_line
 from .files import write_text
 from .macs import graph_macs
@@ -77,8 +77,7 @@ def make_program(graph_path, plan_path, tactics_path, c_path, name, target):
     """profile.c: the run function's steps, each timed, and the uninstrumented run."""
     s = settings(target)
     plan = _load_json(plan_path)
-    graph = patching.apply(tactics.annotate(load_graph(graph_path, with_values=False),
-                                            tactics.load(tactics_path)), plan)
+    graph = planned_graph(graph_path, tactics_path, plan)
     values = run_function(graph, plan, name, name)
     write_text(c_path, render("profile.c.mako", clock=s["clock"], runs=s["runs"],
                               warmup=s["warmup"], mark=bench.MARK, total=True,

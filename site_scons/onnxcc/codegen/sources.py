@@ -140,9 +140,8 @@ def used_kernel_templates(graph_path, tactics_path, plan_path=None):
     """The template files a model's kernels may be generated from, whichever kernels the
     memory plan picks (for SCons' scanner); with the plan at ``plan_path`` when it exists,
     its patches too."""
-    graph = tactics.annotate(load_graph(graph_path, with_values=False), tactics.load(tactics_path))
-    if plan_path and os.path.exists(plan_path):
-        graph = patching.apply(graph, _load_plan(plan_path))
+    plan = _load_plan(plan_path) if plan_path and os.path.exists(plan_path) else None
+    graph = planned_graph(graph_path, tactics_path, plan)
     templates = set()
     for node in graph.nodes:
         if node.op not in ops.ALIASES | {"Identity"}:
@@ -224,14 +223,18 @@ def _load_plan(path):
         return json.load(f)
 
 
-def _annotated(graph_path, tactics_path, with_values=False):
-    return tactics.annotate(load_graph(graph_path, with_values), tactics.load(tactics_path))
+def planned_graph(graph_path, tactics_path, plan=None, with_values=False):
+    """The optimized graph at ``graph_path``, its nodes annotated with the tactics at
+    ``tactics_path`` and, given ``plan`` (a loaded plan.json), run in its patches: the graph
+    every step after the plan reads (weights loaded only ``with_values``)."""
+    graph = tactics.annotate(load_graph(graph_path, with_values), tactics.load(tactics_path))
+    return patching.apply(graph, plan) if plan is not None else graph
 
 
 @paused()
 def run_model(graph_path, plan_path, tactics_path, h_path, c_path, name, source):
     plan = _load_plan(plan_path)
-    graph = patching.apply(_annotated(graph_path, tactics_path), plan)
+    graph = planned_graph(graph_path, tactics_path, plan)
     files = model_sources(graph, plan, name, source)
     write_texts({h_path: files["h"], c_path: files["c"]})
 
@@ -239,7 +242,7 @@ def run_model(graph_path, plan_path, tactics_path, h_path, c_path, name, source)
 @paused()
 def run_kernels(graph_path, plan_path, tactics_path, c_path, h_path, name, source):
     plan = _load_plan(plan_path)
-    graph = patching.apply(_annotated(graph_path, tactics_path), plan)
+    graph = planned_graph(graph_path, tactics_path, plan)
     files = kernel_sources(graph, plan, name, source)
     write_texts({c_path: files["c"], h_path: files["h"]})
     return len(lower_graph(graph, name, source, plan)[1])
@@ -252,8 +255,7 @@ def run_weights(graph_path, tactics_path, plan_path, outputs, name, source, sect
     ``[<name>_weights.c]`` (``fmt`` c) or ``[<name>_weights.S, <name>_weights.bin]``
     (bin); returns their bytes of constants."""
     selection = tactics.load(tactics_path)
-    graph = patching.apply(tactics.annotate(load_graph(graph_path, with_values=True), selection),
-                           _load_plan(plan_path))
+    graph = planned_graph(graph_path, tactics_path, _load_plan(plan_path), with_values=True)
     if any(v is None for v in graph.constants.values()):
         raise OnnxccError("weights are missing", where=graph_path)
     if check_weights_format(fmt) == "c":
