@@ -331,3 +331,45 @@ def test_own_target_file_with_a_bad_field_is_one_line(repo_copy, edit, needles):
     where = "toolchains/mine.toml" if "toolchains/mine.toml" in needles else "targets/mine.toml"
     assert_one_clear_line(r, f"{where}: ", *needles, "is a commented one to follow")
     assert files_under(repo_copy / "build") == []
+
+
+#: a kernel that drops what it was given or computed, and the error it must fail with
+UNUSED = [
+    ("void k(const float *x, const float *s, float *y) { y[0] = x[0]; }",
+     "unused parameter 's'"),
+    ("void k(const float *x, float *y) { float acc; y[0] = x[0]; }", "unused variable 'acc'"),
+    ("void k(const float *x, float *y) { float acc = 0.0f; acc = x[1]; y[0] = x[0]; }",
+     "variable 'acc' set but not used"),
+]
+
+
+@pytest.mark.parametrize("target", ["x86_64", "x86-baremetal", *CROSS])
+def test_an_unused_operand_or_local_fails_the_librarys_compile(tmp_path, target):
+    """targets.UNUSED_ERRORS after the target's flags and WARNINGS make a dropped operand
+    or value an error on every target's compiler, in every build (no -Werror here, as in a
+    build that does not verify), and a kernel that uses everything still compiles."""
+    sys.path.insert(0, os.path.join(REPO, "site_scons"))
+    from onnxcc.targets import UNUSED_ERRORS, WARNINGS, load_target
+    t = load_target(target)
+    flags = [*t.toolchain.cflags, *t.cflags, "-std=c99", "-fsyntax-only", *WARNINGS, *UNUSED_ERRORS]
+    clean = ("void k(const float *x, const float *s, float *y) { y[0] = x[0] * s[0]; }", None)
+    for code, message in UNUSED + [clean]:
+        (tmp_path / "k.c").write_text(code + "\n")
+        r = subprocess.run([t.toolchain.tool("gcc"), *flags, str(tmp_path / "k.c")],
+                           capture_output=True, text=True, env=dict(os.environ, LC_ALL="C"))
+        assert (r.returncode != 0) == bool(message), r.stderr
+        assert message is None or f"error: {message}" in r.stderr, r.stderr
+
+
+def test_the_librarys_c_files_compile_with_unused_as_errors(tmp_path):
+    """The generated C files and the runtime (what lib<name>.a holds) compile with
+    UNUSED_ERRORS (scons -n: the commands, nothing run)."""
+    sys.path.insert(0, os.path.join(REPO, "site_scons"))
+    from onnxcc.targets import UNUSED_ERRORS
+    r = run_scons(f"build_dir={tmp_path}", "-n", "verbose=1", "target=armv7", "weights_format=c",
+                  f"model={MODELS}/kws.onnx")
+    assert r.returncode == 0, r.stdout + r.stderr
+    compiles = {line.split(" -o ")[1].split()[0].rsplit("/", 1)[1]: line
+                for line in r.stdout.splitlines() if line.startswith("arm-none-eabi-gcc -o ")}
+    for obj in ("kws.o", "kws_kernels.o", "kws_weights.o", "onnxcc_runtime.o"):
+        assert all(f" {flag} " in compiles[obj] for flag in UNUSED_ERRORS), compiles[obj]

@@ -23,6 +23,12 @@ from .paths import REPO_ROOT, TARGETS_DIR, TOOLCHAINS_DIR
 #: like a parameter once read the wrong operand (docs/trust.md, "Warnings")
 WARNINGS = ("-Wall", "-Wextra", "-Wshadow")
 
+#: the warnings that stop any build of the library's C (the generated files and the
+#: runtime, whichever compiler and flags): a kernel handed an operand it never reads, or a
+#: local it computes and drops, computes without it (docs/trust.md, "Warnings")
+UNUSED_ERRORS = ("-Werror=unused-parameter", "-Werror=unused-variable",
+                 "-Werror=unused-but-set-variable")
+
 
 def run_captured(command, timeout, env=None):
     """Run ``command`` (a program, natively or in an emulator), with the variables ``env``

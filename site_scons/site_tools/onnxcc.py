@@ -61,7 +61,8 @@ try:
     from onnxcc import html_report, profile as profiler
     from onnxcc.footprint import fit, size_gate
     from onnxcc.report import format_gate, format_table, human_bytes
-    from onnxcc.targets import NATIVE, WARNINGS, check_env_flags, load_target, with_memory
+    from onnxcc.targets import (NATIVE, UNUSED_ERRORS, WARNINGS, check_env_flags, load_target,
+                                with_memory)
 except ImportError as e:  # a missing Python package: exists() says no, generate() which
     _IMPORT_ERROR = e
 else:
@@ -440,11 +441,12 @@ _ASSEMBLE_WEIGHTS = SCons.Builder.Builder(action=SCons.Action.Action(
 
 
 def _compiled(e, at, sources, stack_usage):
-    """The object of the library's C file ``sources[0]``; gcc's stack usage of it (.su,
-    for the size report) goes to ``stack_usage``."""
+    """The object of the library's C file ``sources[0]``, an unused parameter or variable
+    an error (UNUSED_ERRORS); gcc's stack usage of it (.su, for the size report) goes to
+    ``stack_usage``."""
     stem = os.path.splitext(os.path.basename(str(sources[0])))[0]
     obj, su = e.Object([at(stem + ".o"), at(stem + ".su")], sources[0],
-                       CCFLAGS=e["CCFLAGS"] + ["-fstack-usage"])
+                       CCFLAGS=e["CCFLAGS"] + list(UNUSED_ERRORS) + ["-fstack-usage"])
     stack_usage.append(su)
     return obj
 

@@ -18,6 +18,7 @@ from ..errors import OnnxccError
 class Kernel:
     name: str
     call: object  # the first KernelCall that needed it (all share template and params)
+    node: object = None  # the node of that call
 
     def signature(self, graph):
         # an output written over an input shares its memory: neither may be restrict
@@ -63,7 +64,8 @@ def lower_graph(graph, prefix, where, plan):
                tuple(graph.info(t).dtype for _, t in call.inputs + call.outputs),
                json.dumps(call.overwrites, sort_keys=True), call.scratch_bytes)
         if key not in kernels:
-            kernels[key] = Kernel(names.ident(key, f"{call.template}_{call.tag}", MAX_NAME), call)
+            kernels[key] = Kernel(names.ident(key, f"{call.template}_{call.tag}", MAX_NAME), call,
+                                  node)
         steps.append(Step(entry, node, kernels[key], call))
     return steps, list(kernels.values())
 

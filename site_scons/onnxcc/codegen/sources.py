@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 
 import numpy as np
 
@@ -125,15 +126,41 @@ def kernel_sources(graph, plan, name, source):
     _, kernels = lower_graph(graph, name, source, plan)
     bodies = []
     for k in kernels:
-        code = render(f"kernels/{k.call.template}.c.mako", signature=k.signature(graph),
+        signature = k.signature(graph)
+        code = render(f"kernels/{k.call.template}.c.mako", signature=signature,
                       p=k.call.params, model=name)
+        unread = unread_parameters(signature, code)
+        if unread:
+            raise OnnxccError(f"internal kernel bug: template {k.call.template} does not read "
+                              f"its operand '{unread[0]}' (node '{k.node.name}', op {k.node.op})",
+                              where=source, hint="its results would be wrong; build with "
+                              "another opt= or tactic= for the node, and report it")
         bodies.append({"name": k.name, "template": k.call.template, "code": code,
-                       "signature": k.signature(graph)})
+                       "signature": signature})
     values = dict(name=name, source=source, kernels=bodies,
                   exact_float=any(_exact_float(k.call) for k in kernels),
                   math_functions=vmath.functions("".join(b["code"] for b in bodies)))
     return {"c": render("model_kernels.c.mako", **values),
             "h": render("model_kernels.h.mako", **values)}
+
+
+_C_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+
+
+def unread_parameters(signature, code):
+    """The parameters of the function ``signature`` that its body in ``code`` never names
+    (C comments aside): a kernel handed an operand (input, output, scratch) that it does
+    not read computes without it, and gcc only warns."""
+    code = _C_COMMENT.sub(" ", code)
+    start = code.index("{", code.index(signature) + len(signature))
+    depth = 0
+    for end in range(start, len(code)):
+        depth += {"{": 1, "}": -1}.get(code[end], 0)
+        if depth == 0:
+            break
+    body = code[start:end + 1]
+    names = re.findall(r"(\w+)\s*(?:,|$)", signature[signature.index("(") + 1:-1])
+    return [n for n in names if n != "void" and not re.search(rf"\b{n}\b", body)]
 
 
 def used_kernel_templates(graph_path, tactics_path, plan_path=None):
