@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The vector math functions alone: nanoseconds per vector of each vm_<name>_v<lanes>
-(templates/kernels/vmath.mako), compiled with each x86 host target's flags and FMA
+(templates/kernels/lib/vmath.mako), compiled with each x86 host target's flags and FMA
 contraction (as the blocked kernels' epilogues are), timed on independent vectors (the
 throughput an epilogue sees). Medians of interleaved rounds on one CPU (speed.one_cpu);
 ``--baseline DIR`` times another checkout's functions in the same rounds.

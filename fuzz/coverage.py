@@ -40,7 +40,7 @@ from onnxcc.ops.tiling import MAX_ROWS  # noqa: E402
 
 def _split_phases():
     """conv_planes.mako's own test of which stride-2 and -4 fills run by vector shuffles."""
-    return _lookup.get_template("/kernels/conv_planes.mako").module.split_phases
+    return _lookup.get_template("/kernels/lib/conv_planes.mako").module.split_phases
 
 
 def paths(call, node):

@@ -10,7 +10,7 @@
 #include "${name}_kernels.h"
 % if math_functions:
 
-/* The math functions the kernels below call (templates/kernels/vmath.mako). */
+/* The math functions the kernels below call (templates/kernels/lib/vmath.mako). */
 ${math_functions}\
 % endif
 % if exact_float:

@@ -1,5 +1,5 @@
 """Activations written as several nodes become one (passes/fuse_activations.py), fuse into
-the conv before them, and run as the vmath functions (templates/kernels/vmath.mako) in
+the conv before them, and run as the vmath functions (templates/kernels/lib/vmath.mako) in
 the speed tactics -- on vectors, or on one-lane vectors on a scalar CPU -- while opt=size
 keeps libm; compiled and run against onnxruntime."""
 

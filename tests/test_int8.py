@@ -481,7 +481,7 @@ def test_fast_requantization_gives_the_exact_results(tmp_path):
     accumulator) and without the range test where |acc| < 2^23 (what
     passes/accumulator_bits.py proves)."""
     from onnxcc.codegen.render import render_def
-    helpers = render_def("kernels/qhelpers.mako", "requantize_fast", model="t")
+    helpers = render_def("kernels/lib/qhelpers.mako", "requantize_fast", model="t")
     windows = [quant.fast_requant_window([s]) for s in range(20, 49)]
     assert quant.fast_requant_window([19, 30]) is None and quant.fast_requant_window([30, 49]) is None
     src = tmp_path / "rq.c"

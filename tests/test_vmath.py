@@ -1,4 +1,4 @@
-"""Accuracy of the libm-free math functions (templates/kernels/vmath.mako): each compiled
+"""Accuracy of the libm-free math functions (templates/kernels/lib/vmath.mako): each compiled
 with gcc into a small program, in its float form and as vectors of 4, 8 and 16 lanes,
 plain and with armv7a's -funsafe-math-optimizations, and with the compiler and flags of
 the x86 targets (AVX2; AVX-512, where the host has it: its primitives of their own) and of
@@ -77,7 +77,7 @@ UNSAFE_ULP = 2
 FLAGS = {"plain": [], "unsafe-math": ["-funsafe-math-optimizations"],
          "native-contracted": ["-march=native", "-ffp-contract=fast"]}
 #: the targets whose own flags select other code (x86's ISA macros) or another compiler;
-#: contracted, as the kernels that call the functions are (templates/kernels/tile.mako).
+#: contracted, as the kernels that call the functions are (templates/kernels/lib/tile.mako).
 #: The ARM ones (in qemu: slow) at their own vector width and as floats only
 TARGETS = ["x86_64", "x86_64-avx512", "aarch64", "armv7a"]
 RUNS = [(lanes, flags) for flags in sorted(FLAGS) + TARGETS for lanes in LANES

@@ -357,7 +357,7 @@ BUILDERS = {
                                            emitter=_outputs("{stem}.c")),
     "OnnxccGenerateKernels": _python_builder(
         "generate", _generate_kernels, ["ONNXCC_NAME", "ONNXCC_SOURCE"],
-        templates=("model_kernels.c.mako", "model_kernels.h.mako", "kernels/vmath.mako"), emitter=_outputs("{stem}.h"),
+        templates=("model_kernels.c.mako", "model_kernels.h.mako", "kernels/lib/vmath.mako"), emitter=_outputs("{stem}.h"),
         source_scanner=SCons.Scanner.Scanner(_scan_kernel_templates, name="onnxcc_kernels")),
     "OnnxccGenerateWeights": _python_builder("generate", _generate_weights,
                                              ["ONNXCC_NAME", "ONNXCC_SOURCE", "ONNXCC_WEIGHTS_SECTION",

@@ -1,4 +1,4 @@
-<%namespace name="simd" file="/kernels/simd.mako"/>\
+<%namespace name="simd" file="/kernels/lib/simd.mako"/>\
 <%doc>
   y = a OP b over the output's (merged) dimensions, the innermost one in vectors of
   `lanes`: each operand is loaded (stride 1) or broadcast (stride 0) there, and the

@@ -1,5 +1,5 @@
-<%namespace name="tl" file="/kernels/tile.mako"/>\
-<%namespace name="ps" file="/kernels/panel_store.mako"/>\
+<%namespace name="tl" file="/kernels/lib/tile.mako"/>\
+<%namespace name="ps" file="/kernels/lib/panel_store.mako"/>\
 <%doc>
   1x1 convolution, stride 1, no padding: per image and group, y[M][HW] = W[M][C] x[C][HW],
   a GEMM of the packed weights and the input rows in register tiles. Vectors run along

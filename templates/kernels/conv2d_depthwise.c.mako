@@ -1,5 +1,5 @@
-<%namespace name="tl" file="/kernels/tile.mako"/>\
-<%namespace name="planes" file="/kernels/conv_planes.mako"/>\
+<%namespace name="tl" file="/kernels/lib/tile.mako"/>\
+<%namespace name="planes" file="/kernels/lib/conv_planes.mako"/>\
 <%doc>
   Depthwise convolution (group == channels == outputs): one channel at a time, copied into
   zero-padded stride phases (scratch) so that each tap of an output row is a contiguous

@@ -1,5 +1,5 @@
-<%namespace name="tl" file="/kernels/tile.mako"/>\
-<%namespace name="tr" file="/kernels/transpose.mako"/>\
+<%namespace name="tl" file="/kernels/lib/tile.mako"/>\
+<%namespace name="tr" file="/kernels/lib/transpose.mako"/>\
 <%doc>
   Depthwise convolution with the channels in the lanes (ops/depthwise_lanes.py): a block of
   `lanes` channels is transposed into a zero-padded scratch image of channel vectors

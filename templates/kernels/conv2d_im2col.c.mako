@@ -1,4 +1,4 @@
-<%namespace name="tl" file="/kernels/tile.mako"/>\
+<%namespace name="tl" file="/kernels/lib/tile.mako"/>\
 <%doc>
   im2col + GEMM: for each chunk of `columns` output pixels, every window element of every
   pixel is gathered into scratch (col[k][j], zero where the window is in the padding or

@@ -1,6 +1,6 @@
-<%namespace name="tl" file="/kernels/tile.mako"/>\
-<%namespace name="planes" file="/kernels/conv_planes.mako"/>\
-<%namespace name="ps" file="/kernels/panel_store.mako"/>\
+<%namespace name="tl" file="/kernels/lib/tile.mako"/>\
+<%namespace name="planes" file="/kernels/lib/conv_planes.mako"/>\
+<%namespace name="ps" file="/kernels/lib/panel_store.mako"/>\
 <%doc>
   Implicit-GEMM convolution: the input is copied once into zero-padded stride phases
   (scratch), from which every tap of an output row's pixels is a contiguous run; then per

@@ -1,5 +1,5 @@
-<%namespace name="tl" file="/kernels/tile.mako"/>\
-<%namespace name="planes" file="/kernels/conv_planes.mako"/>\
+<%namespace name="tl" file="/kernels/lib/tile.mako"/>\
+<%namespace name="planes" file="/kernels/lib/conv_planes.mako"/>\
 <%doc>
   Winograd F(t x t, 3 x 3) convolution (ops/winograd.py). The zero-padded input is kept
   in patch planes (winograd.patch_planes), from which a vector of consecutive tiles reads

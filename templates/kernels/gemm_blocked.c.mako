@@ -1,4 +1,4 @@
-<%namespace name="tl" file="/kernels/tile.mako"/>\
+<%namespace name="tl" file="/kernels/lib/tile.mako"/>\
 <%doc>
   y[M][N] = epilogue(A B) in register tiles of rows x (vecs * lanes) outputs, batch by
   batch (Gemm's bias C is the epilogue's first op). A constant B is packed (packing.py)

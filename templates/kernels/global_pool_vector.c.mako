@@ -1,4 +1,4 @@
-<%namespace name="simd" file="/kernels/simd.mako"/>\
+<%namespace name="simd" file="/kernels/lib/simd.mako"/>\
 <%doc>
   Global max or average pool (or a ReduceMax, ReduceMean or ReduceSum over rows), vectorized: each channel's elements (contiguous) are reduced
   in `lanes`-wide vectors, the last ones one by one, then across the vector's lanes. From

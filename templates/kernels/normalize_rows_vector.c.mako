@@ -1,4 +1,4 @@
-<%namespace name="simd" file="/kernels/simd.mako"/>\
+<%namespace name="simd" file="/kernels/lib/simd.mako"/>\
 <%doc>
   LayerNormalization over rows of n float32 elements (the scale and bias per element),
   in vectors of `lanes` floats: the reference kernel's three passes (the mean, then the

@@ -1,4 +1,4 @@
-<%namespace name="simd" file="/kernels/simd.mako"/>\
+<%namespace name="simd" file="/kernels/lib/simd.mako"/>\
 <%doc>
   Max or average pooling, vectorized, an output row at a time: first the rows of its
   windows are reduced into one (max or sum of up to kh input rows, vectors over the whole

@@ -4,7 +4,7 @@
   is constant along the innermost loop is folded into the offset first, as onnxruntime's
   scalar-operand kernel does.
 </%doc>\
-<%namespace name="qh" file="/kernels/qhelpers.mako"/>\
+<%namespace name="qh" file="/kernels/lib/qhelpers.mako"/>\
 <%
     shape, sa, sb = p['shape'], p['a_strides'], p['b_strides']
     rank = len(shape)

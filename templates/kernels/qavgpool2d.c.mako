@@ -5,7 +5,7 @@
   whole kernel. ``in_place``: y may be x; each channel is pooled into scratch, then copied
   over y's channel (see ops/qlinear_inplace.py).
 </%doc>\
-<%namespace name="qh" file="/kernels/qhelpers.mako"/>\
+<%namespace name="qh" file="/kernels/lib/qhelpers.mako"/>\
 <%
     n, c, h, w, oh, ow = p['n'], p['c'], p['h'], p['w'], p['oh'], p['ow']
     kh, kw, sh, sw, pt, pl = p['kh'], p['kw'], p['sh'], p['sw'], p['pt'], p['pl']

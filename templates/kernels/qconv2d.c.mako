@@ -10,7 +10,7 @@
   "pixel" (a 1x1 window), the inputs of one pixel are copied to scratch, then every output
   of that pixel is written. Both sum in the same order and store through conv_output.
 </%doc>\
-<%namespace name="qh" file="/kernels/qhelpers.mako"/>\
+<%namespace name="qh" file="/kernels/lib/qhelpers.mako"/>\
 <%
     n, c, h, w = p['n'], p['c'], p['h'], p['w']
     m, oh, ow, kh, kw = p['m'], p['oh'], p['ow'], p['kh'], p['kw']

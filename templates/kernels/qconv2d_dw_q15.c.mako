@@ -9,7 +9,7 @@
   ``in_place``: y may be x: a channel of y is written after its channel of x is copied,
   and lies within channels 0..k of x when a channel does not grow.
 </%doc>\
-<%namespace name="qh" file="/kernels/qhelpers.mako"/>\
+<%namespace name="qh" file="/kernels/lib/qhelpers.mako"/>\
 <%
     n, c, h, w = p['n'], p['c'], p['h'], p['w']
     oh, ow, kh, kw = p['oh'], p['ow'], p['kh'], p['kw']

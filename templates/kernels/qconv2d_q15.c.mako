@@ -16,7 +16,7 @@
   ``in_place`` (1x1 only): y may be x; both columns are read before their pixels of y
   are written (see ops/qlinear_inplace.py).
 </%doc>\
-<%namespace name="qh" file="/kernels/qhelpers.mako"/>\
+<%namespace name="qh" file="/kernels/lib/qhelpers.mako"/>\
 <%! import math %>\
 <%
     n, c, h, w = p['n'], p['c'], p['h'], p['w']

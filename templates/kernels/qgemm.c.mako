@@ -3,7 +3,7 @@
   (w[j][q] - w_zero_point[j])), weights stored [N][K] (contiguous dot products), one
   fixed-point multiplier and shift per output column.
 </%doc>\
-<%namespace name="qh" file="/kernels/qhelpers.mako"/>\
+<%namespace name="qh" file="/kernels/lib/qhelpers.mako"/>\
 <%
     m, n, k = p['m'], p['n'], p['k']
     raw = p.get('raw', False)  # ConvInteger / MatMulInteger: the int32 sums themselves

@@ -2,7 +2,7 @@
   Quantized global average pool: the int32 sum of each channel, less size * x_zero_point,
   requantized by x_scale / (y_scale * size).
 </%doc>\
-<%namespace name="qh" file="/kernels/qhelpers.mako"/>\
+<%namespace name="qh" file="/kernels/lib/qhelpers.mako"/>\
 ${qh.requantize(model)}
 ${signature}
 {

@@ -3,7 +3,7 @@
   float32 table (built for the input scale), shifted so that the row's maximum reads the
   table's last entry; y = round(e * floor(1 / y_scale) / sum(e)) + zero point, saturated.
 </%doc>\
-<%namespace name="qh" file="/kernels/qhelpers.mako"/>\
+<%namespace name="qh" file="/kernels/lib/qhelpers.mako"/>\
 <%
     n, inner = p['n'], p['inner']
     signed = p['signed']

@@ -3,7 +3,7 @@
   FPSCR's mode, to nearest with ties to even: the reset default, which the magic-number
   rounding of the C path assumes too), then SSAT/USAT clamp in the integers: the clamp
   is the same, since the bounds minus the zero point are integers. </%doc>\
-<%namespace name="qh" file="/kernels/qhelpers.mako"/>\
+<%namespace name="qh" file="/kernels/lib/qhelpers.mako"/>\
 <%
     lo, hi, zp = p['lo'], p['hi'], p['zp']
     bits = (hi - lo + 1).bit_length() - 1

@@ -1,4 +1,4 @@
-<%namespace name="tl" file="/kernels/tile.mako"/>\
+<%namespace name="tl" file="/kernels/lib/tile.mako"/>\
 <%doc>
   ${p['cell']} over ${p['seq']} time steps, ${p['directions']} direction(s), batch ${p['batch']}, hidden ${p['hidden']}
   (${'[batch][seq]' if p['layout'] else '[seq][batch]'} layout), the blocked tactic (ops/recurrent.py). Per direction

@@ -1,5 +1,5 @@
-<%namespace name="simd" file="/kernels/simd.mako"/>\
-<%namespace name="tile" file="/kernels/tile.mako"/>\
+<%namespace name="simd" file="/kernels/lib/simd.mako"/>\
+<%namespace name="tile" file="/kernels/lib/tile.mako"/>\
 <%namespace name="reference" file="/kernels/softmax.c.mako"/>\
 <%doc>
   Softmax or LogSoftmax over n float32 elements spaced inner apart, vectorized with the

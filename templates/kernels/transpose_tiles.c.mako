@@ -1,5 +1,5 @@
-<%namespace name="simd" file="/kernels/simd.mako"/>\
-<%namespace name="tr" file="/kernels/transpose.mako"/>\
+<%namespace name="simd" file="/kernels/lib/simd.mako"/>\
+<%namespace name="tr" file="/kernels/lib/transpose.mako"/>\
 <%doc>
   A Transpose whose output rows read x down a column: per batch (the other dimensions,
   walked with x's and y's strides), y [rows][cols] = x [cols][rows] (y's rows `yr` floats

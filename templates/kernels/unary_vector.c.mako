@@ -1,5 +1,5 @@
-<%namespace name="simd" file="/kernels/simd.mako"/>\
-<%namespace name="tl" file="/kernels/tile.mako"/>\
+<%namespace name="simd" file="/kernels/lib/simd.mako"/>\
+<%namespace name="tl" file="/kernels/lib/tile.mako"/>\
 <%doc> y = chain(x), element by element, in vectors of `lanes` (the rest one by one). </%doc>\
 <% n, lanes = p['n'], p['lanes'] %>\
 ## Contracted on SIMD CPUs: vmath's polynomials take fused multiply-adds, as in the blocked

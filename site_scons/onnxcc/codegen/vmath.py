@@ -1,11 +1,11 @@
-"""The math functions of templates/kernels/vmath.mako a kernels file calls: each rendered
+"""The math functions of templates/kernels/lib/vmath.mako a kernels file calls: each rendered
 once for the vector width it is called with, after the types and functions it uses."""
 
 import re
 
 from .render import render_def
 
-TEMPLATE = "kernels/vmath.mako"
+TEMPLATE = "kernels/lib/vmath.mako"
 _CALL = re.compile(r"\bvm_(\w+?)_(v\d+|s)\(")
 
 

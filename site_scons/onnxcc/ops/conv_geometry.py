@@ -9,7 +9,7 @@ import it and not each other:
   phase_planes  the layout of a zero-padded input split into stride phases, which the
                 implicit GEMM and depthwise kernels read (phase_span: a plane's indices
                 that hold input; winograd's patch planes use it too)
-                (templates/kernels/conv_planes.mako; SPLIT_STRIDES: the strides whose
+                (templates/kernels/lib/conv_planes.mako; SPLIT_STRIDES: the strides whose
                 rows it splits by vector shuffles)
   macs          the multiply-accumulates of a geometry (qlinear_q15's int8 Conv too)
 """

@@ -1,7 +1,7 @@
 """SIMD tactics of the elementwise ops (unary.py, binary.py): the reference kernel, or
 ``vector``: the innermost loop in whole vectors of the target (the rest one by one), with
 the fused epilogue on vectors. A unary chain qualifies when every op in it has a vector
-form (no libm call: the transcendental ones call templates/kernels/vmath.mako); a binary
+form (no libm call: the transcendental ones call templates/kernels/lib/vmath.mako); a binary
 op when both operands walk its innermost dimension contiguously or not at all (a
 broadcast). On a scalar CPU the same kernel runs on one-lane vectors when its chain has
 a vmath function that beats libm on floats (``epilogue.SCALAR_MATH``).

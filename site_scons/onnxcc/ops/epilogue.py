@@ -132,7 +132,7 @@ def _gelu(a):
     return ("gelu_tanh", []) if a.get("approximate", "none") == "tanh" else ("gelu", [])
 
 
-#: the unary ops computed by the libm-free functions of templates/kernels/vmath.mako:
+#: the unary ops computed by the libm-free functions of templates/kernels/lib/vmath.mako:
 #: op -> attrs -> (function, [its float arguments after x])
 MATH_FUNCTIONS = {
     "Exp": lambda a: ("exp", []), "Log": lambda a: ("log", []),

@@ -1,4 +1,4 @@
-"""Tile shapes and cycle estimates for the register-blocked kernels (templates/kernels/tile.mako).
+"""Tile shapes and cycle estimates for the register-blocked kernels (templates/kernels/lib/tile.mako).
 
 A tile is ``rows x vecs`` accumulators of ``lanes`` floats: each step of the sum loads
 ``vecs`` vectors of B and ``rows`` values of A and does ``rows * vecs`` multiply-adds. The
@@ -175,7 +175,7 @@ LIBM_COST = {"Exp": 25, "Log": 25, "Erf": 30, "Sigmoid": 30, "Tanh": 40, "Swish"
              "Gelu": 35, "Elu": 30, "Selu": 30, "Celu": 35, "Softplus": 70, "Mish": 100,
              "Softsign": 12}
 #: cycles per vector (a float on a scalar CPU) of the same ops' libm-free functions
-#: (templates/kernels/vmath.mako), the other tactics' epilogues: selects, a polynomial,
+#: (templates/kernels/lib/vmath.mako), the other tactics' epilogues: selects, a polynomial,
 #: a division; the counts of their operations on x86 (exp's reduction one fused
 #: multiply-add, its scaling one vscalefps on AVX-512: benchmarks in docs/speed.md)
 VMATH_COST = {"Exp": 13, "Log": 22, "Erf": 33, "Sigmoid": 16, "Tanh": 19, "Swish": 17,

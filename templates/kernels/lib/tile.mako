@@ -1,4 +1,4 @@
-<%namespace name="simd" file="/kernels/simd.mako"/>
+<%namespace name="simd" file="/kernels/lib/simd.mako"/>
 <%!
     # The next panel's prefetch, shared by the kernels whose tiles re-read a panel of
     # weights from the cache in several passes (conv2d_1x1's and conv2d_implicit's

@@ -1,5 +1,5 @@
-<%namespace name="tl" file="/kernels/tile.mako"/>\
-<%namespace name="tr" file="/kernels/transpose.mako"/>\
+<%namespace name="tl" file="/kernels/lib/tile.mako"/>\
+<%namespace name="tr" file="/kernels/lib/transpose.mako"/>\
 <%doc>
   The store of channel-vector ("transposed") GEMM tiles, shared by conv2d_1x1 and
   conv2d_implicit: the tiles of a panel of `width` output channels store their sums as
