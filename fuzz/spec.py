@@ -19,6 +19,7 @@ import hashlib
 import json
 import logging
 import os
+import types
 
 import numpy as np
 import onnx
@@ -26,7 +27,9 @@ from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 
 from onnxcc import ops as onnxcc_ops  # noqa: E402 (the tactics to force come from the compiler)
-from onnxcc.ops.spatial import window_count  # noqa: E402
+from onnxcc.ops import winograd  # noqa: E402
+from onnxcc.ops.spatial import is_depthwise, is_unit_window, window_2d, window_count  # noqa: E402
+from onnxcc.targets import Cpu  # noqa: E402
 
 OPSET = 20
 
@@ -102,6 +105,8 @@ BINARY = ["Add", "Sub", "Mul", "Div", "Max", "Min"]
 #: row reductions' vector) and opt=size builds the reference of: not forced, so that the
 #: draws of every graph stay those before they had tactics
 COST_ONLY = {"Transpose", "ReduceMean", "ReduceSum", "ReduceMax"}
+#: a CPU with vectors, for the structural rules of tactics that need one (winograd)
+SIMD_CPU = Cpu(simd_bytes=16)
 TACTICS = {op: [t.name for t in tactics] for op, tactics in sorted(onnxcc_ops.TACTICS.items())
            if len(tactics) > 1 and op not in COST_ONLY}
 
@@ -535,16 +540,16 @@ def tactics_for(anchors, op):
         return TACTICS[op]
 
     def allowed(tactic, conv):
-        group, kernel = conv["attrs"]["group"], conv["attrs"]["kernel_shape"]
+        """By the compiler's own rules of the convolution's structure (ops/spatial.py,
+        ops/winograd.py), on any SIMD CPU."""
+        g = _conv_geometry(conv)
         if tactic in ("depthwise", "depthwise_shift", "depthwise_nchwc", "depthwise_q15"):
-            return group > 1 and group == conv["x"][1] == conv["w"][0]
+            return is_depthwise(g)
         if tactic == "gemm_q15":
-            return group == 1
+            return g["group"] == 1
         if tactic == "winograd":
-            return group == 1 and kernel == [3, 3] and conv["attrs"]["strides"] == [1, 1] \
-                and conv["attrs"]["dilations"] == [1, 1]
-        return tactic != "gemm1x1" or (all(k == 1 for k in kernel) and not any(conv["attrs"]["pads"])
-                                       and all(v == 1 for v in conv["attrs"]["strides"]))
+            return winograd.applies(g, SIMD_CPU)
+        return tactic != "gemm1x1" or is_unit_window(g)
     if op == "Conv" and any(allowed("winograd", conv) and np.prod(conv["x"][2:]) >= 400 for conv in convs):
         return ["winograd"]  # a "big" image: winograd's several tiles and chunks
     if op == "Conv" and any(allowed("depthwise", conv) and conv["x"][-1] >= 17 for conv in convs):
@@ -553,6 +558,13 @@ def tactics_for(anchors, op):
     # the seeded sample's reach of the other branches; the cost model picks it on the
     # sample's rows of several vectors, tests/test_fuzz_graphs.py REACHED)
     return [t for t in TACTICS[op] if t != "depthwise_shift" and any(allowed(t, conv) for conv in convs)]
+
+
+def _conv_geometry(conv):
+    """The compiler's geometry (ops/spatial.window_2d) of a Conv anchor."""
+    node = types.SimpleNamespace(name="conv", op="Conv", attrs=conv["attrs"])
+    g = window_2d(node, conv["x"], anchor_output(conv)[0], conv["attrs"]["kernel_shape"])
+    return dict(g, group=conv["attrs"]["group"], m=conv["w"][0])
 
 
 def anchor_output(anchor):
