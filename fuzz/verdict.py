@@ -35,6 +35,18 @@ def _outputs_of(case, target):
     return mine, expected, tolerances, model, verify.random_inputs(model, {}, case["seed"])
 
 
+def reproduces(case, target):
+    """Whether the harness, run again, is still off its expected outputs. Every verdict
+    below judges a second run: a mismatch that goes away when the harness runs again is
+    nondeterminism (memory read before it is written, a race), never ill-conditioning."""
+    try:
+        mine, expected, tolerances, _, _ = _outputs_of(case, target)
+        exact = verify.load_expected(os.path.join(case["out"], "verify", "expected.npz"))[1]
+    except Exception:  # noqa: BLE001 (no second run to judge: the mismatch stands)
+        return True
+    return not all(c.ok for c in verify.compare(expected, [m.tobytes() for m in mine], tolerances, exact))
+
+
 def within_quantization_jitter(case, target, samples=12, ulps=16):
     """Whether onnxcc's outputs of an int8 graph lie within what onnxruntime itself gives
     when its float inputs move by a few ulps. A float op between a DequantizeLinear and a
