@@ -28,7 +28,9 @@ RETRIEVED = re.compile(r"^Retrieved `([^']+)' from cache$", re.M)
 #: outputs to cache: they run, or print, on every build)
 STAGE_LINE = re.compile(r"^\[(?!verify\]|report\])[a-z]+\]|gcc|ranlib", re.M)
 #: files of a build folder that are not outputs of a stage
-NOT_STAGE_OUTPUTS = {".sconsign.dblite", "report.json"}
+#: files a build writes that no stage produces: SCons' signatures, verify's report, the
+#: compiler's import-graph cache (onnxcc/module_deps.py)
+NOT_STAGE_OUTPUTS = {".sconsign.dblite", "report.json", "module_deps.json"}
 
 
 def outputs(build):
