@@ -19,8 +19,10 @@ def save(path, nodes, inputs, outputs, inits=()):
 
 
 def files_under(folder):
+    """The outputs a build left in ``folder``: not SCons' signatures nor the compiler's
+    import-graph cache (build/.onnxcc/), bookkeeping that no failed stage half-writes."""
     return [os.path.join(d, f) for d, _, fs in os.walk(folder) for f in fs
-            if not f.startswith(".sconsign")]
+            if not f.startswith(".sconsign") and os.path.basename(d) != ".onnxcc"]
 
 
 def assert_one_clear_line(r, *needles):
