@@ -19,7 +19,7 @@ sys.path.insert(0, BENCHMARKS)
 
 import speed  # noqa: E402
 import zoo_models  # noqa: E402
-from onnxcc.memory.patches import origin  # noqa: E402
+from onnxcc.plan.patches import origin  # noqa: E402
 from versus import interleave, profile_costs  # noqa: E402
 
 MODELS = ("mobilenet_v2", "mnasnet0_5", "efficientnet_b0")

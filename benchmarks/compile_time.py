@@ -35,9 +35,12 @@ from onnx import TensorProto, helper, numpy_helper
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "site_scons"))
 
-from onnxcc import importer, optimizer, planner, tactics  # noqa: E402
-from onnxcc.codegen import sources as codegen  # noqa: E402
-from onnxcc.targets import load_target  # noqa: E402
+from onnxcc.importer import stage as importer
+from onnxcc.passes import stage as optimizer
+from onnxcc.plan import stage as planner
+from onnxcc.tactics import stage as tactics  # noqa: E402
+from onnxcc.codegen import stage as codegen  # noqa: E402
+from onnxcc.target import load_target  # noqa: E402
 
 WIDTH = 16
 UNARY = ["Relu", "Tanh", "Sigmoid", "Neg"]

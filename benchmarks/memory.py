@@ -27,12 +27,12 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "site_scons"))
 
-from onnxcc import planner  # noqa: E402
-from onnxcc.importer import import_model  # noqa: E402
-from onnxcc.memory import liveness  # noqa: E402
-from onnxcc.memory.algorithms import greedy_by_size  # noqa: E402
-from onnxcc.memory.forwarding import forward  # noqa: E402
-from onnxcc.memory.problem import Problem  # noqa: E402
+from onnxcc.plan import stage as planner  # noqa: E402
+from onnxcc.importer.stage import import_model  # noqa: E402
+from onnxcc.plan import liveness  # noqa: E402
+from onnxcc.plan.algorithms import greedy_by_size  # noqa: E402
+from onnxcc.plan.forwarding import forward  # noqa: E402
+from onnxcc.plan.problem import Problem  # noqa: E402
 from onnxcc.passes import optimize  # noqa: E402
 
 #: the models of the memory planner's bar (MLPerf Tiny class, and concatenated branches)

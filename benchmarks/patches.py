@@ -31,10 +31,10 @@ sys.path.insert(0, os.path.join(ROOT, "site_scons"))
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
 from memory import plain_liveness_problem  # noqa: E402
-from onnxcc import planner  # noqa: E402
-from onnxcc.importer import import_model  # noqa: E402
-from onnxcc.memory import patches  # noqa: E402
-from onnxcc.memory.algorithms import greedy_by_size  # noqa: E402
+from onnxcc.plan import stage as planner  # noqa: E402
+from onnxcc.importer.stage import import_model  # noqa: E402
+from onnxcc.plan import patches  # noqa: E402
+from onnxcc.plan.algorithms import greedy_by_size  # noqa: E402
 from onnxcc.passes import optimize  # noqa: E402
 
 CHEAP = 0.05

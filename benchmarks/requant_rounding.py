@@ -25,9 +25,9 @@ import numpy as np
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "site_scons"))
 
-from onnxcc import quant  # noqa: E402
-from onnxcc.importer import import_model  # noqa: E402
-from onnxcc.ops.qlinear import LOWERINGS  # noqa: E402
+from onnxcc.core import quant  # noqa: E402
+from onnxcc.importer.stage import import_model  # noqa: E402
+from onnxcc.ops.qlinear.lowering import LOWERINGS  # noqa: E402
 from onnxcc.passes import optimize  # noqa: E402
 
 

@@ -26,7 +26,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import speed  # noqa: E402
 
-from onnxcc.targets import load_target  # noqa: E402
+from onnxcc.target import load_target  # noqa: E402
 
 TARGETS = ["x86_64", "x86_64-avx512"]
 #: independent multiply-add chains: two units of four cycles' latency need 8; 12 fit

@@ -35,9 +35,9 @@ from onnx import helper
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "site_scons"))
 
-from onnxcc import bench, verify  # noqa: E402
-from onnxcc.importer import read_model  # noqa: E402
-from onnxcc.targets import host_cpu_flags, load_target  # noqa: E402
+from onnxcc.verbs import bench, verify  # noqa: E402
+from onnxcc.importer.stage import read_model  # noqa: E402
+from onnxcc.target import host_cpu_flags, load_target  # noqa: E402
 
 OPTS = ("speed", "size")
 #: models in models/ that exist to test onnxcc, not as workloads: out of the summary

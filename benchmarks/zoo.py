@@ -37,7 +37,7 @@ sys.path.insert(0, BENCHMARKS)
 import speed  # noqa: E402
 import zoo_models  # noqa: E402
 from make_models import param_count  # noqa: E402
-from onnxcc.targets import NATIVE, load_target  # noqa: E402
+from onnxcc.target import NATIVE, load_target  # noqa: E402
 
 #: x86_64 (runs on any x86-64 of the last decade) and the best host target of this machine
 #: (target=native: x86_64-avx512 on Intel's AVX-512, x86_64-zen4 on AMD's, else x86_64)

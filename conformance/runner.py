@@ -15,8 +15,8 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "site_scons"))  # the compiler package, as SCons finds it
-from onnxcc import scons_batch  # noqa: E402
-from onnxcc.sanitize import build_folder  # noqa: E402  (the folder of a sanitized build)
+from onnxcc.build import scons_batch  # noqa: E402
+from onnxcc.verbs.sanitize import build_folder  # noqa: E402  (the folder of a sanitized build)
 
 SCONSTRUCT = os.path.join(REPO, "conformance", "SConstruct")
 #: the harness must not hang: seconds per batch, plus this per case

@@ -29,13 +29,14 @@ import onnx
 from .graphs import drawn
 from .spec import build_model
 
-from onnxcc import ops, tactics  # noqa: E402 (after fuzz.spec put site_scons on the path)
+from onnxcc import ops
+from onnxcc.tactics import stage as tactics  # noqa: E402 (after fuzz.spec put site_scons on the path)
 from onnxcc.codegen.render import _lookup  # noqa: E402
-from onnxcc.errors import OnnxccError  # noqa: E402
-from onnxcc.importer import import_model  # noqa: E402
+from onnxcc.core.errors import OnnxccError  # noqa: E402
+from onnxcc.importer.stage import import_model  # noqa: E402
 from onnxcc.passes import optimize  # noqa: E402
-from onnxcc.targets import load_target  # noqa: E402
-from onnxcc.ops.tiling import MAX_ROWS  # noqa: E402
+from onnxcc.target import load_target  # noqa: E402
+from onnxcc.ops.common.tiling import MAX_ROWS  # noqa: E402
 
 
 def _split_phases():

@@ -40,12 +40,13 @@ from .verdict import (as_accurate_as_onnxruntime, closer_to_the_specification, o
                       reproduces, within_quantization_jitter)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-from onnxcc import scons_batch, verify  # noqa: E402
-from onnxcc.ctext import model_c_name  # noqa: E402
-from onnxcc.memory.algorithms import ALGORITHMS  # noqa: E402
-from onnxcc.memory.bands import NO_BLOCK  # noqa: E402
-from onnxcc.memory.patches import NO_STAGE  # noqa: E402
-from onnxcc.sanitize import build_folder  # noqa: E402  (the folder of a sanitized build)
+from onnxcc.build import scons_batch
+from onnxcc.verbs import verify  # noqa: E402
+from onnxcc.core.ctext import model_c_name  # noqa: E402
+from onnxcc.plan.algorithms import ALGORITHMS  # noqa: E402
+from onnxcc.plan.bands import NO_BLOCK  # noqa: E402
+from onnxcc.plan.patches import NO_STAGE  # noqa: E402
+from onnxcc.verbs.sanitize import build_folder  # noqa: E402  (the folder of a sanitized build)
 
 SCONSTRUCT = os.path.join(REPO, "fuzz", "SConstruct")
 REGRESSIONS = os.path.join(REPO, "tests", "fuzz_regressions")

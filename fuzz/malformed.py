@@ -47,10 +47,13 @@ from onnx import TensorProto, helper, numpy_helper
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from onnxcc import importer, optimizer, planner, tactics  # noqa: E402
-from onnxcc.codegen import sources as codegen  # noqa: E402
-from onnxcc.errors import OnnxccError  # noqa: E402
-from onnxcc.targets import load_target  # noqa: E402
+from onnxcc.importer import stage as importer
+from onnxcc.passes import stage as optimizer
+from onnxcc.plan import stage as planner
+from onnxcc.tactics import stage as tactics  # noqa: E402
+from onnxcc.codegen import stage as codegen  # noqa: E402
+from onnxcc.core.errors import OnnxccError  # noqa: E402
+from onnxcc.target import load_target  # noqa: E402
 
 #: shipped example models used as seeds (the big ones are slower per variant)
 EXAMPLE_MODELS = ["tiny_cnn.onnx", "kws.onnx", "squeezenet_mini.onnx",

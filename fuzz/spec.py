@@ -27,9 +27,9 @@ from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 
 from onnxcc import ops as onnxcc_ops  # noqa: E402 (the tactics to force come from the compiler)
-from onnxcc.ops import winograd  # noqa: E402
-from onnxcc.ops.spatial import is_depthwise, is_unit_window, window_2d, window_count  # noqa: E402
-from onnxcc.targets import Cpu  # noqa: E402
+from onnxcc.ops.common import winograd  # noqa: E402
+from onnxcc.ops.common.spatial import is_depthwise, is_unit_window, window_2d, window_count  # noqa: E402
+from onnxcc.target import Cpu  # noqa: E402
 
 OPSET = 20
 

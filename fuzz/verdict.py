@@ -13,9 +13,9 @@ from onnx import TensorProto, numpy_helper
 from onnx.reference import ReferenceEvaluator
 from onnx.reference.op_run import OpRun
 
-from onnxcc import verify
-from onnxcc.onnxruntime_session import session as onnxruntime_session
-from onnxcc.targets import load_target, run_captured
+from onnxcc.verbs import verify
+from onnxcc.core.onnxruntime_session import session as onnxruntime_session
+from onnxcc.target import load_target, run_captured
 
 #: seconds a harness may run when it is run again
 HARNESS_TIMEOUT = 60

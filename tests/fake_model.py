@@ -6,8 +6,8 @@ import subprocess
 
 from onnx import TensorProto, helper, save
 
-from onnxcc import verify
-from onnxcc.targets import load_target
+from onnxcc.verbs import verify
+from onnxcc.target import load_target
 
 HEADER = """
 #define M_ARENA_BYTES 32u

@@ -11,8 +11,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from onnxcc.importer import import_model
-from onnxcc.targets import host_cpu_flags
+from onnxcc.importer.stage import import_model
+from onnxcc.target import host_cpu_flags
 from onnxcc.passes import fuse_activations, fuse_elementwise
 
 F = TensorProto.FLOAT

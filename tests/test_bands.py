@@ -9,11 +9,12 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from onnxcc import planner, tactics
-from onnxcc.importer import import_model
-from onnxcc.memory import bands, patches
+from onnxcc.plan import stage as planner
+from onnxcc.tactics import stage as tactics
+from onnxcc.importer.stage import import_model
+from onnxcc.plan import bands, patches
 from onnxcc.passes import optimize
-from onnxcc.targets import host_cpu_flags, load_target
+from onnxcc.target import host_cpu_flags, load_target
 from conftest import run_scons
 from test_errors import assert_one_clear_line
 

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from onnxcc.collector import paused
+from onnxcc.core.collector import paused
 
 
 def test_paused_while_a_stage_runs_and_resumed_after_it_even_when_it_fails():

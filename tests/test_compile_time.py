@@ -18,8 +18,8 @@ from conftest import REPO
 sys.path.insert(0, os.path.join(REPO, "benchmarks"))
 import compile_time  # noqa: E402
 import onnxcc  # noqa: E402
-from onnxcc.ops import tiling  # noqa: E402
-from onnxcc.targets import load_target  # noqa: E402
+from onnxcc.ops.common import tiling  # noqa: E402
+from onnxcc.target import load_target  # noqa: E402
 
 N = 250
 LIMIT = 4.5

@@ -15,7 +15,7 @@ import pytest
 from onnx import helper
 
 from conftest import verify_clean
-from onnxcc.targets import host_cpu_flags
+from onnxcc.target import host_cpu_flags
 from test_tactics import _out_spatial, save_model
 
 RNG = np.random.default_rng(5)

@@ -9,9 +9,9 @@ import subprocess
 import pytest
 
 from onnxcc import footprint
-from onnxcc.errors import OnnxccError
+from onnxcc.core.errors import OnnxccError
 from onnxcc.footprint import fit, size_gate
-from onnxcc.report import format_gate, format_table
+from onnxcc.core.report import format_gate, format_table
 
 # (id, compiler, flags, binutils prefix, has TLS)
 TOOLCHAINS = [

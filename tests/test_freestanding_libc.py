@@ -136,7 +136,7 @@ def test_every_math_function_the_compiler_emits_is_provided():
         with open(path) as f:
             spelled |= set(re.findall(r"\.fn\(['\"](\w+)['\"]\)", f.read()))
     from onnxcc.ops.unary import EXPRESSIONS
-    from onnxcc.cgen import CNumbers
+    from onnxcc.core.cgen import CNumbers
     for dtype in ("float32", "float64"):
         for op, expression in EXPRESSIONS.items():
             spelled |= set(re.findall(r"\b([a-z][a-z0-9]*)\(", expression("v", {}, CNumbers(dtype))))

@@ -6,10 +6,13 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from onnxcc import ops, packing, planner, tactics
-from onnxcc.importer import import_model
+from onnxcc import ops
+from onnxcc.ops.common import packing
+from onnxcc.plan import stage as planner
+from onnxcc.tactics import stage as tactics
+from onnxcc.importer.stage import import_model
 from onnxcc.passes import fuse_elementwise
-from onnxcc.targets import Cpu
+from onnxcc.target import Cpu
 
 RNG = np.random.default_rng(5)
 F = TensorProto.FLOAT
@@ -109,8 +112,8 @@ def test_a_kernel_that_would_drop_its_chain_is_refused():
     """Never silently wrong: a kernel call that does not apply every fused op of its node
     (here: one whose chain lost its last op) is refused with one line naming the ops."""
     import pytest
-    from onnxcc.errors import OnnxccError
-    from onnxcc.ir import Node
+    from onnxcc.core.errors import OnnxccError
+    from onnxcc.core.ir import Node
 
     node = Node("c1", "Conv", ["x", "w"], ["y"],
                 attrs={"onnxcc_epilogue": [["Tanh", {}], ["Exp", {}]]})

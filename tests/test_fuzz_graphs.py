@@ -16,9 +16,9 @@ from conftest import REPO
 
 sys.path.insert(0, REPO)
 from fuzz import graphs, spec as fuzz_spec, verdict  # noqa: E402
-from onnxcc import verify  # noqa: E402
-from onnxcc.errors import OnnxccError  # noqa: E402
-from onnxcc.targets import load_target  # noqa: E402
+from onnxcc.verbs import verify  # noqa: E402
+from onnxcc.core.errors import OnnxccError  # noqa: E402
+from onnxcc.target import load_target  # noqa: E402
 
 REGRESSIONS = sorted(glob.glob(os.path.join(graphs.REGRESSIONS, "*.json")))
 

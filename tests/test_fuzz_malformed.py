@@ -11,7 +11,7 @@ from conftest import REPO
 
 sys.path.insert(0, REPO)
 from fuzz import malformed  # noqa: E402
-from onnxcc.errors import OnnxccError  # noqa: E402
+from onnxcc.core.errors import OnnxccError  # noqa: E402
 
 SAMPLE = 150
 

@@ -13,8 +13,11 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from onnxcc import importer, limits, optimizer, planner
-from onnxcc.errors import OnnxccError
+from onnxcc.importer import stage as importer
+from onnxcc.core import limits
+from onnxcc.passes import stage as optimizer
+from onnxcc.plan import stage as planner
+from onnxcc.core.errors import OnnxccError
 from test_errors import assert_one_clear_line, files_under
 
 

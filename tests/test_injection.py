@@ -21,8 +21,9 @@ from onnx import TensorProto, helper, numpy_helper
 
 from conftest import REPO, SCONS, run_scons
 from onnxcc.codegen.lowering import weight_symbols
-from onnxcc.ctext import COMMENT_LIMIT, C_KEYWORDS, Namespace, build_word, c_comment, c_ident, c_string
-from onnxcc.errors import OnnxccError
+from onnxcc.core.ctext import (
+    COMMENT_LIMIT, C_KEYWORDS, Namespace, build_word, c_comment, c_ident, c_string)
+from onnxcc.core.errors import OnnxccError
 
 MARKER = "ONNXCC_INJECTED_MARKER"
 #: closes the comment it lands in and defines a constructor that runs before main

@@ -13,9 +13,11 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from conftest import MODELS
-from onnxcc import planner, quant, verify
-from onnxcc.ops import qlinear_q15
-from onnxcc.importer import import_model
+from onnxcc.plan import stage as planner
+from onnxcc.core import quant
+from onnxcc.verbs import verify
+from onnxcc.ops.qlinear import q15 as qlinear_q15
+from onnxcc.importer.stage import import_model
 from onnxcc.passes import optimize
 
 INT8_MODELS = sorted(os.path.basename(p) for p in glob.glob(os.path.join(MODELS, "int8", "*.onnx")))
@@ -462,7 +464,7 @@ def test_a_wider_output_is_never_written_over_an_unaligned_slice(tmp_path):
 # --- the q15 tactics (ops/qlinear_q15.py) ---------------------------------------------------
 
 def test_pairs_packing_puts_two_rows_of_four_taps_side_by_side():
-    from onnxcc import packing
+    from onnxcc.ops.common import packing
     w = np.arange(1, 31, dtype=np.int8).reshape(3, 2, 5)  # 3 rows of 10 taps
     spec = packing.pairs_spec(3, 10)
     packed = packing.pack(w, spec)

@@ -10,14 +10,15 @@ from mako.lookup import TemplateLookup
 from onnx import helper
 
 from conftest import MODELS
-from onnxcc import planner, tactics
+from onnxcc.plan import stage as planner
+from onnxcc.tactics import stage as tactics
 from onnxcc.codegen import render
-from onnxcc.codegen.sources import kernel_sources, unread_parameters
-from onnxcc.errors import OnnxccError
-from onnxcc.importer import import_model
+from onnxcc.codegen.stage import kernel_sources, unread_parameters
+from onnxcc.core.errors import OnnxccError
+from onnxcc.importer.stage import import_model
 from onnxcc.passes import optimize
-from onnxcc.paths import TEMPLATES_DIR
-from onnxcc.targets import load_target
+from onnxcc.core.paths import TEMPLATES_DIR
+from onnxcc.target import load_target
 from test_tactics import save_model
 
 SIGNATURE = "void m_k(const float *restrict x, const float *restrict s, float *restrict y)"

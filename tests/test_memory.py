@@ -10,14 +10,15 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from conftest import verify_clean
-from onnxcc import ops, planner
-from onnxcc.importer import import_model
-from onnxcc.memory import liveness
-from onnxcc.memory.forwarding import forward
-from onnxcc.memory.algorithms import ALGORITHMS, auto
-from onnxcc.memory.problem import Problem, collisions
+from onnxcc import ops
+from onnxcc.plan import stage as planner
+from onnxcc.importer.stage import import_model
+from onnxcc.plan import liveness
+from onnxcc.plan.forwarding import forward
+from onnxcc.plan.algorithms import ALGORITHMS, auto
+from onnxcc.plan.problem import Problem, collisions
 from onnxcc.passes import optimize
-from onnxcc.targets import host_cpu_flags
+from onnxcc.target import host_cpu_flags
 
 RNG = np.random.default_rng(11)
 F = TensorProto.FLOAT

@@ -12,11 +12,12 @@ from onnx.reference import ReferenceEvaluator
 
 from conftest import verify_clean
 
-from onnxcc import ops, tactics
-from onnxcc.errors import OnnxccError
-from onnxcc.importer import import_model
+from onnxcc import ops
+from onnxcc.tactics import stage as tactics
+from onnxcc.core.errors import OnnxccError
+from onnxcc.importer.stage import import_model
 from onnxcc.passes import optimize
-from onnxcc.targets import Cpu
+from onnxcc.target import Cpu
 
 RNG = np.random.default_rng(12)
 F = TensorProto.FLOAT

@@ -6,11 +6,12 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
-from onnxcc.errors import OnnxccError
-from onnxcc.importer import import_model
-from onnxcc.onnx_io import model_from_graph
-from onnxcc.passes import (fold_batchnorm, fold_constants, fuse_elementwise, fuse_matmul_add,
-                           legacy_broadcast, params_to_attrs, pow_square, remove_noops)
+from onnxcc.core.errors import OnnxccError
+from onnxcc.importer.stage import import_model
+from onnxcc.core.onnx_io import model_from_graph
+from onnxcc.passes import (
+    fold_batchnorm, fold_constants, fuse_elementwise, fuse_matmul_add, legacy_broadcast,
+    params_to_attrs, pow_square, remove_noops)
 
 RNG = np.random.default_rng(0)
 F = TensorProto.FLOAT

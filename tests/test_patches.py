@@ -9,10 +9,10 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from onnxcc import planner
-from onnxcc.errors import OnnxccError
-from onnxcc.importer import import_model
-from onnxcc.memory import patches
+from onnxcc.plan import stage as planner
+from onnxcc.core.errors import OnnxccError
+from onnxcc.importer.stage import import_model
+from onnxcc.plan import patches
 from onnxcc.passes import optimize
 from conftest import run_scons
 from test_errors import assert_one_clear_line

@@ -4,10 +4,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from onnxcc.errors import OnnxccError
-from onnxcc.memory.algorithms import ALGORITHMS, FirstFitOrder, annealing, exact, greedy_by_size
-from onnxcc.memory.pools import parse_pools, place_in_pools
-from onnxcc.memory.problem import Buffer, Problem, collisions, lower_bound
+from onnxcc.core.errors import OnnxccError
+from onnxcc.plan.algorithms import ALGORITHMS, FirstFitOrder, annealing, exact, greedy_by_size
+from onnxcc.plan.pools import parse_pools, place_in_pools
+from onnxcc.plan.problem import Buffer, Problem, collisions, lower_bound
 
 ALIGNS = st.sampled_from([4, 16, 64])
 

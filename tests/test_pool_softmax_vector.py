@@ -9,11 +9,11 @@ import onnxruntime as ort
 import pytest
 from onnx import helper
 
-from onnxcc import ceil_pools
-from onnxcc.errors import OnnxccError
-from onnxcc.importer import import_model
+from onnxcc.importer import ceil_pools
+from onnxcc.core.errors import OnnxccError
+from onnxcc.importer.stage import import_model
 from onnxcc.ops import pool
-from onnxcc.targets import host_cpu_flags
+from onnxcc.target import host_cpu_flags
 from test_tactics import save_model, verify
 
 TARGETS = ["x86_64", "armv7a", "aarch64",

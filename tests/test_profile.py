@@ -12,9 +12,9 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from conftest import MODELS, run_scons
-from onnxcc import importer
-from onnxcc.macs import graph_macs
-from onnxcc.onnx_io import load_graph
+from onnxcc.importer import stage as importer
+from onnxcc.core.macs import graph_macs
+from onnxcc.core.onnx_io import load_graph
 
 
 def _sha(path):

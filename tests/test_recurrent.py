@@ -15,11 +15,13 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from conftest import REPO, verify_clean
-from onnxcc import ops, packing, tactics
-from onnxcc.errors import OnnxccError
-from onnxcc.importer import import_model
+from onnxcc import ops
+from onnxcc.ops.common import packing
+from onnxcc.tactics import stage as tactics
+from onnxcc.core.errors import OnnxccError
+from onnxcc.importer.stage import import_model
 from onnxcc.passes import optimize
-from onnxcc.targets import Cpu
+from onnxcc.target import Cpu
 
 sys.path.insert(0, REPO)
 from conformance import cases as suites  # noqa: E402

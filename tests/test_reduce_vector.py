@@ -12,7 +12,7 @@ import pytest
 from onnx import helper, numpy_helper
 
 from conftest import verify_clean
-from onnxcc.targets import host_cpu_flags
+from onnxcc.target import host_cpu_flags
 
 F = onnx.TensorProto.FLOAT
 AVX512 = pytest.param("x86_64-avx512", marks=pytest.mark.skipif(

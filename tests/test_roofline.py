@@ -11,7 +11,7 @@ from conftest import REPO
 
 sys.path.insert(0, os.path.join(REPO, "benchmarks"))
 import roofline  # noqa: E402
-from onnxcc.targets import host_cpu_flags, load_target  # noqa: E402
+from onnxcc.target import host_cpu_flags, load_target  # noqa: E402
 
 
 @pytest.mark.skipif(not {"avx2", "fma"} <= host_cpu_flags(), reason="this host runs no x86_64 code")

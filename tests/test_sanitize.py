@@ -18,8 +18,8 @@ import fake_model
 import pytest
 
 from conftest import MODELS, REPO
-from onnxcc import sanitize, verify
-from onnxcc.errors import OnnxccError
+from onnxcc.verbs import sanitize, verify
+from onnxcc.core.errors import OnnxccError
 from test_conformance import HOST_SAMPLE
 
 EXAMPLES = sorted(os.path.relpath(p, REPO) for p in glob.glob(os.path.join(MODELS, "*.onnx"))
@@ -78,7 +78,7 @@ def test_a_sanitizer_report_fails_verify(tmp_path, fault, report):
 
 def test_a_missing_sanitizer_runtime_is_one_clear_line(monkeypatch):
     """gcc answers -print-file-name=libasan.so with the bare name when it has no libasan."""
-    from onnxcc.targets import load_target
+    from onnxcc.target import load_target
     sanitize.check(load_target("x86_64"))  # this machine has them
 
     def without_runtimes(command, **kw):

@@ -12,8 +12,8 @@ import pytest
 from elftools.elf.elffile import ELFFile
 
 from conftest import MODELS, REPO, SCONS, readme_sample
-from onnxcc import tolerance
-from onnxcc.targets import host_cpu_flags, load_target
+from onnxcc.verbs import tolerance
+from onnxcc.target import host_cpu_flags, load_target
 
 TOOLS = os.path.join(REPO, "site_scons", "site_tools")
 

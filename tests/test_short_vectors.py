@@ -9,7 +9,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from conftest import verify_clean
-from onnxcc.targets import host_cpu_flags
+from onnxcc.target import host_cpu_flags
 
 RNG = np.random.default_rng(7)
 

@@ -13,11 +13,12 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from conftest import REPO
-from onnxcc import ops, tactics
-from onnxcc.errors import OnnxccError
-from onnxcc.importer import import_model
+from onnxcc import ops
+from onnxcc.tactics import stage as tactics
+from onnxcc.core.errors import OnnxccError
+from onnxcc.importer.stage import import_model
 from onnxcc.passes import optimize
-from onnxcc.targets import Cpu, host_cpu_flags, load_target
+from onnxcc.target import Cpu, host_cpu_flags, load_target
 
 RNG = np.random.default_rng(11)
 F = TensorProto.FLOAT
@@ -411,7 +412,7 @@ def test_winograd_runs_on_256_bit_vectors_where_wider_ones_gain_no_multiply_adds
     F(4x4) in the tiles and chunks of x86_64's (AVX-512VL's 32 registers allow taller
     ones) at about half x86_64's estimate. Intel's AVX-512 (two 512-bit units) and
     narrower targets plan on their own vectors."""
-    from onnxcc.ops import conv
+    from onnxcc.ops.conv import tactics as conv
     g = dict(n=1, c=256, h=14, w=14, m=256, group=1, kh=3, kw=3, sh=1, sw=1, dh=1, dw=1,
              pt=1, pl=1, pb=1, pr=1, oh=14, ow=14, bias=True, epilogue=[])
     zen4, intel = load_target("x86_64-zen4").cpu, load_target("x86_64-avx512").cpu
@@ -535,8 +536,8 @@ def test_bench_on_the_host_prints_the_median(scons):
 def test_host_bench_harness_takes_runs_and_warmup(scons):
     """Benchmark scripts run the harness in short chunks with few warm-up runs."""
     import subprocess
-    from onnxcc import bench
-    from onnxcc.targets import load_target
+    from onnxcc.verbs import bench
+    from onnxcc.target import load_target
     assert scons("model=models/tiny_cnn.onnx", "bench").returncode == 0
     elf = str(scons.build_dir / "x86_64" / "tiny_cnn" / "bench" / "tiny_cnn_bench")
     cmd = bench.command(load_target("x86_64"), elf, 7, 0)
@@ -660,8 +661,9 @@ def test_group_lanes_take_long_channel_tiles_on_avx512(tmp_path, target):
     """GROUP_LANES run implicit's channel-vector tiles of more than MAX_ROWS pixels, a
     group's outputs in as few vectors as hold them, on AVX-512; elsewhere conv._group_lanes
     offers none (measured on 512-bit vectors only)."""
-    from onnxcc.ops import conv, conv_geometry
-    from onnxcc.ops.tiling import MAX_ROWS
+    from onnxcc.ops.conv import tactics as conv
+    from onnxcc.ops.common import conv_geometry
+    from onnxcc.ops.common.tiling import MAX_ROWS
     path = str(cases_model(tmp_path / "lanes.onnx", GROUP_LANES))
     graph = optimize(import_model(path), path)
     cpu = load_target(target).cpu

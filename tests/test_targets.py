@@ -191,8 +191,8 @@ def test_isa_flags_end_the_targets_flags_and_features_name_their_macros(tmp_path
     """A target's isa_cflags (what a toolchain='env' build adds) are the last of the flags
     its own builds compile with; every [cpu] feature names the C macro check_env_flags asks
     the compiler for, and a target file with a feature of no known macro is one line."""
-    from onnxcc import targets
-    from onnxcc.errors import OnnxccError
+    from onnxcc import target as targets
+    from onnxcc.core.errors import OnnxccError
     for name in targets.known_targets():
         t = targets.load_target(name)
         assert t.cflags[len(t.cflags) - len(t.isa_cflags):] == t.isa_cflags, name
@@ -235,8 +235,8 @@ def test_native_is_the_widest_host_target_this_cpu_has(scons):
     """target=native resolves to a target file from the CPU's flags (so the build folder and
     every output are that target's), and refuses what it cannot run natively."""
     sys.path.insert(0, os.path.join(REPO, "site_scons"))
-    from onnxcc.errors import OnnxccError
-    from onnxcc.targets import host_cpu_flags, native_target
+    from onnxcc.core.errors import OnnxccError
+    from onnxcc.target import host_cpu_flags, native_target
     avx512 = {"sse2", "avx2", "fma", "avx512f", "avx512vl", "avx512dq", "avx512bw"}
     intel, zen4, zen5 = ("GenuineIntel", 6), ("AuthenticAMD", 25), ("AuthenticAMD", 26)
     assert native_target(avx512, "x86_64", intel) == "x86_64-avx512"
@@ -266,7 +266,7 @@ def test_x86_baremetal_startup_console_and_exit_status(tmp_path, body, status, p
     """The board of x86-baremetal: its program prints on COM1, and the status it exits
     with (or a CPU exception's) comes back through isa-debug-exit's (status << 1) | 1."""
     sys.path.insert(0, os.path.join(REPO, "site_scons"))
-    from onnxcc.targets import load_target, run_captured
+    from onnxcc.target import load_target, run_captured
     target = load_target("x86-baremetal")
     (tmp_path / "main.c").write_text(f"#include <stdio.h>\nint main(void) {{ {body} }}\n")
     flags = target.toolchain.cflags + target.cflags + ["-Wall", "-Wextra", "-Werror"]
@@ -292,7 +292,7 @@ def test_a_local_shadowing_a_parameter_fails_the_build(tmp_path, target):
     build) catch a kernel local named like a parameter on every target's compiler: such a
     `b` once made an int8 kernel read its own plane as the residual operand."""
     sys.path.insert(0, os.path.join(REPO, "site_scons"))
-    from onnxcc.targets import WARNINGS, load_target
+    from onnxcc.target import WARNINGS, load_target
     t = load_target(target)
     flags = [*t.toolchain.cflags, *t.cflags, "-std=c99", "-fsyntax-only", *WARNINGS, "-Werror"]
     for name, fails in (("b", True), ("twice", False)):
@@ -349,7 +349,7 @@ def test_an_unused_operand_or_local_fails_the_librarys_compile(tmp_path, target)
     or value an error on every target's compiler, in every build (no -Werror here, as in a
     build that does not verify), and a kernel that uses everything still compiles."""
     sys.path.insert(0, os.path.join(REPO, "site_scons"))
-    from onnxcc.targets import UNUSED_ERRORS, WARNINGS, load_target
+    from onnxcc.target import UNUSED_ERRORS, WARNINGS, load_target
     t = load_target(target)
     flags = [*t.toolchain.cflags, *t.cflags, "-std=c99", "-fsyntax-only", *WARNINGS, *UNUSED_ERRORS]
     clean = ("void k(const float *x, const float *s, float *y) { y[0] = x[0] * s[0]; }", None)
@@ -365,7 +365,7 @@ def test_the_librarys_c_files_compile_with_unused_as_errors(tmp_path):
     """The generated C files and the runtime (what lib<name>.a holds) compile with
     UNUSED_ERRORS (scons -n: the commands, nothing run)."""
     sys.path.insert(0, os.path.join(REPO, "site_scons"))
-    from onnxcc.targets import UNUSED_ERRORS
+    from onnxcc.target import UNUSED_ERRORS
     r = run_scons(f"build_dir={tmp_path}", "-n", "verbose=1", "target=armv7", "weights_format=c",
                   f"model={MODELS}/kws.onnx")
     assert r.returncode == 0, r.stdout + r.stderr

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper, save
 
-from onnxcc import tolerance, verify
-from onnxcc.errors import OnnxccError
-from onnxcc.importer import import_model
+from onnxcc.verbs import tolerance, verify
+from onnxcc.core.errors import OnnxccError
+from onnxcc.importer.stage import import_model
 from test_errors import assert_one_clear_line, files_under
 
 

@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 from onnxcc.codegen.vmath import functions
-from onnxcc.targets import host_cpu_flags, load_target
+from onnxcc.target import host_cpu_flags, load_target
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 

@@ -8,7 +8,7 @@ import pytest
 from elftools.elf.elffile import ELFFile
 
 from conftest import run_scons
-from onnxcc.targets import load_target, run_captured
+from onnxcc.target import load_target, run_captured
 
 
 def weight_symbols(elf_path, name):

@@ -44,25 +44,32 @@ if getattr(sys.modules.get("onnxcc"), "__path__", None) is None:
     _spec.loader.exec_module(sys.modules["onnxcc"])
 
 # (plain Python: these load without onnxcc's dependencies)
-from onnxcc.errors import OnnxccError, one_line  # noqa: E402
-from onnxcc.module_deps import files_of, keep_cache_in, modules_used_by  # noqa: E402
-from onnxcc.paths import REPO_ROOT, RUNTIME_DIR, TEMPLATES_DIR  # noqa: E402
+from onnxcc.core.errors import OnnxccError, one_line  # noqa: E402
+from onnxcc.build.module_deps import files_of, keep_cache_in, modules_used_by  # noqa: E402
+from onnxcc.core.paths import REPO_ROOT, RUNTIME_DIR, TEMPLATES_DIR  # noqa: E402
 try:
-    from onnxcc import autotune as autotuner
-    from onnxcc import bench, importer, integration, optimizer, planner, sanitize as sanitizer, tactics, verify
-    from onnxcc.ctext import model_c_name
-    from onnxcc.memory.pools import parse_pools
-    from onnxcc.planner import check_options as check_plan_options
-    from onnxcc.memory.patches import check_grid as check_patches
-    from onnxcc.memory.bands import check_bands
-    from onnxcc.codegen import sources as codegen
-    from onnxcc.files import write_text
+    from onnxcc.verbs import autotune as autotuner
+    from onnxcc.verbs import bench
+    from onnxcc.importer import stage as importer
+    from onnxcc.verbs import integration
+    from onnxcc.passes import stage as optimizer
+    from onnxcc.plan import stage as planner
+    from onnxcc.verbs import sanitize as sanitizer
+    from onnxcc.tactics import stage as tactics
+    from onnxcc.verbs import verify
+    from onnxcc.core.ctext import model_c_name
+    from onnxcc.plan.pools import parse_pools
+    from onnxcc.plan.stage import check_options as check_plan_options
+    from onnxcc.plan.patches import check_grid as check_patches
+    from onnxcc.plan.bands import check_bands
+    from onnxcc.codegen import stage as codegen
+    from onnxcc.core.files import write_text
     from onnxcc import footprint
-    from onnxcc import html_report, profile as profiler
+    from onnxcc.verbs import html_report, profile as profiler
     from onnxcc.footprint import fit, size_gate
-    from onnxcc.report import format_gate, format_table, human_bytes
-    from onnxcc.targets import (NATIVE, UNUSED_ERRORS, WARNINGS, check_env_flags, load_target,
-                                with_memory)
+    from onnxcc.core.report import format_gate, format_table, human_bytes
+    from onnxcc.target import (
+        NATIVE, UNUSED_ERRORS, WARNINGS, check_env_flags, load_target, with_memory)
 except ImportError as e:  # a missing Python package: exists() says no, generate() which
     _IMPORT_ERROR = e
 else:

@@ -8,10 +8,11 @@ Each node runs the tactic recorded on it (tactics.annotate, from tactics.json).
 import json
 from dataclasses import dataclass
 
-from .. import ops, packing
-from ..cgen import c_type
-from ..ctext import Namespace
-from ..errors import OnnxccError
+from onnxcc import ops
+from onnxcc.core.cgen import c_type
+from onnxcc.core.ctext import Namespace
+from onnxcc.core.errors import OnnxccError
+from onnxcc.ops.common import packing
 
 
 @dataclass

@@ -2,11 +2,11 @@
 
 from mako.lookup import TemplateLookup
 
-from ..cgen import c_float, c_type
-from ..ctext import c_comment, c_string
-from ..ops.epilogue import epilogue_code, vector_epilogue_code, vectorizable
-from ..ops.unary import expression_code
-from ..paths import TEMPLATES_DIR
+from onnxcc.core.cgen import c_float, c_type
+from onnxcc.core.ctext import c_comment, c_string
+from onnxcc.core.paths import TEMPLATES_DIR
+from onnxcc.ops.common.epilogue import epilogue_code, vector_epilogue_code, vectorizable
+from onnxcc.ops.unary import expression_code
 
 _lookup = TemplateLookup(directories=[TEMPLATES_DIR], strict_undefined=True,
                          input_encoding="utf-8")

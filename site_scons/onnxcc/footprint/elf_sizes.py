@@ -24,7 +24,7 @@ from elftools.construct.core import ConstructError
 from elftools.elf.constants import SH_FLAGS
 from elftools.elf.elffile import ELFFile
 
-from ..errors import OnnxccError
+from onnxcc.core.errors import OnnxccError
 
 FLASH_KEYS = ("kernels", "runtime", "model", "weights", "libc", "other", "total")
 RAM_KEYS = ("arena", "io", "data", "bss", "stack", "total")

@@ -11,8 +11,9 @@ import json
 import re
 from dataclasses import dataclass
 
-from ..errors import OnnxccError
-from ..report import human_bytes
+from onnxcc.core.errors import OnnxccError
+from onnxcc.core.report import human_bytes
+
 from .elf_sizes import elf_size
 
 

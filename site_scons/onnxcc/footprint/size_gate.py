@@ -12,7 +12,8 @@ import tempfile
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from ..errors import OnnxccError
+from onnxcc.core.errors import OnnxccError
+
 from .elf_sizes import FLASH_KEYS, RAM_KEYS
 
 #: bytes a category may always grow by (``size_floor=``)

@@ -2,7 +2,8 @@
 
 import re
 
-from ..errors import OnnxccError
+from onnxcc.core.errors import OnnxccError
+
 from .elf_sizes import symbol_category
 
 _SU_LINE = re.compile(r"^(?P<file>.*?):(?P<line>\d+)(?::(?P<col>\d+))?:(?P<func>.+)$")

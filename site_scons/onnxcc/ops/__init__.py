@@ -1,6 +1,6 @@
-"""Operator registry: the folder is the registry.
+"""Operator registry: ``FAMILIES`` names every module that registers ops.
 
-Each module here covers one family of ONNX operators. It exports
+Each family module covers one family of ONNX operators. It exports
 ``LOWERINGS`` (op type -> function(node, graph) -> KernelCall) for ops that run a kernel,
 ``ALIASES`` (op types whose output is its first input, re-viewed: no code, no memory),
 and ``INPLACE`` (op type -> function(node, graph, tensor) -> KernelCall that writes the
@@ -21,13 +21,11 @@ sibling kernels with the same C interface, the first being the reference (smalle
 kernels that write over an input are ``INPLACE``'s, another tactic's its ``in_place``.
 """
 
-import importlib
-import pkgutil
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from ..errors import OnnxccError
-from ..targets import Cpu
+from onnxcc.core.errors import OnnxccError
+from onnxcc.target import Cpu
 
 
 @dataclass
@@ -181,18 +179,44 @@ def unsupported(node, what, hint=None):
     return OnnxccError(f"node '{node.name}' (op {node.op}): {what} is not supported", hint=hint)
 
 
-# the registry: filled from the modules of this folder (they import the names above)
+# the registry's tables
 LOWERINGS = {}
 TACTICS = {}
 EPILOGUE_SPANS = {}
 ALIASES = set()
 INPLACE = {}
 TYPED_OPS = set()
-for _mod in pkgutil.iter_modules(__path__):
-    _m = importlib.import_module(f"{__name__}.{_mod.name}")
-    LOWERINGS.update(getattr(_m, "LOWERINGS", {}))
-    TACTICS.update(getattr(_m, "TACTICS", {}))
-    EPILOGUE_SPANS.update(getattr(_m, "EPILOGUE_SPANS", {}))
+
+# the registry: every family module, named here; they import the names above, so they are
+# imported last
+from . import (binary, col2im, det, dft, dropout, einsum, elementwise,  # noqa: E402
+               elementwise_vector, gather, gemm, grid_sample, layout, normalize, pad, patch,
+               pool, pool_lp, recurrent, reduce, resize, scan, transpose, unary)
+from .conv import in_place as conv_in_place  # noqa: E402
+from .conv import tactics as conv_tactics  # noqa: E402
+from .conv import transpose as conv_transpose  # noqa: E402
+from .qlinear import in_place as qlinear_in_place  # noqa: E402
+from .qlinear import lowering as qlinear_lowering  # noqa: E402
+from .qlinear import q15 as qlinear_q15  # noqa: E402
+
+FAMILIES = (binary, col2im, conv_tactics, conv_in_place, conv_transpose, det, dft, dropout,
+            einsum, elementwise, elementwise_vector, gather, gemm, grid_sample, layout,
+            normalize, pad, patch, pool, pool_lp, qlinear_lowering, qlinear_in_place,
+            qlinear_q15, recurrent, reduce, resize, scan, transpose, unary)
+
+
+def _register(table, entries, family):
+    if entries is table:  # a module that imports the registry itself
+        return
+    twice = set(table) & set(entries)
+    if twice:  # one op, one home: a second family may not silently replace the first
+        raise ImportError(f"{family.__name__} registers {sorted(twice)} again")
+    table.update(entries)
+
+
+for _m in FAMILIES:
+    for _table, _name in ((LOWERINGS, "LOWERINGS"), (TACTICS, "TACTICS"),
+                          (EPILOGUE_SPANS, "EPILOGUE_SPANS"), (INPLACE, "INPLACE")):
+        _register(_table, getattr(_m, _name, {}), _m)
     ALIASES.update(getattr(_m, "ALIASES", ()))
-    INPLACE.update(getattr(_m, "INPLACE", {}))
     TYPED_OPS.update(getattr(_m, "TYPED_OPS", ()))

@@ -2,10 +2,12 @@
 epilogue; the other element types run the typed ``elementwise`` kernel.
 """
 
+from onnxcc.ops.common.broadcast import broadcast_strides, merge_dims
+from onnxcc.ops.common.epilogue import (BINARY, epilogue_tag, kernel_epilogue, own_inputs,
+                                        residual_roles)
+
 from . import KernelCall, in_place
-from .broadcast import broadcast_strides, merge_dims
 from .elementwise import lower_elementwise
-from .epilogue import BINARY, epilogue_tag, kernel_epilogue, own_inputs, residual_roles
 
 
 def flat_spans(node, graph):

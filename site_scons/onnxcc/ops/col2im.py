@@ -1,9 +1,10 @@
 """Col2Im: columns of sliding blocks summed back into an image (1-3 spatial dimensions,
 strides, dilations, pads)."""
 
+from onnxcc.ops.common.spatial import window_count
+
 from . import KernelCall
 from .layout import _prod
-from .spatial import window_count
 
 
 def lower_col2im(node, graph):

@@ -9,10 +9,11 @@ float32 arithmetic of ``binary`` (``broadcast``).
 
 import numpy as np
 
-from ..cgen import CNumbers
+from onnxcc.core.cgen import CNumbers
+from onnxcc.ops.common.broadcast import broadcast_strides, merge_dims
+from onnxcc.ops.common.epilogue import BINARY
+
 from . import KernelCall
-from .broadcast import broadcast_strides, merge_dims
-from .epilogue import BINARY
 from .unary import dtype_tag
 
 LOCALS = "abcdefghijklmnopqrstuvwxyz"

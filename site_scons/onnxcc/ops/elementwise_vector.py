@@ -7,10 +7,12 @@ broadcast). On a scalar CPU the same kernel runs on one-lane vectors when its ch
 a vmath function that beats libm on floats (``epilogue.SCALAR_MATH``).
 """
 
+from onnxcc.ops.common.epilogue import BINARY as ARITHMETIC
+from onnxcc.ops.common.epilogue import SCALAR_MATH, VECTOR_STATEMENTS, vectorizable
+from onnxcc.ops.common.tiling import epilogue_cost
+
 from . import LOWERINGS, Tactic, in_place
 from .binary import binary_in_place, lower_binary
-from .epilogue import BINARY as ARITHMETIC, SCALAR_MATH, VECTOR_STATEMENTS, vectorizable
-from .tiling import epilogue_cost
 from .unary import EXPRESSIONS, lower_unary, unary_chain
 
 

@@ -2,7 +2,8 @@
 family, OneHot and ReverseSequence. The indices (and sequence lengths) are read at run
 time; everything about shapes is fixed."""
 
-from ..cgen import c_type
+from onnxcc.core.cgen import c_type
+
 from . import KernelCall, unsupported
 from .layout import _prod, row_major_strides
 from .unary import dtype_tag

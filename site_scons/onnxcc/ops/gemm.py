@@ -11,12 +11,14 @@ whose B is one matrix shared by every batch folds the batch into M. Two tactics:
              computed B must be row-major
 """
 
-from .. import packing
+from onnxcc.ops.common.broadcast import broadcast_strides, merge_dims
+from onnxcc.ops.common.epilogue import (epilogue_tag, kernel_epilogue, own_inputs, residual_roles,
+                                        tile_lanes)
+from onnxcc.ops.common.tiling import (aliased_rows, best_tile, column_tails, epilogue_cost,
+                                      l2_bytes, registers_needed, scalar_mac_cost, tall_tiles)
+
 from . import KernelCall, Tactic, in_place
-from .broadcast import broadcast_strides, merge_dims
-from .epilogue import epilogue_tag, kernel_epilogue, own_inputs, residual_roles, tile_lanes
-from .tiling import (aliased_rows, best_tile, column_tails, epilogue_cost, l2_bytes,
-                     registers_needed, scalar_mac_cost, tall_tiles)
+from .common import packing
 
 
 def _gemm_params(m, n, k, a_strides, b_strides, batches, epilogue):

@@ -6,8 +6,9 @@ every output element reads is an affine function of its index, resolved here. Co
 Split copy whole rows; Trilu copies a triangle of each matrix; BitCast copies the bytes.
 """
 
+from onnxcc.ops.common.broadcast import broadcast_strides, merge_dims
+
 from . import KernelCall, unsupported
-from .broadcast import broadcast_strides, merge_dims
 from .unary import dtype_tag
 
 #: outputs are their input re-viewed: the planner gives them the input's memory

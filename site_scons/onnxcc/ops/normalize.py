@@ -8,8 +8,9 @@ is the last, else across the axes after it). So has LayerNormalization: referenc
 sum one float) and, with SIMD, vector (the sums in vectors of partial sums).
 """
 
+from onnxcc.ops.common.tiling import LIBM_COST, VMATH_COST
+
 from . import KernelCall, Tactic, in_place, unsupported
-from .tiling import LIBM_COST, VMATH_COST
 from .unary import dtype_tag
 
 

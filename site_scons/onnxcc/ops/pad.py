@@ -5,7 +5,8 @@ time (a small table per dimension, -1 for the constant), so every mode and negat
 pads (cropping) are one kernel.
 """
 
-from ..cgen import c_literal
+from onnxcc.core.cgen import c_literal
+
 from . import KernelCall, unsupported
 from .layout import row_major_strides
 from .unary import dtype_tag

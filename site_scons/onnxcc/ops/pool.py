@@ -9,8 +9,9 @@
 Only the reference kernels write over their input (INPLACE).
 """
 
+from onnxcc.ops.common.spatial import window_2d, window_over_x, window_tag
+
 from . import KernelCall, Tactic, in_place, unsupported
-from .spatial import window_2d, window_over_x, window_tag
 
 
 def _window(node, graph):

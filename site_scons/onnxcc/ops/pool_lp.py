@@ -1,7 +1,8 @@
 """LpPool (1-D and 2-D): the p-norm of every window."""
 
+from onnxcc.ops.common.spatial import window_2d, window_tag
+
 from . import KernelCall
-from .spatial import window_2d, window_tag
 
 
 def lower_lp_pool(node, graph):

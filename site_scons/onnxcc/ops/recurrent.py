@@ -20,11 +20,13 @@ reference's stack.
 
 import math
 
-from .. import packing
-from ..cgen import c_float
-from ..errors import OnnxccError
+from onnxcc.core.cgen import c_float
+from onnxcc.core.errors import OnnxccError
+from onnxcc.ops.common.tiling import (best_tile, epilogue_cost, l2_bytes, scalar_mac_cost,
+                                      tile_shapes)
+
 from . import KernelCall, Tactic, unsupported
-from .tiling import best_tile, epilogue_cost, l2_bytes, scalar_mac_cost, tile_shapes
+from .common import packing
 from .unary import EXPRESSIONS, expression_code
 
 #: gates per cell, and the default activations (f, g, h)

@@ -6,9 +6,10 @@ global_pool_vector's sums in vectors of partial sums."""
 
 import numpy as np
 
-from ..cgen import CNumbers
+from onnxcc.core.cgen import CNumbers
+from onnxcc.ops.common.broadcast import merge_dims
+
 from . import KernelCall, Tactic, unsupported
-from .broadcast import merge_dims
 from .layout import _prod, row_major_strides, strided_copy
 from .pool import global_call
 from .unary import dtype_tag

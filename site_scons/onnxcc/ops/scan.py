@@ -1,7 +1,8 @@
 """Ops that walk one axis in order: CumSum and CumProd (inclusive or exclusive, forward
 or reverse) and TopK, for every element type."""
 
-from ..cgen import CNumbers
+from onnxcc.core.cgen import CNumbers
+
 from . import KernelCall
 from .layout import _prod
 from .unary import dtype_tag

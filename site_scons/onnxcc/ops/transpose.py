@@ -5,8 +5,9 @@ by vector loads, an in-register transpose and vector stores (transpose_tiles.c.m
 A transformer's keys transposed for Q K^T ([0, 2, 3, 1]) took 8x a copy's time
 walking the input column by column."""
 
+from onnxcc.ops.common.broadcast import merge_dims
+
 from . import KernelCall, Tactic
-from .broadcast import merge_dims
 from .layout import lower_transpose, row_major_strides
 
 

@@ -8,7 +8,8 @@ producer's epilogue and the templates spell it with ``epilogue.epilogue_code``.
 
 import math
 
-from ..cgen import CNumbers
+from onnxcc.core.cgen import CNumbers
+
 from . import KernelCall, in_place
 
 

@@ -11,7 +11,7 @@ point 0). It changes only when a weights edit crosses a power of two.
 
 import numpy as np
 
-from ..quant import int_range
+from onnxcc.core.quant import int_range
 
 
 def accumulator_bits(graph):

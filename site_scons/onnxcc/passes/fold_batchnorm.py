@@ -7,7 +7,7 @@ s = scale / sqrt(var + eps); a Conv's filter m (or a Gemm's output column m) is 
 
 import numpy as np
 
-from ..ir import Names, Node, TensorInfo
+from onnxcc.core.ir import Names, Node, TensorInfo
 
 
 def _affine(graph, bn):

@@ -12,10 +12,10 @@ import numpy as np
 from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
-from ..errors import OnnxccError
-from ..limits import MAX_FOLD_BYTES
-from ..onnx_io import infer_shapes, node_proto
-from ..onnxruntime_session import session
+from onnxcc.core.errors import OnnxccError
+from onnxcc.core.limits import MAX_FOLD_BYTES
+from onnxcc.core.onnx_io import infer_shapes, node_proto
+from onnxcc.core.onnxruntime_session import session
 
 #: ops whose result depends only on the shape and element type of their input
 SHAPE_OPS = {"Shape", "Size", "EyeLike"}

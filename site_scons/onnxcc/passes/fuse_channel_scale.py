@@ -25,8 +25,8 @@ Only where the Conv is gemm1x1's (1x1, stride 1, unpadded, one group) and is the
 only reader, and ``s`` is the same for every image.
 """
 
-from ..ops.epilogue import epilogue_of, own_inputs
-from ..ops.spatial import window_2d
+from onnxcc.ops.common.epilogue import epilogue_of, own_inputs
+from onnxcc.ops.common.spatial import window_2d
 
 #: the index of the scale among a Conv's own inputs (x, w, b, s)
 SCALE_INPUT = 3

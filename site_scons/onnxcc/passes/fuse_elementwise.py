@@ -8,9 +8,9 @@ the second operand's offset is linear in that kernel's loop counters (ops/epilog
 The second operand is appended to the kernel node's inputs.
 """
 
-from .. import ops
-from ..ops.epilogue import BINARY, binary_entry, epilogue_of, operand_strides
-from ..ops.unary import EXPRESSIONS, unary_chain
+from onnxcc import ops
+from onnxcc.ops.common.epilogue import BINARY, binary_entry, epilogue_of, operand_strides
+from onnxcc.ops.unary import EXPRESSIONS, unary_chain
 
 #: ops whose kernels apply a unary epilogue
 PRODUCERS = {"Conv", "Gemm", "MatMul", "Add", "Sub", "Mul", "Div"} | set(EXPRESSIONS)

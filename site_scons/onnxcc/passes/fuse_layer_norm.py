@@ -16,7 +16,7 @@ One walk over the nodes, each chain followed from its first ReduceMean.
 
 import numpy as np
 
-from ..ir import Names
+from onnxcc.core.ir import Names
 
 
 def _trailing_axes(node, rank):

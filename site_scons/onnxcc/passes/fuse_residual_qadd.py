@@ -12,8 +12,8 @@ the Conv was and the quantization and clamp of its vanished output. Its output, 
 (``onnxcc_clamp``) and place in the graph are the Add's, where ``r`` exists.
 """
 
-from ..ops.qlinear import RESIDUAL_INPUT
-from ..quant import int_range, scalar
+from onnxcc.core.quant import int_range, scalar
+from onnxcc.ops.qlinear.lowering import RESIDUAL_INPUT
 
 
 def _fusable(graph, add, consumers, producers):

@@ -4,7 +4,7 @@ re-shaped here so that every later stage sees numpy broadcasting only."""
 
 import numpy as np
 
-from ..ir import Names, Node, TensorInfo
+from onnxcc.core.ir import Names, Node, TensorInfo
 
 BINARY = {"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal", "Greater", "Less"}
 

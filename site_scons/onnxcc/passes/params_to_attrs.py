@@ -8,7 +8,7 @@ reduction's axes, Pad's pads, ...), so a lowering reads one spelling for every o
 the input is left empty ('') so the positions of the others do not move.
 """
 
-from ..errors import OnnxccError
+from onnxcc.core.errors import OnnxccError
 
 REDUCTIONS = ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
               "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare")

@@ -21,8 +21,9 @@ import dataclasses
 
 import numpy as np
 
-from ..ir import Names, Node
-from ..quant import fixed_point, int_range, make_quant, output_scales
+from onnxcc.core.ir import Names, Node
+from onnxcc.core.quant import fixed_point, int_range, make_quant, output_scales
+
 from .remove_noops import prune_unused
 
 MOVERS = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose"}

@@ -102,7 +102,7 @@ ${ind}}
 </%def>
 
 <%!
-from onnxcc.ops.conv_geometry import SPLIT_STRIDES
+from onnxcc.ops.common.conv_geometry import SPLIT_STRIDES
 
 
 def split_phases(p, lanes):

@@ -29,7 +29,7 @@
   file compiles with the target's ISA: a target build with its cflags, a toolchain="env"
   build with the target's isa_cflags put before the tree's own flags (x86; ARM trees
   name their FPU themselves), and flags that turn it off again are refused in one line
-  (site_tools/onnxcc.py, targets.check_env_flags). A firmware that compiles the C itself
+  (site_tools/onnxcc.py, target.check_env_flags). A firmware that compiles the C itself
   must pass <NAME>_TARGET_CFLAGS.
 </%doc>
 

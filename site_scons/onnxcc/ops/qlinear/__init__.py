@@ -1,0 +1,1 @@
+"""The integer (QLinear*) ops: their lowering, the in-place kernels and the q15 tactics."""
