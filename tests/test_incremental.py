@@ -75,14 +75,14 @@ def test_report_code_edit_reruns_only_the_report(repo_copy):
     site = onnxcc.footprint.__file__.split("/site_scons/", 1)[1]
     _edit(repo_copy / "site_scons" / site)
     assert rebuilt(repo_copy) == {"fit.json", "size.json"}
-    _edit(repo_copy / "site_scons" / "onnxcc" / "html_report.py")
+    _edit(repo_copy / "site_scons" / "onnxcc" / "verbs" / "html_report.py")
     assert rebuilt(repo_copy) == {"report.html"}
 
 
 def test_planner_code_edit_replans_without_reimporting(repo_copy):
     shutil.copy(f"{MODELS}/kws.onnx", repo_copy / "models")
     rebuilt(repo_copy)
-    _edit(repo_copy / "site_scons" / "onnxcc" / "memory" / "algorithms.py")
+    _edit(repo_copy / "site_scons" / "onnxcc" / "plan" / "algorithms.py")
     again = rebuilt(repo_copy)
     assert "plan.json" in again
     assert not again & {"imported.onnx", "optimized.onnx", "size.json"}
