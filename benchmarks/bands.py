@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Row bands through inverted residual blocks (memory/bands.py): each zoo network built
+"""Row bands through inverted residual blocks (plan/bands.py): each zoo network built
 with bands=off and bands=auto (and, with --base, by another checkout's code), timed side
 by side in interleaved rounds (medians of wall time, and in parentheses of CPU time:
 perf stat's task-clock, which a shared machine's load disturbs less), and, with --profile,

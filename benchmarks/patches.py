@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Arena without and with patch-based execution (memory/patches.py), per example model,
+"""Arena without and with patch-based execution (plan/patches.py), per example model,
 next to a TFLite-Micro-style plan.
 
 For each model (imported and optimized as the build does; reference kernels) it prints,

@@ -110,8 +110,8 @@ def configurations(spec, target):
     drawn ``build_options``: the cost model's choice, the reference kernels (opt=size,
     what microcontroller users pick first), the spec's forced tactics with its fusion
     setting, and where the graph starts with a 2-D convolution of one image the forced
-    tactics run patch by patch (2x1 or 2x2 patches: memory/patches.py) and in row bands
-    from each convolution on (2 or 3: memory/bands.py)."""
+    tactics run patch by patch (2x1 or 2x2 patches: plan/patches.py) and in row bands
+    from each convolution on (2 or 3: plan/bands.py)."""
     forced = ",".join(f"{op}:{t}" for op, t in sorted(spec.get("tactic", {}).items()))
     fuse = spec.get("fuse", True)
     configs = [("speed", "speed", True, "", "auto", "auto"), ("size", "size", True, "", "auto", "auto")]

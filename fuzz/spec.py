@@ -540,8 +540,8 @@ def tactics_for(anchors, op):
         return TACTICS[op]
 
     def allowed(tactic, conv):
-        """By the compiler's own rules of the convolution's structure (ops/spatial.py,
-        ops/winograd.py), on any SIMD CPU."""
+        """By the compiler's own rules of the convolution's structure (ops/common/spatial.py,
+        ops/common/winograd.py), on any SIMD CPU."""
         g = _conv_geometry(conv)
         if tactic in ("depthwise", "depthwise_shift", "depthwise_nchwc", "depthwise_q15"):
             return is_depthwise(g)

@@ -1,6 +1,6 @@
 <%doc>
-  now(): what a run costs on the target, for bench.c and profile.c (bench.py explains the
-  clocks): "monotonic" ns, "cputime" ns of CPU time of the calling thread (profile.py: under
+  now(): what a run costs on the target, for bench.c and profile.c (verbs/bench.py explains the
+  clocks): "monotonic" ns, "cputime" ns of CPU time of the calling thread (verbs/profile.py: under
   QEMU's user mode on a busy machine), "systick" SysTick ticks of the processor clock (an overflow
   interrupt extends its 24 bits; start_clock() sets it up), "minstret" instructions.
 </%doc>

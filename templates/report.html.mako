@@ -1,6 +1,6 @@
 <%doc>
   report.html: a build of one model on one target, self-contained (inline SVG and CSS, no
-  script, nothing fetched). Every ${...} is HTML-escaped (html_report.py's default filter).
+  script, nothing fetched). Every ${...} is HTML-escaped (verbs/html_report.py's default filter).
 </%doc>\
 <%
     flash = sizes["flash"]

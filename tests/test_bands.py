@@ -1,4 +1,4 @@
-"""Row bands through interior blocks (memory/bands.py): which stages, that they start at
+"""Row bands through interior blocks (plan/bands.py): which stages, that they start at
 an interior tensor and verify on odd shapes on x86 and in qemu, when auto chooses them,
 and that opt=size and cache-less targets never get them."""
 

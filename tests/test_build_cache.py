@@ -29,7 +29,7 @@ RETRIEVED = re.compile(r"^Retrieved `([^']+)' from cache$", re.M)
 STAGE_LINE = re.compile(r"^\[(?!verify\]|report\])[a-z]+\]|gcc|ranlib", re.M)
 #: files of a build folder that are not outputs of a stage
 #: files a build writes that no stage produces: SCons' signatures, verify's report, the
-#: compiler's import-graph cache (onnxcc/module_deps.py)
+#: compiler's import-graph cache (onnxcc/build/module_deps.py)
 NOT_STAGE_OUTPUTS = {".sconsign.dblite", "report.json", "module_deps.json"}
 
 

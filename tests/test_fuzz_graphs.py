@@ -114,8 +114,8 @@ def test_seeded_network_sample_matches_onnxruntime(target, count, seed, tmp_path
 @pytest.mark.parametrize("target,count,seed", [("x86_64", 8, 12), ("armv7", 4, 14)])
 def test_seeded_image_sample_runs_in_patches(target, count, seed, tmp_path):
     """Graphs that start with a convolution of one image: their builds with 2x1 or 2x2
-    patches forced (memory/patches.py), and with 2 or 3 row bands from each convolution
-    (memory/bands.py), verify like the others, and most of them run so."""
+    patches forced (plan/patches.py), and with 2 or 3 row bands from each convolution
+    (plan/bands.py), verify like the others, and most of them run so."""
     counts, checked, failures = graphs.campaign(
         target, count, seed, batch=count, jobs=1, workdir=str(tmp_path), progress=lambda line: None,
         regressions=None, shrink=False, stop_on_failure=True, images=True)

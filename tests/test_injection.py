@@ -4,7 +4,7 @@ Model files are untrusted: a model whose tensor, node and graph names, doc strin
 metadata, file name and ``name=`` carry comment closers, newlines, line splices, trigraphs,
 quotes, preprocessor lines, non-ASCII, control characters, 10 KB names and names that
 sanitize alike still builds warning-free, matches onnxruntime, and leaves no model text
-raw in any generated file (see ctext.py)."""
+raw in any generated file (see core/ctext.py)."""
 
 import codecs
 import os
@@ -233,7 +233,7 @@ def test_templates_quote_model_text_only_through_ctext():
     for d, _, files in os.walk(os.path.join(REPO, "templates")):
         for f in files:
             if f.endswith(".html.mako"):
-                continue  # escaped by default (html_report.py; tests/test_profile.py)
+                continue  # escaped by default (verbs/html_report.py; tests/test_profile.py)
             with open(os.path.join(d, f)) as fh:
                 for expr in re.findall(r"\$\{(.*?)\}", fh.read()):
                     if model_text.search(expr) and not re.match(r"c_(comment|string)\(", expr):

@@ -461,7 +461,7 @@ def test_a_wider_output_is_never_written_over_an_unaligned_slice(tmp_path):
         assert where["offset"] % np.dtype(graph.info(t).dtype).itemsize == 0, t
 
 
-# --- the q15 tactics (ops/qlinear_q15.py) ---------------------------------------------------
+# --- the q15 tactics (ops/qlinear/q15.py) ---------------------------------------------------
 
 def test_pairs_packing_puts_two_rows_of_four_taps_side_by_side():
     from onnxcc.ops.common import packing

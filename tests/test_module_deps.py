@@ -1,5 +1,5 @@
 """Each stage depends on the compiler modules it runs, computed from the import graph
-(onnxcc/module_deps.py): the static graph must hold every module Python really imports
+(onnxcc/build/module_deps.py): the static graph must hold every module Python really imports
 (a module missing from it would leave stale outputs), and no more."""
 
 import glob

@@ -1,4 +1,4 @@
-"""Patch-based execution (memory/patches.py): which layers run in patches and with what
+"""Patch-based execution (plan/patches.py): which layers run in patches and with what
 pads, that the RAM budget chooses it, that it is exact, and its errors."""
 
 import json

@@ -87,7 +87,7 @@ CONVS = [
     # (BANDED_STORE) implicit's channel-vector tiles on an image whose panel outgrows half
     # the L1: stored through a scratch band of rows, each band transposed back once summed
     # -- channels and pixels not a multiple of the vector, a leftover band, uneven pads and
-    # two images, a residual; Swish (stride 1 only: conv._store_rows)
+    # two images, a residual; Swish (stride 1 only: ops/conv/implicit.py's _store_rows)
     ([2, 24, 20, 14], [37, 24, 3, 3], dict(pads=[1, 0, 2, 1]), "residual"),
     ([1, 24, 21, 13], [37, 24, 3, 3], dict(pads=[1, 1, 1, 1]), "swish"),
     # 3x3 with few pixels, many channels (TRANSPOSED_IMPLICIT): implicit's channel-vector
@@ -103,7 +103,7 @@ CONVS = [
     ([1, 96, 3, 5], [130, 48, 1, 1], dict(group=2), "swish"),
     ([2, 64, 2, 7], [90, 64, 1, 1], {}, "residual"),
     ([2, 40, 1, 1], [37, 40, 1, 1], {}, "residual"),
-    # (K_BLOCKED_1X1) a sum longer than AVX2's block of input channels (ops/conv.py
+    # (K_BLOCKED_1X1) a sum longer than AVX2's block of input channels (ops/conv/gemm.py
     # _k_block: 128 a panel of 16 channels): a first block, a second resumed from the
     # scratch, a shorter last one; two images, channels not a multiple of the vector
     ([2, 300, 3, 5], [37, 300, 1, 1], {}, "residual"),
@@ -407,12 +407,12 @@ def test_banded_store_cases_store_bands_of_rows(tmp_path, target):
 def test_winograd_runs_on_256_bit_vectors_where_wider_ones_gain_no_multiply_adds():
     """On a 512-bit target whose multiply-adds run no faster on 512-bit vectors (Zen 4's
     double-pumped AVX-512: [cpu] fma_bytes = 64) winograd is planned on 256-bit vectors
-    (conv.WINOGRAD_VECTOR_BYTES) and its estimate divided by how many times tiling.py
+    (ops/conv/winograd.py's WINOGRAD_VECTOR_BYTES) and its estimate divided by how many times tiling.py
     over-counts 512-bit multiply-adds there (2): ResNet-18's 256 -> 256 3x3 on 14x14 runs
     F(4x4) in the tiles and chunks of x86_64's (AVX-512VL's 32 registers allow taller
     ones) at about half x86_64's estimate. Intel's AVX-512 (two 512-bit units) and
     narrower targets plan on their own vectors."""
-    from onnxcc.ops.conv import tactics as conv
+    from onnxcc.ops.conv import winograd as conv
     g = dict(n=1, c=256, h=14, w=14, m=256, group=1, kh=3, kw=3, sh=1, sw=1, dh=1, dw=1,
              pt=1, pl=1, pb=1, pr=1, oh=14, ow=14, bias=True, epilogue=[])
     zen4, intel = load_target("x86_64-zen4").cpu, load_target("x86_64-avx512").cpu
@@ -661,7 +661,7 @@ def test_group_lanes_take_long_channel_tiles_on_avx512(tmp_path, target):
     """GROUP_LANES run implicit's channel-vector tiles of more than MAX_ROWS pixels, a
     group's outputs in as few vectors as hold them, on AVX-512; elsewhere conv._group_lanes
     offers none (measured on 512-bit vectors only)."""
-    from onnxcc.ops.conv import tactics as conv
+    from onnxcc.ops.conv import implicit as conv
     from onnxcc.ops.common import conv_geometry
     from onnxcc.ops.common.tiling import MAX_ROWS
     path = str(cases_model(tmp_path / "lanes.onnx", GROUP_LANES))
@@ -671,7 +671,7 @@ def test_group_lanes_take_long_channel_tiles_on_avx512(tmp_path, target):
     tactics.annotate(graph, tactics.Selection(cpu, {n.name: "implicit" for n in cases}))
     for node in cases:
         g = conv_geometry.geometry(node, graph)[0]
-        mg, k, _ = conv._gemm_shape(g)
+        mg, k, _ = conv.gemm_shape(g)
         if cpu.simd_bytes < 64:
             assert conv._group_lanes(g, cpu, mg, k, {"blocks": True}) is None
             continue

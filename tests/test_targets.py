@@ -199,7 +199,8 @@ def test_isa_flags_end_the_targets_flags_and_features_name_their_macros(tmp_path
         assert all(f in targets.FEATURE_MACROS for f in t.cpu.features), name
     assert targets.load_target("x86_64").isa_cflags[:2] == ["-mavx2", "-mfma"]
     assert targets.load_target("armv7a").isa_cflags == []  # (its FPU flags set the float ABI)
-    monkeypatch.setattr(targets, "TARGETS_DIR", str(tmp_path))
+    from onnxcc.target import files
+    monkeypatch.setattr(files, "TARGETS_DIR", str(tmp_path))
     (tmp_path / "odd.toml").write_text('toolchain = "gcc"\n[cpu]\nfeatures = ["avx3"]\n')
     with pytest.raises(OnnxccError, match=r"features \['avx3'\] are not among"):
         targets.load_target("odd")

@@ -4,7 +4,7 @@
   checks (that is the zero padding). A fused input scale s (passes/fuse_channel_scale.py)
   multiplies each input element by its channel's factor first, as the Mul did.
 
-  ``in_place`` (ops/spatial.py says when y may be x): "channel", each channel of y is
+  ``in_place`` (ops/common/spatial.py says when y may be x): "channel", each channel of y is
   computed into scratch and then copied over y; "pixel" (a 1x1 window), the inputs of
   one pixel are copied to scratch, then every output of that pixel is written. Every
   variant sums in the same order and stores through ``store``, so each applies the same

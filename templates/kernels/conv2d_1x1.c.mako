@@ -11,7 +11,7 @@
   which is then transposed back to NCHW a block of lanes x lanes at a time, the epilogue
   (the bias first) running on each channel's run of lanes pixels as it is stored; an
   image of one pixel (a squeeze-excitation's) has its channels adjacent in y: its tiles
-  are stored there straight, the epilogue on the channel vectors. Written over x (p['block'], ops/conv.py), a
+  are stored there straight, the epilogue on the channel vectors. Written over x (p['block'], ops/conv/gemm.py), a
   column of tiles goes to a scratch block first and is copied over y once every channel
   of its pixels has been read -- the tiles of y's channels that lie past x's end (an
   expansion's c..m-1) are stored straight into y. With a fused input scale s (p['scaled'] floats of scratch,
@@ -62,7 +62,7 @@
     def coords(j0):
         return lambda i, col: ["nb", f"oc0 + r0 + {i}", f"{j0} + {col}"]
     # transposed: A is the input read across (pixel p0 + i, channel kc), B the weight panel
-    # K in blocks (p['kblock'] input channels, ops/conv.py _k_block): a block's share of the
+    # K in blocks (p['kblock'] input channels, ops/conv/gemm.py _k_block): a block's share of the
     # panel and of the input rows stays in the level-1 cache over the panel's pixel tiles,
     # which resume their sums from the scratch after the first block
     def t_a_at(i, t):
@@ -181,7 +181,7 @@ ${ps.declare(lanes)}\
             const float *wg = wt + (size_t)gi * ${group_floats}u;
             const int oc0 = gi * ${mg};
 % if block:
-            (void)oc0; /* one group (ops/conv.py): the block's rows are y's channels */
+            (void)oc0; /* one group (ops/conv/gemm.py): the block's rows are y's channels */
 % endif
 % if transposed:
 % if full_panels:

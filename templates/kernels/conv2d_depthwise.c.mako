@@ -60,7 +60,7 @@
     direct = p.get('direct', False)
     def clip_load(row, col):
         """Lanes col.. of input row `row` (a pointer), zeros outside the row: a vector
-        within the row (w >= lanes: ops/conv_depthwise.py) and a shuffle with zeros at the edges."""
+        within the row (w >= lanes: ops/conv/depthwise.py) and a shuffle with zeros at the edges."""
         lo, hi = max(0, -col), min(lanes, w - col)
         if lo >= hi:
             return '(vf){0}'

@@ -1,7 +1,7 @@
 <%namespace name="tl" file="/kernels/lib/tile.mako"/>\
 <%namespace name="tr" file="/kernels/lib/transpose.mako"/>\
 <%doc>
-  Depthwise convolution with the channels in the lanes (ops/depthwise_lanes.py): a block of
+  Depthwise convolution with the channels in the lanes (ops/conv/depthwise_lanes.py): a block of
   `lanes` channels is transposed into a zero-padded scratch image of channel vectors
   [image_rows][image_cols][lanes], each output pixel sums its kh * kw taps as whole vectors
   against the packed weights [block][tap][lanes] (a tile of `rows` pixels of an output row

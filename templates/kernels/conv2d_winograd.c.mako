@@ -1,7 +1,7 @@
 <%namespace name="tl" file="/kernels/lib/tile.mako"/>\
 <%namespace name="planes" file="/kernels/lib/conv_planes.mako"/>\
 <%doc>
-  Winograd F(t x t, 3 x 3) convolution (ops/winograd.py). The zero-padded input is kept
+  Winograd F(t x t, 3 x 3) convolution (ops/common/winograd.py). The zero-padded input is kept
   in patch planes (winograd.patch_planes), from which a vector of consecutive tiles reads
   an element of their patches with one load. Per chunk of `cols` output tiles (t x t
   pixels each): every input channel's (t+2)^2 patches are transformed, B^T d B, `lanes`

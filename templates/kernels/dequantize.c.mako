@@ -1,6 +1,6 @@
 <%doc>
   y = (x - zero_point) * scale, in float32. From the last element to the first, so that
-  the wider y may be written over x (see ops/qlinear_inplace.py).
+  the wider y may be written over x (see ops/qlinear/in_place.py).
 </%doc>\
 ${signature}
 {

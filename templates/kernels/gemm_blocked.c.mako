@@ -1,7 +1,7 @@
 <%namespace name="tl" file="/kernels/lib/tile.mako"/>\
 <%doc>
   y[M][N] = epilogue(A B) in register tiles of rows x (vecs * lanes) outputs, batch by
-  batch (Gemm's bias C is the epilogue's first op). A constant B is packed (packing.py)
+  batch (Gemm's bias C is the epilogue's first op). A constant B is packed (ops/common/packing.py)
   in panels of the tile's columns, each read contiguously and zero-padded at the end; a
   computed B is read in place (row-major), its last columns in narrower tiles down to
   scalars. When a column panel outgrows the L1 cache, the sum runs in chunks of k_chunk

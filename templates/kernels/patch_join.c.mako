@@ -1,5 +1,5 @@
 <%doc> y = full with the patch x (${p['c']} x ${p['ph']} x ${p['pw']}) written at row
-  ${p['r0']}, column ${p['c0']} (memory/patches.py: patch-based execution). </%doc>\
+  ${p['r0']}, column ${p['c0']} (plan/patches.py: patch-based execution). </%doc>\
 ${signature}
 {
 % if p['copy_full']:

@@ -3,7 +3,7 @@
   summed in window order, divided by the count, then quantized (y / y_scale + zero point,
   rounded half to even). The window is clipped to the input; count_include_pad counts the
   whole kernel. ``in_place``: y may be x; each channel is pooled into scratch, then copied
-  over y's channel (see ops/qlinear_inplace.py).
+  over y's channel (see ops/qlinear/in_place.py).
 </%doc>\
 <%namespace name="qh" file="/kernels/lib/qhelpers.mako"/>\
 <%

@@ -5,7 +5,7 @@
   output row is summed at once (int32 row on the stack), one weight at a time, so the
   inner loop runs along the row; each weight's valid output columns are found first.
   With a fused QLinearAdd, each output code is added to the residual r's element right
-  before the same element of y is written. ``in_place`` (ops/spatial.py says when y may
+  before the same element of y is written. ``in_place`` (ops/common/spatial.py says when y may
   be x): "channel", each channel of y is computed into scratch, then copied over y;
   "pixel" (a 1x1 window), the inputs of one pixel are copied to scratch, then every output
   of that pixel is written. Both sum in the same order and store through conv_output.

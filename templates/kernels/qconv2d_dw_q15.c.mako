@@ -1,5 +1,5 @@
 <%doc>
-  Quantized depthwise NCHW convolution on int16 pairs (ops/qlinear_q15.py): each channel is
+  Quantized depthwise NCHW convolution on int16 pairs (ops/qlinear/q15.py): each channel is
   copied into scratch as an int16 plane, zero-padded on every side the windows read, with
   the input zero point subtracted; then two outputs of a row at a time (their windows
   overlap: the compiler loads shared pairs once), each window's taps a pair of row

@@ -1,10 +1,10 @@
 <%doc>
   Quantized NCHW convolution (group 1) as a GEMM on int16 pairs, the DSP extension's way
-  (ops/qlinear_q15.py): the windows of two output pixels are copied into scratch as int16
+  (ops/qlinear/q15.py): the windows of two output pixels are copied into scratch as int16
   columns with the input zero point subtracted (padding is 0: it adds nothing), then
   every pair of output channels takes the dot products of its two weight rows with the
   two columns, four sums in registers: per 4 taps, one word of int8 weights per row
-  widened by SXTB16 (the rows were packed k0 k2 k1 k3: packing.py "pairs") and two
+  widened by SXTB16 (the rows were packed k0 k2 k1 k3: ops/common/packing.py "pairs") and two
   SMLADs per sum (in inline assembly on Thumb-2). Without the DSP extension the same sums
   in plain C. Columns and weight rows are interleaved so that one step reads 8 bytes of
   weights and 16 of columns, contiguous. Each sum is then
@@ -14,7 +14,7 @@
   alone, two rows x one column per step. ``matrix`` (QGemm): the columns are x's rows
   and y is [pixels][channels].
   ``in_place`` (1x1 only): y may be x; both columns are read before their pixels of y
-  are written (see ops/qlinear_inplace.py).
+  are written (see ops/qlinear/in_place.py).
 </%doc>\
 <%namespace name="qh" file="/kernels/lib/qhelpers.mako"/>\
 <%! import math %>\

@@ -64,7 +64,7 @@ def _objcopy_beside(env):
 
 
 def link_files(target):
-    """The files a target's link flags name (its linker script; targets.py makes them
+    """The files a target's link flags name (its linker script; target/ makes them
     absolute paths into the repository), for its programs and its footprint program."""
     return [f for f in dict.fromkeys(target.linkflags + target.footprint_linkflags)
             if os.path.isabs(f)]

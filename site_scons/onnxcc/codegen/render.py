@@ -14,7 +14,7 @@ _lookup = TemplateLookup(directories=[TEMPLATES_DIR], strict_undefined=True,
 
 def render(template, **values):
     """Render ``templates/<template>`` with the C spelling helpers in scope (model text
-    reaches C only through ``c_comment`` and ``c_string``: see ctext.py)."""
+    reaches C only through ``c_comment`` and ``c_string``: see core/ctext.py)."""
     text = _lookup.get_template(template).render(
         c_float=c_float, c_type=c_type, c_comment=c_comment, c_string=c_string,
         epilogue=epilogue_code, expression=expression_code,

@@ -1,4 +1,4 @@
-"""Small helpers that spell values and types in C (model text: ctext.py)."""
+"""Small helpers that spell values and types in C (model text: core/ctext.py)."""
 
 import functools
 import math

@@ -19,7 +19,7 @@ import math
 
 #: ops whose weight tensor, at this input index, holds the kernel. In onnxcc's graph (the
 #: optimized one this module reads) the integer ops take [x, w, bias] like Conv: their
-#: scales and zero points are attributes (qoperator.py), not ONNX's extra inputs
+#: scales and zero points are attributes (importer/qoperator.py), not ONNX's extra inputs
 _CONV_WEIGHT = {"Conv": 1, "ConvInteger": 1, "QLinearConv": 1}
 _MATMUL_B = {"MatMul": 1, "MatMulInteger": 1, "QLinearMatMul": 1}
 _GEMM_A = {"Gemm": 0, "QGemm": 0}

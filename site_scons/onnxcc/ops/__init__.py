@@ -12,11 +12,11 @@ and the compile-time parameters the template specializes on.
 
 A module whose kernels take binary ops in their epilogue exports ``EPILOGUE_SPANS``
 (op type -> function(node, graph) -> the output dimensions each of its kernel's loop
-counters walks; ops/epilogue.py).
+counters walks; ops/common/epilogue.py).
 
 An op with several implementations also exports ``TACTICS`` (op type -> [Tactic]):
 sibling kernels with the same C interface, the first being the reference (smallest code);
-``tactics.py`` picks one per node and records it on the node (``onnxcc_tactic``), which
+``tactics/stage.py`` picks one per node and records it on the node (``onnxcc_tactic``), which
 ``lower`` follows. An op with only ``LOWERINGS`` has one tactic, ``reference``; its
 kernels that write over an input are ``INPLACE``'s, another tactic's its ``in_place``.
 """
@@ -40,7 +40,7 @@ class KernelCall:
     scratch_bytes: int = 0
     #: output role -> input role: that output is written over that input (same address)
     overwrites: dict = field(default_factory=dict)
-    #: role -> packing spec (packing.py): that constant input is passed re-laid-out at
+    #: role -> packing spec (ops/common/packing.py): that constant input is passed re-laid-out at
     #: compile time into the order the kernel reads it
     packed: dict = field(default_factory=dict)
 

@@ -1,6 +1,6 @@
 """PatchJoin: one patch's piece of the join tensor copied into place.
 
-Only memory/patches.py makes this op (patch-based execution): ``y = PatchJoin([full,]
+Only plan/patches.py makes this op (patch-based execution): ``y = PatchJoin([full,]
 x)`` is ``full`` with ``x`` ([1, C, ph, pw]) written at rows and columns ``at``; the
 first patch's join has no ``full`` (the later patches fill the rest). Over ``full`` in
 place it copies nothing else; otherwise it first copies ``full``.

@@ -7,7 +7,7 @@ peepholes, clip, activations (any of ONNX's list, with their alpha / beta). Two 
              ``chunk`` steps at a time as one register-tiled GEMM into scratch (W packed in
              panels of the tile's columns), then per step only h R^T: a one-row tile
              (GEMV) per block of hidden units, with the rows of every gate of a block side
-             by side in its panel (packing.py ``gates``), so that the gates of a unit meet
+             by side in its panel (ops/common/packing.py ``gates``), so that the gates of a unit meet
              in one tile and are combined right after it, in vectors. GRU's
              linear_before_reset=0 runs two such phases (z and r, then h over r * h).
              The states, the projection and the peepholes live in scratch (the arena).

@@ -2,7 +2,7 @@
 
 ``y = Conv1x1(Mul(x, s))``, ``s`` one factor per input channel ([1, C, 1, 1]), is
 ``(W diag(s)) x``: the Conv takes ``s`` as its fourth input (``SCALE_INPUT``; the bias
-``''`` where absent) and scales its weights by it at run time (ops/conv.py: gemm1x1
+``''`` where absent) and scales its weights by it at run time (ops/conv/gemm.py: gemm1x1
 multiplies its packed weights into scratch before its GEMM; direct multiplies each
 input element by its channel's factor, the Mul's own rounding). The Mul's pass over
 x and the tensor ``x * s`` are gone.

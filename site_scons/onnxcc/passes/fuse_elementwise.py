@@ -4,7 +4,7 @@
 it: one pass over memory instead of two, and one buffer less to plan. Any chain fuses, of
 any length: unary ops (activations) into any kernel that takes an epilogue, and binary ops
 (a residual Add, a per-channel Mul) into a Conv, Gemm, MatMul or binary-op kernel when
-the second operand's offset is linear in that kernel's loop counters (ops/epilogue.py).
+the second operand's offset is linear in that kernel's loop counters (ops/common/epilogue.py).
 The second operand is appended to the kernel node's inputs.
 """
 

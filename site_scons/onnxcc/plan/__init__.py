@@ -1,6 +1,6 @@
 """Static memory planning: where every tensor and every kernel's scratch lives.
 
-The plan stage (``planner.py``) runs these steps, each a module of this package:
+The plan stage (``plan/stage.py``) runs these steps, each a module of this package:
 
 * ``schedule``: the order of the nodes (memory-aware by default);
 * ``forwarding``: which tensors share memory: views (the reshape family), concat inputs

@@ -8,7 +8,7 @@ row bands of the block's output, each band's expanded rows are written and read 
 they are still in the cache, for the cost of the halo rows computed again (a 3x3 window
 reads one or two rows of the neighbour band).
 
-The rewrite is patch-based execution's (memory/patches.py), started at an interior
+The rewrite is patch-based execution's (plan/patches.py), started at an interior
 tensor (the band's first node reads a ``Slice`` of it) and applied to several stages of
 one graph; every kernel and tactic applies unchanged (a band node keeps its layer's
 tactic). ``choose`` finds the stages and how many bands each gets:
@@ -118,7 +118,7 @@ def _copied_bytes(graph, nodes, source, need, windows):
                 continue
             shape = graph.info(t).shape
             have = patching.Region(0, shape[2], 0, shape[3]) if t == source else need[t]
-            # (rows of a one-channel tensor: a view, memory/forwarding.py)
+            # (rows of a one-channel tensor: a view, plan/forwarding.py)
             if wanted != have and not (shape[1] == 1 and (wanted.c0, wanted.c1) == (have.c0, have.c1)):
                 copied += _region_bytes(graph, t, wanted)
     return copied

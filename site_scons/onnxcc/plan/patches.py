@@ -213,7 +213,7 @@ def rewrite(graph, nodes, grid, source=None):
     """``graph`` with its stage ``nodes`` (indices, a join candidate) run as ``grid``
     patches of the join; the patches run one after the other. ``source``: the tensor the
     stage reads (default: the image input, and the patches run first); an interior one
-    (memory/bands.py) has the patches run where the stage's first node was."""
+    (plan/bands.py) has the patches run where the stage's first node was."""
     join = graph.nodes[nodes[-1]].outputs[0]
     _, _, jh, jw = graph.info(join).shape
     tensors, new_nodes = dict(graph.tensors), []
@@ -339,7 +339,7 @@ def overhead_percent(described):
 
 def apply(graph, plan):
     """``graph`` as ``plan`` (a plan.json) runs it: rewritten for its patches and its row
-    bands (memory/bands.py), if any."""
+    bands (plan/bands.py), if any."""
     p = plan.get("patches")
     if p:
         index = {n.name: k for k, n in enumerate(graph.nodes)}

@@ -80,7 +80,7 @@ def in_place_that_counts(graph, order, f, planned, joins=False):
     only ties buffers together (a shrunk output left at the bottom of a large one), which
     can keep the placement from reaching the lower bound. With ``joins``, a patch's join
     always counts: copying the whole join tensor for each band cost mobilenet_v2's row
-    bands (memory/bands.py) 2% of its time."""
+    bands (plan/bands.py) 2% of its time."""
     live = live_bytes([p.buffer for p in planned])
     bound = max(live.values(), default=0)
     needed = {k for k in f.overwrites if joins and graph.nodes[k].op == patching.JOIN}

@@ -12,7 +12,7 @@ kernels when the weights file is generated.
   tactic=...   forced choices, "Conv:im2col,fc1:reference" (op types or node names) or a
                JSON file {"Conv": "im2col", "fc1": "reference"}; a node's name beats its op
                type, and an op-type choice applies where it can (elsewhere: as above)
-  tuned        the choices autotune measured (autotune.py), node name -> tactic: taken
+  tuned        the choices autotune measured (verbs/autotune.py), node name -> tactic: taken
                where they still apply, unless forced
 """
 
@@ -131,7 +131,7 @@ def select(graph, cpu, opt="speed", forced=None, where="graph", tuned=None):
 
 @paused()
 def run(graph_path, out_path, cpu, opt, forced_text, tuned_path=None):
-    """The select stage; ``tuned_path``: a file of measured choices (autotune.py)."""
+    """The select stage; ``tuned_path``: a file of measured choices (verbs/autotune.py)."""
     graph = load_graph(graph_path, with_values=False)
     tuned = parse_forced(tuned_path) if tuned_path else None
     result = select(graph, cpu, opt, parse_forced(forced_text), graph_path, tuned)

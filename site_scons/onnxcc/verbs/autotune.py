@@ -1,11 +1,11 @@
 """autotune=1: choose each node's tactic by running its candidates on the target.
 
-The cost model (tactics.py) only estimates. Round r compiles the model with every node's
+The cost model (tactics/stage.py) only estimates. Round r compiles the model with every node's
 r-th applicable tactic (its last one when it has fewer) and a profiling program that
 times each step -- on the host the median of many runs in ns, on an emulated target the
-instructions under qemu -icount (exact, see bench.py) -- and each node keeps its cheapest
+instructions under qemu -icount (exact, see verbs/bench.py) -- and each node keeps its cheapest
 candidate. The choice is written to a tactic file next to the model,
-``<model>.tactics.<target>.json``, which later builds read (tactics.py: ``tuned``), so a
+``<model>.tactics.<target>.json``, which later builds read (tactics/stage.py: ``tuned``), so a
 build stays reproducible without measuring again. Entries for nodes a later model no
 longer has are ignored; autotune again after editing the model.
 """

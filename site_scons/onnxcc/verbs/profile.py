@@ -9,7 +9,7 @@ sum can be held against the whole inference.
 
 How a target counts:
 
-* a target with a ``[bench]`` clock counts as ``bench`` does (bench.py): nanoseconds of
+* a target with a ``[bench]`` clock counts as ``bench`` does (verbs/bench.py): nanoseconds of
   CLOCK_MONOTONIC on the host, instructions under ``qemu -icount`` on Cortex-M (SysTick)
   and RISC-V (minstret), where a few runs suffice (the counts are exact);
 * a Linux target run in QEMU's user mode (``qemu-aarch64``, ``qemu-arm``) counts the

@@ -1,9 +1,9 @@
 <%doc>
   The padded input of a convolution or pooling window split into stride phases
-  (ops/conv_geometry.py: phase_planes), which conv2d_implicit, conv2d_depthwise and
+  (ops/common/conv_geometry.py: phase_planes), which conv2d_implicit, conv2d_depthwise and
   pool2d_vector read their windows from: tap (ky, kx) of the pixels of an output row is
   then one contiguous run of a plane (conv2d_winograd clears and fills its patch planes,
-  ops/winograd.py patch_planes, with the same defs). The padding is the same for every channel and image: the planes are
+  ops/common/winograd.py patch_planes, with the same defs). The padding is the same for every channel and image: the planes are
   cleared once per call (clear, or clear_border beside planes filled image by image), then
   each channel copies in its pixels (fill).
 </%doc>

@@ -32,7 +32,7 @@
   values of A. Then the fused epilogue runs on the registers and the tile is stored.
   lanes == 1 is the scalar fallback: plain floats, the same code otherwise. Vectors are
   GCC vector extensions (vf), so one template serves AVX2, NEON and scalar CPUs; the
-  sizes come from ops/tiling.py.
+  sizes come from ops/common/tiling.py.
 </%doc>
 
 ## The definition line of a kernel whose multiply-adds may each round once: on CPUs with
@@ -51,7 +51,7 @@ ${simd.types(lanes, vectorizable(chain, lane_axis) and any(op not in ('Add', 'Su
 </%def>
 
 <%doc>
-  The epilogue `chain` (ops/epilogue.py) of `var`, a vector whose lanes walk coordinate
+  The epilogue `chain` (ops/common/epilogue.py) of `var`, a vector whose lanes walk coordinate
   `lane_axis` (`valid` of them are results), or a float (lanes == 1); coords: the kernel
   coordinates of its (first) element.
 </%doc>

@@ -421,7 +421,7 @@ ${scalar('softsign')}\
 </%def>
 
 ## x86's vmaxps and vminps: the Relu and Clip of the epilogues on 8 and 16 lanes
-## (ops/epilogue.py) -- an instruction on a port of its own, where the portable select is
+## (ops/common/epilogue.py) -- an instruction on a port of its own, where the portable select is
 ## a compare and a blend on the multiply-add ports (docs/speed.md, "1x1 convolutions on
 ## AVX2"). Both forms give b where either is NaN and where a == b (-0.0 against 0.0).
 ## Macros, like vm_sel (first made macros against -Wpsabi, before toolchain="env" builds got

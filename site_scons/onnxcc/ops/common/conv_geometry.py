@@ -1,5 +1,5 @@
 """What every Conv tactic reads off its node the same way, shared by the GEMM, direct and
-winograd tactics (ops/conv.py) and the depthwise ones (ops/conv_depthwise.py), which
+winograd tactics (ops/conv/: gemm.py, implicit.py, tactics.py, winograd.py) and the depthwise ones (ops/conv/depthwise.py), which
 import it and not each other:
 
   geometry      the Conv's window, channels, group, fused epilogue and input scale, and

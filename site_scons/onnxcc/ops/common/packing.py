@@ -12,7 +12,7 @@ declare the packed array from the graph's structure alone.
            [depth][rows] ("cols"); with ``groups`` the rows are that many independent
            blocks, each cut on its own.
   winograd 3x3 kernels [rows][depth][3][3] transformed for Winograd F(m x m, 3 x 3)
-           (ops/winograd.py): (m+2)^2 matrices [rows][depth], each cut into panels
+           (ops/common/winograd.py): (m+2)^2 matrices [rows][depth], each cut into panels
            of ``width`` rows as above.
   gates    a recurrent cell's weights ([directions][gates * hidden][depth]) with the rows
            of a block of hidden units side by side for every gate of a group (a GRU's

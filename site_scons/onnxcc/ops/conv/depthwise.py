@@ -1,4 +1,4 @@
-"""The Conv's depthwise tactics (one group per channel, ops/spatial.py is_depthwise): a
+"""The Conv's depthwise tactics (one group per channel, ops/common/spatial.py is_depthwise): a
 channel at a time, its taps summed over vectors along an output row.
 
   depthwise        each channel copied into zero-padded phase planes (conv_geometry's
@@ -8,11 +8,11 @@ channel at a time, its taps summed over vectors along an output row.
   depthwise_s2     column stride 2 on x86 without planes: input rows read from x as vector
                    pairs and split into even and odd columns in registers
   depthwise_nchwc  a block of a vector's channels at a time, transposed into channel
-                   vectors: the lowering and estimate here, the plan in ops/depthwise_lanes.py
+                   vectors: the lowering and estimate here, the plan in ops/conv/depthwise_lanes.py
 
 The first three are templates/kernels/conv2d_depthwise.c.mako's kernels, depthwise_nchwc
-conv2d_dw_nchwc.c.mako's. ops/conv.py lists them in the Conv's TACTICS beside the GEMM
-tactics; the geometry, tags and tiles they share are ops/conv_geometry.py's.
+conv2d_dw_nchwc.c.mako's. ops/conv/tactics.py lists them in the Conv's TACTICS beside the GEMM
+tactics; the geometry, tags and tiles they share are ops/common/conv_geometry.py's.
 """
 
 import math

@@ -5,7 +5,7 @@
                   columns (zero point subtracted), then two output channels x two pixels
                   per step, four taps per weight word (SXTB16 + SMLAD, inline assembly on
                   Thumb-2 with the DSP extension: Cortex-M4/M7, ARMv7-A; the same sums in
-                  C elsewhere), weights packed at compile time (packing.py "pairs")
+                  C elsewhere), weights packed at compile time (ops/common/packing.py "pairs")
   depthwise_q15   QLinearConv with group == channels: each channel copied into a
                   zero-padded int16 plane, then each window's row taps two at a time
                   against weight pairs in registers
