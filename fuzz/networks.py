@@ -67,32 +67,37 @@ def _block(draw, shape):
         block = {"k": draw(small_k), "stride": draw(st.sampled_from([1, 1, 2])),
                  "depthwise": draw(st.booleans()), "m": draw(channels), "act": draw(act),
                  "bn": draw(st.booleans())}
-        widest = n * max(c, block["m"]) * h * w
     elif kind == "inverted":
         block = {"expand": draw(st.sampled_from([1, 2, 3, 4, 6])), "k": draw(st.sampled_from([3, 5])),
                  "stride": draw(st.sampled_from([1, 1, 2])), "act": draw(act),
                  "m": draw(st.just(c) | channels), "se": draw(st.none() | _se_attrs(c))}
-        widest = n * c * block["expand"] * h * w
     elif kind == "se":
         block = draw(_se_attrs(c))
-        widest = n * c * h * w
     elif kind == "fire":
         block = {"squeeze": draw(channels), "e1": draw(channels), "e3": draw(channels)}
-        widest = n * (block["e1"] + block["e3"]) * h * w
     elif kind == "residual":
         block = {"act": draw(act), "bn": draw(st.booleans()), "first": draw(st.booleans())}
-        widest = n * c * h * w
     elif kind == "pool":
         k = draw(st.sampled_from([k for k in (2, 3) if k <= min(h, w)] or [1]))
         block = {"op": draw(st.sampled_from(["MaxPool", "AveragePool"])), "k": k,
                  "stride": draw(st.sampled_from([1, 2])), "pad": draw(st.sampled_from([0, k // 2]))}
-        widest = n * c * h * w
     else:
         block = {"groups": draw(st.sampled_from([g for g in range(2, c + 1) if c % g == 0])),
                  "grouped_conv": draw(st.booleans())}
-        widest = n * c * h * w
     block["block"] = kind
-    return block, widest
+    return block, n * _widest_channels(block, c) * h * w
+
+
+def _widest_channels(block, c):
+    """The channels of the widest tensor the block makes at its input's resolution."""
+    kind = block["block"]
+    if kind == "conv":
+        return max(c, block["m"])
+    if kind == "inverted":
+        return c * block["expand"]
+    if kind == "fire":
+        return block["e1"] + block["e3"]
+    return c
 
 
 @st.composite

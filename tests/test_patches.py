@@ -273,3 +273,30 @@ def test_an_int8_conv_with_a_constant_residual_stays_out_of_the_stage(tmp_path):
     r = run_scons(f"model={path}", "patches=2", f"build_dir={tmp_path / 'b'}", "verify")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "compared exactly" in r.stdout
+
+
+def test_every_elementwise_op_of_the_registry_runs_in_patches(tmp_path):
+    """The stage takes the ops the registry calls elementwise (ops.ELEMENTWISE, one list:
+    patches kept a copy of its own that had drifted), here ones no epilogue fuses: a
+    Floor and a Where of a comparison between two convolutions, built in patches and
+    verified."""
+    from onnxcc import ops
+    assert {"Floor", "Where", "Greater", "Cos"} <= ops.ELEMENTWISE
+    inits = [numpy_helper.from_array((RNG.standard_normal((4, 2, 3, 3)) * 0.3).astype(np.float32), "w1"),
+             numpy_helper.from_array((RNG.standard_normal((3, 4, 3, 3)) * 0.3).astype(np.float32), "w2"),
+             numpy_helper.from_array(np.float32([0.25]).reshape(1, 1, 1, 1), "t")]
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"], pads=[1, 1, 1, 1], kernel_shape=[3, 3]),
+             helper.make_node("Floor", ["c1"], ["f"]),
+             helper.make_node("Greater", ["c1", "t"], ["g"]),
+             helper.make_node("Where", ["g", "c1", "f"], ["e"]),
+             helper.make_node("Cos", ["e"], ["k"]),
+             helper.make_node("Conv", ["k", "w2"], ["c2"], strides=[2, 2], kernel_shape=[3, 3]),
+             helper.make_node("GlobalAveragePool", ["c2"], ["y"])]
+    path = _save(tmp_path / "elementwise.onnx", nodes, [1, 2, 19, 17], [1, 3, 1, 1], inits)
+    graph = optimize(import_model(path), "test")
+    stage, _ = patches.stage(graph)
+    assert {"Floor", "Greater", "Where", "Cos"} <= {graph.nodes[k].op for k in stage}
+    r = run_scons(f"model={path}", "patches=2", "opt=size", f"build_dir={tmp_path / 'b'}", "verify")
+    assert r.returncode == 0, r.stdout + r.stderr
+    with open(tmp_path / "b" / "x86_64" / "elementwise" / "plan.json") as f:
+        assert "patches" in json.load(f)

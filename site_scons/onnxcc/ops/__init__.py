@@ -7,6 +7,8 @@ and ``INPLACE`` (op type -> function(node, graph, tensor) -> KernelCall that wri
 node's output over its input ``tensor``, or None where it cannot).
 Kernels are float32 unless the module lists the op in ``TYPED_OPS`` (its lowering then
 handles, or rejects, each element type itself).
+``ELEMENTWISE`` names its ops whose every output element depends on the same element of
+each input (patch-based execution runs them on a patch: plan/patches.py).
 A kernel call names the Mako template under ``templates/kernels/`` that implements it
 and the compile-time parameters the template specializes on.
 
@@ -186,6 +188,9 @@ EPILOGUE_SPANS = {}
 ALIASES = set()
 INPLACE = {}
 TYPED_OPS = set()
+#: ops whose every output element depends on the same element of each input (constants
+#: broadcast along some dimensions at most)
+ELEMENTWISE = set()
 
 # the registry: every family module, named here; they import the names above, so they are
 # imported last
@@ -220,3 +225,4 @@ for _m in FAMILIES:
         _register(_table, getattr(_m, _name, {}), _m)
     ALIASES.update(getattr(_m, "ALIASES", ()))
     TYPED_OPS.update(getattr(_m, "TYPED_OPS", ()))
+    ELEMENTWISE.update(getattr(_m, "ELEMENTWISE", ()))

@@ -4,7 +4,6 @@ strides, dilations, pads)."""
 from onnxcc.ops.common.spatial import window_count
 
 from . import KernelCall
-from .layout import _prod
 
 
 def lower_col2im(node, graph):

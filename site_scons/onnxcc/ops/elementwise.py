@@ -102,6 +102,7 @@ EXPRESSIONS = {
 #: ops whose result has its own element type (the others: the inputs')
 RESULT_TYPED = {"Pow": _pow}
 TYPED_OPS = set(EXPRESSIONS) | set(RESULT_TYPED)
+ELEMENTWISE = TYPED_OPS  # (binary.py lowers the two-input ones)
 
 
 def lower_elementwise(node, graph):

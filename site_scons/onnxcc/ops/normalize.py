@@ -215,5 +215,6 @@ LOWERINGS = {"Softmax": lower_softmax, "LogSoftmax": lower_softmax, "Hardmax": l
              "GroupNormalization": lower_group_norm, "BatchNormalization": lower_batch_norm,
              "LpNormalization": lower_lp_norm, "LRN": lower_lrn}
 TYPED_OPS = {"Softmax", "LogSoftmax", "Hardmax"}  # float32 and float64
+ELEMENTWISE = {"BatchNormalization"}  # (its scale and shift are per channel)
 INPLACE = {"Softmax": softmax_in_place, "LogSoftmax": softmax_in_place,
            "Hardmax": softmax_in_place, "LayerNormalization": layer_norm_in_place}

@@ -121,6 +121,7 @@ EXPRESSIONS = {
 #: every expression is spelled for the element type it computes (ONNX's type constraints
 #: say which types an op takes); only float32 chains fuse into other kernels
 TYPED_OPS = set(EXPRESSIONS)
+ELEMENTWISE = set(EXPRESSIONS)
 
 
 def expression_code(var, step, dtype="float32"):

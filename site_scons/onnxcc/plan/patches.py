@@ -22,6 +22,7 @@ keeps the cheapest in recomputed multiply-accumulates that fits the budget.
 
 from dataclasses import dataclass, replace
 
+from onnxcc import ops
 from onnxcc.core.errors import OnnxccError
 from onnxcc.core.ir import Graph, Node
 from onnxcc.core.macs import graph_macs
@@ -31,15 +32,6 @@ from onnxcc.ops.qlinear.lowering import RESIDUAL_INPUT
 
 #: ops computed over a window of their first input (2-D, NCHW)
 WINDOWED = {"Conv", "QLinearConv", "MaxPool", "AveragePool"}
-#: ops whose every output element depends on the same element of each input (constants
-#: broadcast per channel at most); and Concat along the channels, whose every output
-#: pixel is the same pixel of its inputs
-ELEMENTWISE = {
-    "Relu", "Clip", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Elu", "Selu",
-    "Softplus", "Softsign", "Neg", "Abs", "Exp", "Sqrt", "Erf", "Mish", "Gelu", "Celu",
-    "ThresholdedRelu", "Add", "Sub", "Mul", "Div", "Max", "Min", "PRelu", "BatchNormalization",
-    "QuantizeLinear", "DequantizeLinear", "QLinearAdd", "QLinearMul", "QLinearLeakyRelu",
-    "QLinearSigmoid"}
 #: the op that copies a patch's piece of the join into place (ops/patch.py)
 JOIN = "PatchJoin"
 #: what a forced ``patches=N`` says when the graph has nothing to patch (or too small)
@@ -111,7 +103,7 @@ def is_local(node, graph, ready):
                 or (a.get("ceil_mode", 0) and node.op != "MaxPool"):
             return False
         others = node.inputs[1:]
-    elif node.op in ELEMENTWISE or (node.op == "Concat" and node.attrs.get("axis") in (1, -3)):
+    elif node.op in ops.ELEMENTWISE or (node.op == "Concat" and node.attrs.get("axis") in (1, -3)):
         others = node.inputs
     else:
         return False

@@ -113,6 +113,15 @@ def pointwise_over_x(call, tensor, element_bytes):
                     scratch_bytes=element_bytes * p["c"])
 
 
+def conv_over_x(call, tensor, element_bytes):
+    """``call`` (a direct convolution) writing y over x: a channelwise one through one
+    channel of scratch (window_over_x), any other through one pixel (pointwise_over_x);
+    None where its rule does not hold."""
+    if is_channelwise(call.params):
+        return window_over_x(call, tensor, element_bytes)
+    return pointwise_over_x(call, tensor, element_bytes)
+
+
 def window_tag(g):
     tag = f"{g['kh']}x{g['kw']}_s{g['sh']}x{g['sw']}_p{g['pt']}x{g['pl']}"
     if (g["dh"], g["dw"]) != (1, 1):

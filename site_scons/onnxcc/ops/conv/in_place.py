@@ -5,21 +5,19 @@ planner uses them when x dies at the conv."""
 
 from onnxcc.ops import in_place
 from onnxcc.ops.common.epilogue import residual_roles
-from onnxcc.ops.common.spatial import is_channelwise, pointwise_over_x, window_over_x
+from onnxcc.ops.common.spatial import conv_over_x
 
 from .tactics import lower_direct
 
 
 def conv_in_place(node, graph, tensor):
     """A fused residual r: every kernel reads r's element right before it writes the same
-    element of y. Else over x, by spatial.window_over_x or spatial.pointwise_over_x."""
+    element of y. Else over x, by spatial.conv_over_x."""
     call = lower_direct(node, graph)
     residuals = residual_roles(call, graph)
     if tensor in [t for role, t in call.inputs if role in residuals]:
         return in_place(call, tensor, residuals)
-    if is_channelwise(call.params):
-        return window_over_x(call, tensor, 4)
-    return pointwise_over_x(call, tensor, 4)
+    return conv_over_x(call, tensor, 4)
 
 
 INPLACE = {"Conv": conv_in_place}

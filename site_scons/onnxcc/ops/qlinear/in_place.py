@@ -12,7 +12,7 @@ DequantizeLinear, elementwise in an order that allows it.
 import numpy as np
 
 from onnxcc.ops import in_place
-from onnxcc.ops.common.spatial import is_channelwise, pointwise_over_x, window_over_x
+from onnxcc.ops.common.spatial import conv_over_x, window_over_x
 
 from .lowering import (RESIDUAL_INPUT, lower_dequantize, lower_qadd, lower_qavgpool, lower_qconv,
                        lower_qglobal_avgpool, lower_qlookup, lower_qsoftmax, lower_quantize)
@@ -62,9 +62,7 @@ def qconv_in_place(node, graph, tensor):
     g = call.params
     if g["residual"] and tensor == node.inputs[RESIDUAL_INPUT]:
         return in_place(call, tensor, ("r",))
-    if is_channelwise(g):
-        return window_over_x(call, tensor, 1)
-    return pointwise_over_x(call, tensor, 1)
+    return conv_over_x(call, tensor, 1)
 
 
 def qavgpool_in_place(node, graph, tensor):

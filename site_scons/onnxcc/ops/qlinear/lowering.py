@@ -337,3 +337,5 @@ LOWERINGS = {"QLinearConv": lower_qconv, "QGemm": lower_qgemm,
              "QuantizeLinear": lower_quantize, "DequantizeLinear": lower_dequantize,
              "ConvInteger": lower_conv_integer, "MatMulInteger": lower_matmul_integer}
 TYPED_OPS = set(LOWERINGS)  # integer tensors, each kernel for the types it takes
+ELEMENTWISE = {"QLinearAdd", "QLinearSigmoid", "QLinearLeakyRelu", "QuantizeLinear",
+               "DequantizeLinear"}
