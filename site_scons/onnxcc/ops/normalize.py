@@ -25,17 +25,21 @@ def _split(shape, axis):
     return axis, outer, inner
 
 
-def lower_softmax(node, graph):
-    x, y = node.inputs[0], node.outputs[0]
-    shape = graph.info(x).shape
+def softmax_span(node, graph):
+    """(outer, n, inner) of a softmax's input (float or QLinearSoftmax): ``outer`` runs of
+    ``n`` normalized elements ``inner`` apart."""
+    shape = graph.info(node.inputs[0]).shape
     if graph.opset < 13:  # the input is coerced to 2-D at axis: reduce over all trailing axes
         _, outer, n = _split(shape, node.attrs.get("axis", 1))
-        inner = 1
-    else:
-        axis = node.attrs.get("axis", -1) % len(shape)
-        _, outer, rest = _split(shape, axis)
-        n = shape[axis]
-        inner = rest // n
+        return outer, n, 1
+    axis = node.attrs.get("axis", -1) % len(shape)
+    _, outer, rest = _split(shape, axis)
+    return outer, shape[axis], rest // shape[axis]
+
+
+def lower_softmax(node, graph):
+    x, y = node.inputs[0], node.outputs[0]
+    outer, n, inner = softmax_span(node, graph)
     dtype = graph.info(x).dtype
     if dtype not in ("float32", "float64"):
         raise unsupported(node, f"element type {dtype}")

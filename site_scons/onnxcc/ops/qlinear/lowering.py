@@ -23,7 +23,7 @@ from onnxcc.core.quant import (F32, fixed_point, int_range, leaky_relu, logistic
 from onnxcc.ops import KernelCall, unsupported
 from onnxcc.ops.common.broadcast import broadcast_strides, merge_dims
 from onnxcc.ops.common.spatial import window_2d, window_tag
-from onnxcc.ops.normalize import _split
+from onnxcc.ops.normalize import softmax_span
 
 SHORT = {"int8": "s8", "uint8": "u8"}
 #: a QLinearConv's input that is the residual of a QLinearAdd fused after it (after the
@@ -253,15 +253,7 @@ def lower_qadd(node, graph):
 
 def lower_qsoftmax(node, graph):
     x, y = node.inputs[0], node.outputs[0]
-    shape = graph.info(x).shape
-    if graph.opset < 13:
-        _, outer, n = _split(shape, node.attrs.get("axis", 1))
-        inner = 1
-    else:
-        axis = node.attrs.get("axis", -1) % len(shape)
-        _, outer, rest = _split(shape, axis)
-        n = shape[axis]
-        inner = rest // n
+    outer, n, inner = softmax_span(node, graph)
     x_scale, _ = _per_tensor(graph, node, x)
     y_scale, y_zp = _per_tensor(graph, node, y)
     signed = graph.info(x).dtype == "int8"

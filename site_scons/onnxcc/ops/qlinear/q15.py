@@ -96,12 +96,16 @@ def _gemm_in_place(node, graph, cpu, tensor):
     written); over x for a 1x1 convolution in one image or with M <= C: the two pixels'
     inputs are in the columns before any of their outputs is written, and output (k, p)
     lands on x's pixel p of channel k or of an earlier image, or beyond x (the reference's
-    proof, qlinear_inplace.qconv_in_place)."""
-    call = lower_gemm(node, graph, cpu)
-    p = call.params
-    if p["residual"] and tensor == node.inputs[RESIDUAL_INPUT]:
+    proof, qlinear/in_place.qconv_in_place)."""
+    return _over(lower_gemm(node, graph, cpu), node, graph, tensor, pointwise_fits_over_x)
+
+
+def _over(call, node, graph, tensor, fits_over_x):
+    """``call`` writing y over the fused residual ``tensor``, or over x where
+    ``fits_over_x(params)`` and x's elements are y's width; else None."""
+    if call.params["residual"] and tensor == node.inputs[RESIDUAL_INPUT]:
         return in_place(call, tensor, ("r",))
-    if pointwise_fits_over_x(p) and same_width(graph, node, tensor):
+    if fits_over_x(call.params) and same_width(graph, node, tensor):
         return in_place(call, tensor, ("x",))
     return None
 
@@ -132,13 +136,7 @@ def cost_depthwise(node, graph, cpu):
 def _depthwise_in_place(node, graph, cpu, tensor):
     """Over a fused residual, or over x when a channel does not grow: channel k of x is in
     the plane before channel k of y is written, and lies within channels 0..k of x."""
-    call = lower_depthwise(node, graph, cpu)
-    p = call.params
-    if p["residual"] and tensor == node.inputs[RESIDUAL_INPUT]:
-        return in_place(call, tensor, ("r",))
-    if channel_fits_over_x(p) and same_width(graph, node, tensor):
-        return in_place(call, tensor, ("x",))
-    return None
+    return _over(lower_depthwise(node, graph, cpu), node, graph, tensor, channel_fits_over_x)
 
 
 # --- QGemm ---------------------------------------------------------------------------------
