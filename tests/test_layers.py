@@ -43,3 +43,19 @@ def test_no_module_imports_a_sibling_or_higher_layer():
             elif other is not None and other != own and rank[other] == rank[own]:
                 wrong.append(f"{module} imports {used} (a sibling layer)")
     assert not wrong, "\n".join(wrong)
+
+
+def test_the_scons_tool_is_thin_and_no_module_is_long():
+    """The SCons tool adds the builders to an environment and nothing else; a module that
+    outgrows 400 lines is doing two jobs."""
+    tool = os.path.join(os.path.dirname(PACKAGE_DIR), "site_tools", "onnxcc.py")
+    with open(tool) as f:
+        assert len(f.readlines()) < 150
+    long = []
+    for module in all_modules():
+        path = module_deps.module_file(module)
+        with open(path) as f:
+            lines = len(f.readlines())
+        if lines > 400:
+            long.append(f"{module}: {lines} lines")
+    assert not long, "\n".join(long)
