@@ -173,9 +173,8 @@ def _prefetches(p, cpu):
 def _laundering_tiles(p, cpu):
     """[rows, vecs] of the tiles that launder their epilogue operands (tile.mako's
     ``opaque``): on SIMD CPUs, only where the accumulators, B vectors, broadcast and the
-    operands' vectors outgrow the registers (on AVX-512's 14 x 2 tiles without it
-    transformer_dyn18 ran 15% slower; on one-row tiles with it the example fc_autoencoder
-    13% slower on x86_64, and a scalar CPU's code changed for nothing)."""
+    operands' vectors outgrow the registers: there GCC spills an accumulator without it,
+    elsewhere it only costs reloads (the numbers: docs/speed.md, "Transformer MatMuls")."""
     operands = len({attrs["operand"] for _, attrs in p["epilogue"] if attrs.get("operand")})
     heights = sorted({p["rows"], p["m"] % p["rows"]} - {0})
     return [[r, v] for r in heights for v in range(1, p["vecs"] + 1)
@@ -185,9 +184,10 @@ def _laundering_tiles(p, cpu):
 def k_chunk(m, k, rows, width, cpu):
     """Steps of the sum per chunk: all of them, unless several row blocks reuse a column
     panel (k x width floats) too big for half the L1 cache; then pieces that fit. Tall
-    tiles sum whole (their narrow panels stream well from the level 2: a 12x2 tile of a
-    64x1024x256 MatMul 108 GMAC/s whole, 102 in chunks of 128), and so do AVX2's (on Zen
-    4, transformer_dyn18 0.94 of its CPU time in chunks, its FFN2 then prefetched)."""
+    tiles sum whole (their narrow panels stream well from the level 2), and so do AVX2's
+    (a whole sum's panel is prefetched instead). (The numbers: docs/speed.md,
+    "Transformer MatMuls" and
+    "On Zen 4: A's rows in one L1 set, and the next panel's prefetch".)"""
     if tall_tiles(cpu) or cpu.simd_bytes >= 32:
         return k
     fits = (cpu.l1d_bytes // 2) // (4 * width) if cpu.l1d_bytes else k

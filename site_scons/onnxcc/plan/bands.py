@@ -34,16 +34,11 @@ from . import patches as patching
 #: the longest stage tried from each windowed node (an inverted residual block and a
 #: separate residual Add or activation)
 MAX_NODES = 4
-#: cycles one byte of a tensor written to memory and read back costs more than from L2
-#: (x86_64-avx512, mobilenet_v2's 112x112 block: its expansion and depthwise conv took
-#: 345 us less in bands for 9.6 MB of traffic, about 0.13 cycles a byte at 3.6 GHz; kept
-#: low, so that efficientnet_b0's block of a Swish expansion and a 5x5 stride-2 depthwise,
-#: measured 3% slower in 7 bands, is not banded). The Slices and joins the bands copy
-#: (``copied_bytes``, 0.4 to 2.3 MB a stage) are not charged: at the rate mobilenet_v2's
-#: profile shows for them (about 0.4 cycles a byte, x86_64-avx512) no stage of
-#: efficientnet_b0 would be banded, though its bands measured 0.93 of bands=off -- part
-#: of what they copy (the image input, the join's first write) is traffic the unbanded
-#: layers pay too; tuning both rates needs a per-stage A/B (docs/speed.md)
+#: cycles one byte of a tensor written to memory and read back costs more than from L2: a
+#: little below the rate measured, so that a stage measured slower in bands is not banded.
+#: The Slices and joins the bands copy (``copied_bytes``) are not charged: part of it is
+#: traffic the unbanded layers pay too (the numbers, and what is left to measure:
+#: docs/memory.md, "What a byte kept out of memory is worth")
 CYCLES_PER_BYTE = 0.1
 #: the share of the cache one band's tensors may fill (the weights and the next band's
 #: first rows share it)
@@ -182,9 +177,9 @@ def _auto(graph, source, nodes, length, cache, work):
 
 def _filters_wide(graph, stage, cache):
     """Whether a depthwise convolution of the stage reads a tensor of it larger than
-    ``cache``: an inverted residual block's expansion. Stages without one measured no
-    gain in bands (auto / off, x86_64-avx512: SqueezeNet 1.01-1.02, ShuffleNet 1.02-1.04,
-    ResNet-18 and RegNetX 0.98-1.01; their layers are compute-bound or stream once)."""
+    ``cache``: an inverted residual block's expansion. Stages without one gained nothing
+    in bands: their layers are compute-bound or stream once (the numbers: docs/memory.md,
+    "Row bands through interior blocks (for speed)")."""
     made = {graph.nodes[k].outputs[0] for k in stage}
     for k in stage:
         node = graph.nodes[k]

@@ -19,8 +19,8 @@ TALL_ROWS = 14
 L1_WAY_BYTES = 4096
 #: the row limit of a tall tile whose A rows are a multiple of L1_WAY_BYTES apart: those
 #: rows share one set of 8 ways (with the B panel's lines), so more of them evict each
-#: other between the 16 steps that read each line (measured on Zen 4, a 128x1024x256
-#: MatMul's tiles: 13x2 vectors 46 GMAC/s, 12x2 49, 10x2 55, 8x2 and 7x3 57)
+#: other between the 16 steps that read each line (the numbers: docs/speed.md,
+#: "On Zen 4: A's rows in one L1 set, and the next panel's prefetch")
 ALIASED_ROWS = 8
 
 
@@ -79,15 +79,14 @@ def step_cost(rows, vecs, cpu, from_l2=False, tall=False):
     fast on a superscalar core, of floats). ``from_l2``: the B vectors stream from the
     level-2 cache (the panel a tile sums over outgrew the level-1): two cycles each.
     ``tall`` (a GEMM kernel on 512-bit vectors): each B vector of a step costs about 3/4
-    of a cycle more than its multiply-adds, wherever its panel is (measured: a
-    64x256x1024 MatMul's tiles of 4x6 vectors ran at 80 GMAC/s, 8x3 at 107, 12x2 at 113,
-    of a peak of 123; 12x2 at 108 on a 64x1024x256 one, its panels in the level 2)."""
+    of a cycle more than its multiply-adds, wherever its panel is (the numbers:
+    docs/speed.md, "Transformer MatMuls")."""
     if tall_tiles(cpu, tall) and rows >= 4:  # (panels from the level 2 included)
         return max(rows * vecs, rows + vecs) / 2 + 0.75 * vecs + 0.5
     if _simd(cpu) and cpu.simd_bytes >= 64 and rows < 4:
         # GCC folds a B vector used 3 times or fewer into the multiply-adds' memory operands,
         # and folded 512-bit loads issue about one a cycle: every multiply-add and broadcast
-        # is a load (measured: RegNetX's 1x1 convs on 3x4 tiles take 2.1x the time of 4x4)
+        # is a load (the numbers: docs/speed.md, "RegNetX's group convolutions")
         return max(rows * vecs + rows, 4 * vecs if from_l2 else 0) + 0.5
     if _simd(cpu):
         return max(rows * vecs, rows + vecs, 4 * vecs if from_l2 else 0) / 2 + 0.5

@@ -62,8 +62,8 @@ def _plan_depthwise(g, cpu, shift=False):
     # (shift: a tile reads a vector past its last, and its rows from vector boundaries)
     planes = phase_planes(g, (vecs + shift) * lanes, align=lanes if shift else 1)
     # (stride-2 and -4 rows are split into their column phases by vector shuffles: twice
-    # a copy's cycles; and each row filled costs a memcpy call or a loop's start, measured
-    # against depthwise_nchwc with benchmarks/depthwise_layers.py --tactics)
+    # a copy's cycles; and each row filled costs a memcpy call or a loop's start; fitted:
+    # docs/speed.md, "Channels in the lanes: `depthwise_nchwc`")
     split = g["sw"] in SPLIT_STRIDES
     copy = copy_cost(planes["channel_stride"], cpu, contiguous=g["sw"] == 1 or split) * (2 if split else 1)
     copy += 4 * sum(f["rows"][1] - f["rows"][0] for f in planes["fills"] if f["px"] == 0)
@@ -74,8 +74,9 @@ def _shift_tile_cost(rows, vecs, g, cpu):
     """A depthwise_shift tile: each vector of the plane rows it reads loaded once (and the
     one after), a shuffle per tap column not a multiple of the lanes over, the
     multiply-adds, the stores. On 8-lane AVX2 a shuffle across its 128-bit halves is two
-    on the one shuffle port (measured slower than the unaligned loads on 28x28 and larger
-    images); on AVX-512 and NEON it shares the multiply-adds' ports."""
+    on the one shuffle port (slower than the unaligned loads except on small images; the
+    numbers: docs/speed.md, "Aligned rows and shifted taps: `depthwise_shift`"); on
+    AVX-512 and NEON it shares the multiply-adds' ports."""
     lanes = cpu.lanes()
     reads = {(ky * g["dh"] % g["sh"], kx * g["dw"] % g["sw"], i + ky * g["dh"] // g["sh"])
              for i in range(rows) for ky in range(g["kh"]) for kx in range(g["kw"])}
@@ -92,9 +93,8 @@ def _direct_tile_cost(rows, vecs, ox, g, cpu):
     line, one a cycle; those across the row's edges shuffled with zeros), a shuffle per
     even or odd vector split out of them and per tap column not a multiple of the lanes
     over, the multiply-adds, the stores. On AVX2 a shuffle counts 1.5 times against the
-    multiply-adds (fitted on benchmarks/depthwise_layers.py's stride-2 layers on Zen 4,
-    two shuffle pipes: twice, the Xeon's fit, overestimated them 1.3-1.5 times and lost the
-    14x14 layer to depthwise_nchwc; once picked 2-row tiles, 1.17 times slower on 5x5)."""
+    multiply-adds: fitted on the stride-2 layers on Zen 4, two shuffle pipes (the numbers:
+    docs/speed.md, "On Zen 4: the choices re-fitted, and Swish's exp")."""
     lanes = cpu.lanes()
     reads = {i * g["sh"] + ky * g["dh"] for i in range(rows) for ky in range(g["kh"])}
     cols = [kx * g["dw"] - g["pl"] for kx in range(g["kw"])]

@@ -62,19 +62,15 @@ def packed(g, cpu):
 def cost(g, cpu):
     """Estimated cycles, without the epilogue: per block of channels, the transposes in
     and out (log2(lanes) shuffles a vector, and its load or store), the tiles'
-    multiply-adds and their stores; per call, clearing the image. (Measured on x86_64 and
-    x86_64-avx512 against the depthwise tactic, benchmarks/depthwise_layers.py --tactics:
-    the estimates' ratios within about 20% of the measured ones, except the big images
-    whose scratch outgrows the level-2 cache, where both say ``depthwise``.)"""
+    multiply-adds and their stores; per call, clearing the image. (Fitted against the
+    depthwise tactic: docs/speed.md, "Channels in the lanes: `depthwise_nchwc`".)"""
     lanes = cpu.lanes()
     rows, cols = scratch_image(g)
-    # (log2(lanes) shuffles of two vectors in, one out, a vector; measured against
-    # depthwise_shift with benchmarks/depthwise_layers.py --tactics. On AVX-512 7-8 cycles
-    # a vector on the Xeon's one shuffle port, about 6 on Zen 4's two pipes (``[cpu]
-    # shuffle_ports``; EfficientNet's 240ch 28x28 5x5 layer 0.84 of depthwise_shift's
-    # time). AVX2 keeps 4: 3 chose it on MobileNetV2's 14x14 layers (0.80 alone, 0.95-0.98
-    # in the network) but also on its 28x28 ones, 1.20-1.25 times depthwise's time in the
-    # network)
+    # (log2(lanes) shuffles of two vectors in, one out, a vector, plus what a fit against
+    # depthwise_shift added: on 16 lanes more on one shuffle port than on two (``[cpu]
+    # shuffle_ports``), on AVX2 one (with less, this tactic won layers where it ran slower).
+    # The numbers: docs/speed.md, "Aligned rows and shifted taps: `depthwise_shift`" and
+    # "On Zen 4: the choices re-fitted, and Swish's exp")
     wide = (3 if cpu.shuffle_ports < 2 else 2) if lanes >= 16 else 1
     per_vector = math.log2(lanes) + wide
     transposes = (g["h"] * g["w"] + g["oh"] * g["ow"]) * per_vector

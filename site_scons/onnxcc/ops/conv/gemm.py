@@ -40,8 +40,8 @@ def _plan_1x1(g, cpu):
     are adjacent). Where pixel tiles could write y over x (which transposed ones cannot:
     _gemm1x1_in_place) and the estimate of a float-by-float transposed store -- the one
     the memory plans were made with -- keeps them, they stay: the block transposes' lower
-    estimate would cost a DS-CNN's 64 -> 64 on 25x5 pixels its in-place step (+30 KB of
-    arena)."""
+    estimate would cost a DS-CNN's 1x1 convs their in-place steps (the numbers:
+    docs/speed.md, "Pointwise convolutions")."""
     mg, k, n = gemm_shape(g)
     repeat = g["n"] * g["group"]
     (rows, vecs), cycles = best_tile(mg, n, k, cpu, overhang=False)
@@ -58,9 +58,9 @@ def _k_block(g, cpu, p):
     """Input channels per block of the sums of transposed tiles (0: one block): a block's
     rows of the weight panel (4 * width bytes each) and of the input (about a line each)
     fill half the level-1 cache, so the panel's pixel tiles re-read them there and not
-    from the level 2. On AVX2 only (Zen 4: RegNetX's 400 -> 400 on 7x7 from 46 to 54
-    GMAC/s, docs/speed.md "1x1 convolutions on AVX2"); AVX-512's tiles of 48-80 channels
-    left blocks too short to pay (1-16% slower), the other targets were not measured."""
+    from the level 2. On AVX2 only: AVX-512's wider tiles leave blocks too short to pay,
+    the other targets were not measured (the numbers: docs/speed.md,
+    "1x1 convolutions on AVX2 (Zen 4)")."""
     if not p["transposed"] or g["oh"] * g["ow"] == 1 or cpu.simd_bytes != 32 or not cpu.l1d_bytes:
         return 0
     block = cpu.l1d_bytes // 2 // (4 * p["vecs"] * p["lanes"] + 64)
@@ -109,8 +109,8 @@ def _im2col_columns(g, cpu, k, width):
 #: cycles per element of the im2col gather (conv2d_im2col.c.mako's bounds-checked loop) on
 #: a SIMD CPU, next to vector tiles
 GATHER_CYCLES = 6
-#: instructions per element of the same loop on a scalar CPU (measured on Cortex-M7:
-#: RegNetX's group convolutions ran 22-24 an element beyond their GEMM's estimate)
+#: instructions per element of the same loop on a scalar CPU, as measured on Cortex-M7 (the
+#: numbers: docs/speed.md, "RegNetX's group convolutions")
 GATHER_INSTRUCTIONS = 24
 
 
@@ -118,7 +118,7 @@ def _plan_im2col(g, cpu):
     mg, k, n = gemm_shape(g)
     (rows, vecs), cycles = best_tile(mg, n, k, cpu, overhang=True)
     # each gathered element: its window coordinates, four bounds tests, a load or a zero
-    # and a store (measured: RegNetX's stride-2 group convolutions ran 3x their estimate)
+    # and a store (the numbers: docs/speed.md, "Model zoo")
     gather = (GATHER_CYCLES if cpu.lanes() > 1 else GATHER_INSTRUCTIONS) * k * n
     chunks = -(-n // _im2col_columns(g, cpu, k, vecs * cpu.lanes()))
     weights = reread_cost(4 * mg * k, chunks, cpu)  # every chunk reads all the weights

@@ -20,11 +20,9 @@ def _grouped(g):
     return g["group"] > 1 and g["c"] // g["group"] > 1
 
 
-#: the caches of L1's size a group convolution's planes of a band may fill on x86: RegNetX's
-#: first (32 channels, 2 groups, 112x112 /2: the planes of an output row 14.6 KB) ran its
-#: pixel tiles in bands of 1 row at 366 us, of 3 at 337, 4 at 331, 6 and 8 at 333 (Zen 4,
-#: x86_64, conv_layers.py): each band copies the rows its taps reach again. In the network
-#: bands of 7 (4 L1s) ran 0.98-1.04 of before, of 5 (3 L1s) 0.94; AVX-512 0.81 (7 rows)
+#: the caches of L1's size a group convolution's planes of a band may fill on x86: each band
+#: copies the rows its taps reach again, so bands of one L1 copy too much (the numbers:
+#: docs/speed.md, "RegNetX's group convolutions on AVX2: flat tiles, wider bands (Zen 4)")
 GROUP_BAND_L1S = 3
 
 
@@ -43,17 +41,17 @@ def _band(g, cpu):
 def _row_group(g, cpu, mg, k, rows, vecs, cycles, store):
     """A transposed tile over several whole output rows of a narrow image: (rows of
     output per tile, tile rows of a leftover row, vecs, cycles). Each pass over the
-    rows streams all the weights again (a 7x7 image of 512 channels: 9.4 MB, seven
-    times at one row a pass), so a group is taken when that re-read makes it cheaper,
-    the one of most accumulators (each load feeds the most multiply-adds: 14 pixels x 2
-    vectors ran 8% faster than 21 x 1 on AVX-512 with one pass less). The re-read
+    rows streams all the weights again, so a group is taken when that re-read makes it
+    cheaper, the one of most accumulators (each load feeds the most multiply-adds; the
+    numbers: docs/speed.md, "Narrow images: tiles over groups of rows"). The re-read
     ranks the choices here only; the cycles are the tiles' (as every transposed tile's).
     ``store``: gemm_cost's keyword of the tiles' store."""
     oh, ow = g["oh"], g["ow"]
     size = 4 * mg * k
     best = None
     for group in range(2, oh + 1):
-        # one vector is broadcast-bound (26 x 1 no faster); no wider than the channels
+        # one vector is broadcast-bound (docs/speed.md, "Narrow images: tiles over groups of rows");
+        # no wider than the channels
         for v in range(2, min(MAX_VECS, -(-mg // cpu.lanes())) + 1):
             if not tile_fits(group * ow, v, cpu):
                 continue
@@ -73,8 +71,8 @@ def _group_lanes(g, cpu, mg, k, store):
     """A group convolution's channel-vector tiles longer than best_tile's (MAX_ROWS
     pixels), on 512-bit vectors: a group's few outputs (RegNetX's 16, one vector) leave
     the registers to many pixels, each multiply-add reading its input value as a
-    broadcast memory operand, the weights' vector loaded once for them all (measured
-    there: RegNetX's 7x7 and 14x14 group layers 4-9% faster than 7-pixel tiles). The
+    broadcast memory operand, the weights' vector loaded once for them all; the numbers:
+    docs/speed.md, "RegNetX's group convolutions: long channel-vector tiles (AVX-512)". The
     tiles cover a row split evenly, or groups of whole rows of a narrow image: (rows of
     output per tile, pixels per tile of a row, vecs, cycles); None where no tile longer
     than MAX_ROWS fits the registers."""
@@ -106,8 +104,8 @@ def _flat_tiles(g, cpu, mg, k, store):
     tiles of 4 + 3 or 5 + 5 + 4 (fewer accumulators than the multiply-adds' latency
     keeps busy, and more tiles); the image's 49 pixels are 4 tiles of 6 and 5 of 5.
     Each tile prefetches its share of the next panel (the next group's weights: in the
-    network they come from memory; RegNetX's 7x7 layers ran 0.78 of before, their rows'
-    tiles without the prefetch 0.90).
+    network they come from memory). (The numbers: docs/speed.md,
+    "RegNetX's group convolutions on AVX2: flat tiles, wider bands (Zen 4)".)
     (rows, vecs, cycles): tiles of rows pixels, the last few of rows - 1 (the template's
     split); None where it does not apply."""
     if not _grouped(g) or cpu.simd_bytes != 32:
@@ -145,12 +143,12 @@ class ImplicitPlan(NamedTuple):
 def _store_rows(g, cpu, vecs, group):
     """Output rows of a panel's scratch store: the whole image's where it fits half the L1
     cache (written and read back right away) and is no larger than the planes (it grew
-    arenas: kws's first conv on x86_64, 41.1 -> 41.8 KiB), else as many rows as fit so
-    (one row group: each band of rows is transposed back as soon as it is summed); 0:
-    not one row fits (the tiles store float by float). Bands only at stride 1: ResNet-18's
-    stride-2 layers ran them at 0.996-1.037 of the float-by-float store (profile steps
-    alternated, x86_64-avx512), SqueezeNet's stride-1 expands at 0.88-0.98. Dense only:
-    group convolutions' bands were neither measured nor tested."""
+    arenas), else as many rows as fit so (one row group: each band of rows is transposed
+    back as soon as it is summed); 0: not one row fits (the tiles store float by float).
+    Bands only at stride 1: stride-2 layers gained nothing from them. Dense only: group
+    convolutions' bands were neither measured nor tested. (The numbers: docs/speed.md,
+    "Implicit's channel-vector tiles: the panel store" and
+    "The panel store in bands of rows: larger images".)"""
     limit = 4 * (g["c"] // g["group"]) * phase_planes(g, 0)["channel_stride"]
     row = 4 * g["ow"] * vecs * cpu.lanes()
     rows = min(limit, cpu.l1d_bytes // 2 or limit) // row

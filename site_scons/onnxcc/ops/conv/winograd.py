@@ -17,17 +17,14 @@ def winograd_applies(node, graph, cpu):
 
 #: the vectors winograd's kernel runs on where the target's are wider but its multiply-adds
 #: are not faster on them: a core whose AVX-512 is double-pumped (AMD Zen 4, ``[cpu]
-#: fma_bytes = 64``: a 512-bit multiply-add a cycle or two 256-bit ones, 58.3 GMAC/s
-#: either way) gains nothing from 512-bit vectors in winograd's gathers, transforms and
-#: scatters, and its GEMMs of few tiles (F(4x4)'s 16 on 14x14: one 512-bit vector) stall
-#: on the transformed weights' stream. On 256-bit vectors (AVX-512VL keeps the 32
-#: registers) it runs as on x86_64, and its estimate, counted as tiling.py counts (two
+#: fma_bytes = 64``: a 512-bit multiply-add a cycle or two 256-bit ones) gains nothing from
+#: 512-bit vectors in winograd's gathers, transforms and scatters, and its GEMMs of few
+#: tiles stall on the transformed weights' stream. On 256-bit vectors (AVX-512VL keeps the
+#: 32 registers) it runs as on x86_64, and its estimate, counted as tiling.py counts (two
 #: multiply-adds of a vector a cycle), is divided by how many times tiling.py over-counts
-#: the other tactics' 512-bit ones there (2 * simd_bytes / fma_bytes). Measured
-#: (benchmarks/versus.py, CPU time, docs/speed.md): on Zen 4, SqueezeNet 1.1's expands
-#: run winograd on 256-bit vectors at 0.89 of implicit on 512-bit ones, the whole network;
-#: on an Intel Xeon (two 512-bit units, fma_bytes = 128) winograd on 512-bit vectors runs
-#: ResNet-18 in 0.85 of the time it takes on 256-bit ones.
+#: the other tactics' 512-bit ones there (2 * simd_bytes / fma_bytes). (The numbers:
+#: docs/speed.md, "Zen 4: Winograd on 256-bit vectors on the AVX-512 target" and
+#: "One AVX-512, two cost models".)
 WINOGRAD_VECTOR_BYTES = 32
 
 
