@@ -5,7 +5,9 @@ import shutil
 import subprocess
 import sys
 
+import onnx
 import pytest
+from onnx import helper
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "site_scons"))
@@ -38,6 +40,22 @@ def verify_clean(scons, model, *options):
     assert "[verify]" in r.stdout and "MISMATCH" not in r.stdout
     assert "warning" not in r.stdout + r.stderr
     return r
+
+
+def onnx_model(graph, opset=17, domains=None):
+    """``graph`` as a model of the default domain's ``opset`` (and ``domains``' {domain:
+    version}), IR version 8: what the tests' onnxruntime reads."""
+    opsets = [helper.make_opsetid("", opset)]
+    opsets += [helper.make_opsetid(d, v) for d, v in (domains or {}).items()]
+    model = helper.make_model(graph, opset_imports=opsets)
+    model.ir_version = 8
+    return model
+
+
+def save_graph(path, graph, opset=17, domains=None):
+    """``graph`` saved at ``path`` as ``onnx_model`` makes it; ``str(path)``."""
+    onnx.save(onnx_model(graph, opset, domains), str(path))
+    return str(path)
 
 
 @pytest.fixture

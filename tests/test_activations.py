@@ -7,10 +7,10 @@ import math
 import re
 
 import numpy as np
-import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from conftest import save_graph
 from onnxcc.importer.stage import import_model
 from onnxcc.target import host_cpu_flags
 from onnxcc.passes import fuse_activations, fuse_elementwise
@@ -26,10 +26,8 @@ def save(tmp_path, nodes, inits=None, outputs=("y",), name="m", opset=17):
         nodes, name, [helper.make_tensor_value_info("x", F, SHAPE)],
         [helper.make_tensor_value_info(o, F, SHAPE) for o in outputs],
         initializer=[numpy_helper.from_array(np.asarray(v, np.float32), k) for k, v in inits.items()])
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    m.ir_version = 8
     path = tmp_path / f"{name}.onnx"
-    onnx.save(m, path)
+    save_graph(path, graph, opset)
     return path
 
 

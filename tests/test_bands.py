@@ -5,7 +5,6 @@ and that opt=size and cache-less targets never get them."""
 import json
 
 import numpy as np
-import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
@@ -15,7 +14,7 @@ from onnxcc.importer.stage import import_model
 from onnxcc.plan import bands, patches
 from onnxcc.passes import optimize
 from onnxcc.target import host_cpu_flags, load_target
-from conftest import run_scons
+from conftest import run_scons, save_graph
 from test_errors import assert_one_clear_line
 
 RNG = np.random.default_rng(14)
@@ -28,10 +27,7 @@ def _w(name, *shape):
 def _save(path, nodes, x_shape, y_shape, inits):
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, y_shape)], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    onnx.save(model, str(path))
-    return str(path)
+    return save_graph(path, graph)
 
 
 def _inverted_residuals(path, h=23, w=19, c=5, wide=30, group=None):

@@ -3,19 +3,15 @@
 import os
 
 import numpy as np
-import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from conftest import run_scons
+from conftest import run_scons, save_graph
 
 
 def save(path, nodes, inputs, outputs, inits=()):
     graph = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(inits))
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    onnx.save(model, path)
-    return str(path)
+    return save_graph(path, graph)
 
 
 def files_under(folder):

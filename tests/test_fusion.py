@@ -3,9 +3,10 @@ the packed weights and the scratch memory the blocked kernels read: the graph th
 leaves, and the numbers, compiled and run against onnxruntime."""
 
 import numpy as np
-import onnx
+import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from conftest import save_graph
 from onnxcc import ops
 from onnxcc.ops.common import packing
 from onnxcc.plan import stage as planner
@@ -28,10 +29,8 @@ def model(tmp_path, nodes, inputs, outputs, inits, name="m"):
         nodes, name, [helper.make_tensor_value_info(n, F, s) for n, s in inputs.items()],
         [helper.make_tensor_value_info(n, F, s) for n, s in outputs.items()],
         initializer=[numpy_helper.from_array(v, k) for k, v in inits.items()])
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 8
     path = tmp_path / f"{name}.onnx"
-    onnx.save(m, path)
+    save_graph(path, graph)
     return path
 
 
@@ -111,7 +110,6 @@ def test_scratch_lives_for_its_step_only(tmp_path):
 def test_a_kernel_that_would_drop_its_chain_is_refused():
     """Never silently wrong: a kernel call that does not apply every fused op of its node
     (here: one whose chain lost its last op) is refused with one line naming the ops."""
-    import pytest
     from onnxcc.core.errors import OnnxccError
     from onnxcc.core.ir import Node
 

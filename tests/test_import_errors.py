@@ -13,6 +13,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from conftest import onnx_model
 from onnxcc.importer import stage as importer
 from onnxcc.core import limits
 from onnxcc.passes import stage as optimizer
@@ -27,9 +28,7 @@ def f32(name, shape):
 
 def make(nodes, inputs, outputs, inits=(), opset=17):
     graph = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(inits))
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 8
-    return model
+    return onnx_model(graph, opset)
 
 
 def relu_with_weight(shape=(4,)):

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 
-from conftest import REPO, SCONS, run_scons
+from conftest import REPO, SCONS, run_scons, save_graph
 from onnxcc.codegen.lowering import weight_symbols
 from onnxcc.core.ctext import (
     COMMENT_LIMIT, C_KEYWORDS, Namespace, build_word, c_comment, c_ident, c_string)
@@ -214,9 +214,7 @@ def test_an_error_naming_a_hostile_node_is_one_line(tmp_path):
         [helper.make_node("RandomUniformLike", ["x"], ["y"], name=name)], "g",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    onnx.save(model, tmp_path / "m.onnx")
+    save_graph(tmp_path / "m.onnx", graph)
     r = run_scons(f"build_dir={tmp_path / 'build'}", f"model={tmp_path / 'm.onnx'}", cwd=REPO)
     text = r.stdout + r.stderr
     assert r.returncode != 0 and "Traceback" not in text

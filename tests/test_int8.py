@@ -12,7 +12,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from conftest import MODELS
+from conftest import MODELS, save_graph
 from onnxcc.plan import stage as planner
 from onnxcc.core import quant
 from onnxcc.verbs import verify
@@ -65,12 +65,7 @@ def _init(name, value):
 
 def save(tmp_path, nodes, inputs, outputs, inits, name="q"):
     g = helper.make_graph(nodes, name, inputs, outputs, initializer=inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17),
-                                            helper.make_opsetid("com.microsoft", 1)])
-    m.ir_version = 8
-    path = tmp_path / f"{name}.onnx"
-    path.write_bytes(m.SerializeToString())
-    return str(path)
+    return save_graph(tmp_path / f"{name}.onnx", g, domains={"com.microsoft": 1})
 
 
 def qparams(prefix, scale, zp, elem):

@@ -14,7 +14,7 @@ import onnx
 import pytest
 from onnx import helper, numpy_helper
 
-from conftest import verify_clean
+from conftest import onnx_model, verify_clean
 from onnxcc.target import host_cpu_flags
 
 RNG = np.random.default_rng(17)
@@ -94,8 +94,7 @@ def layer_norm_zoo(path, cases=CASES, opset=13):
         nodes, "lnz", [helper.make_tensor_value_info(t, F, s) for t, s in inputs.items()],
         [helper.make_tensor_value_info(t, F, [None] * r) for t, r in outputs.items()],
         initializer=[numpy_helper.from_array(v, t) for t, v in inits.items()])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", min(opset, 17))])
-    model.ir_version = 8
+    model = onnx_model(graph, min(opset, 17))
     if opset > 17:  # the reductions' axes an input
         model = onnx.version_converter.convert_version(model, opset)
     onnx.save(model, path)

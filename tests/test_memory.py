@@ -9,7 +9,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from conftest import verify_clean
+from conftest import onnx_model, verify_clean
 from onnxcc import ops
 from onnxcc.plan import stage as planner
 from onnxcc.importer.stage import import_model
@@ -32,8 +32,7 @@ def save(path, nodes, inputs, outputs, inits):
     graph = helper.make_graph(nodes, "m", [helper.make_tensor_value_info(n, F, s) for n, s in inputs],
                               [helper.make_tensor_value_info(n, F, [None] * r) for n, r in outputs],
                               initializer=[numpy_helper.from_array(v, k) for k, v in inits.items()])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
+    model = onnx_model(graph)
     onnx.checker.check_model(model)
     onnx.save(model, path)
     return str(path)

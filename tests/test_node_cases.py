@@ -10,7 +10,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
-from conftest import verify_clean
+from conftest import onnx_model, verify_clean
 
 from onnxcc import ops
 from onnxcc.tactics import stage as tactics
@@ -34,8 +34,7 @@ def save(path, nodes, inputs, outputs, inits=None, opset=17):
                               [info(n, v) for n, v in outputs.items()],
                               initializer=[numpy_helper.from_array(v, k)
                                            for k, v in (inits or {}).items()])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 8
+    model = onnx_model(graph, opset)
     onnx.checker.check_model(model, full_check=True)
     onnx.save(model, path)
     return path

@@ -6,6 +6,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from conftest import onnx_model
+
 RNG = np.random.default_rng(7)
 
 
@@ -82,8 +84,7 @@ def save(path, case):
         [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs.items()],
         [helper.make_tensor_value_info(n, TensorProto.FLOAT, [None] * r) for n, r in outputs],
         initializer=[numpy_helper.from_array(v, k) for k, v in inits.items()])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 8
+    model = onnx_model(graph, opset)
     onnx.checker.check_model(model)
     onnx.save(model, path)
 

@@ -6,6 +6,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
+from conftest import onnx_model
 from onnxcc.core.errors import OnnxccError
 from onnxcc.importer.stage import import_model
 from onnxcc.core.onnx_io import model_from_graph
@@ -20,8 +21,7 @@ F = TensorProto.FLOAT
 def make(tmp_path, nodes, inputs, outputs, inits):
     graph = helper.make_graph(nodes, "g", inputs, outputs,
                               initializer=[numpy_helper.from_array(v, k) for k, v in inits.items()])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
+    model = onnx_model(graph)
     path = tmp_path / "m.onnx"
     path.write_bytes(model.SerializeToString())
     return model, import_model(str(path))

@@ -5,7 +5,6 @@ import json
 import os
 
 import numpy as np
-import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
@@ -14,7 +13,7 @@ from onnxcc.core.errors import OnnxccError
 from onnxcc.importer.stage import import_model
 from onnxcc.plan import patches
 from onnxcc.passes import optimize
-from conftest import run_scons
+from conftest import run_scons, save_graph
 from test_errors import assert_one_clear_line
 
 RNG = np.random.default_rng(16)
@@ -24,11 +23,7 @@ def _save(path, nodes, x_shape, y_shape, inits, domains=()):
     """An opset-17 model of one float input x and output y, saved at ``path``."""
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, y_shape)], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]
-                              + [helper.make_opsetid(d, 1) for d in domains])
-    model.ir_version = 8
-    onnx.save(model, str(path))
-    return str(path)
+    return save_graph(path, graph, domains={d: 1 for d in domains})
 
 
 def _model(path):

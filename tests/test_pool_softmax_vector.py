@@ -9,6 +9,7 @@ import onnxruntime as ort
 import pytest
 from onnx import helper
 
+from conftest import onnx_model, save_graph
 from onnxcc.importer import ceil_pools
 from onnxcc.core.errors import OnnxccError
 from onnxcc.importer.stage import import_model
@@ -196,9 +197,7 @@ def _ceil_model(path, op, shape, declared, **attrs):
          helper.make_node("Relu", ["p"], ["y"])], "ceil",
         [helper.make_tensor_value_info("x", 1, shape)],
         [helper.make_tensor_value_info("y", 1, declared)])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])  # (LpPool's ceil_mode)
-    model.ir_version = 8
-    onnx.save(model, path)
+    save_graph(path, graph, 18)  # (LpPool's ceil_mode)
     return path
 
 
@@ -243,9 +242,7 @@ def test_ceil_outputs_are_onnxruntimes():
                                 dilations=[d], pads=[begin, end], ceil_mode=1))
                             inputs.append(helper.make_tensor_value_info(f"x{j}", 1, [1, 1, size]))
                             outputs.append(helper.make_tensor_value_info(f"y{j}", 1, None))
-    model = helper.make_model(helper.make_graph(nodes, "sweep", inputs, outputs),
-                              opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
+    model = onnx_model(helper.make_graph(nodes, "sweep", inputs, outputs))
     options = ort.SessionOptions()
     options.log_severity_level = 3
     session = ort.InferenceSession(model.SerializeToString(), options,
@@ -316,11 +313,9 @@ def _ceil_chain(count, extra_nodes=(), initializers=()):
         outputs.append(helper.make_tensor_value_info(f"q{k}y", 1, None))
         prev = f"p{k}y"
     outputs.append(helper.make_tensor_value_info(prev, 1, None))
-    model = helper.make_model(helper.make_graph(
+    return onnx_model(helper.make_graph(
         nodes, "chain", [helper.make_tensor_value_info("x", 1, [1, 1, size])], outputs,
-        initializer=list(initializers)), opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    return model
+        initializer=list(initializers)))
 
 
 def test_ceil_pools_in_a_row_count_as_onnxruntime():

@@ -7,11 +7,10 @@ import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
 import numpy as np
-import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from conftest import MODELS, run_scons
+from conftest import MODELS, run_scons, save_graph
 from onnxcc.importer import stage as importer
 from onnxcc.core.macs import graph_macs
 from onnxcc.core.onnx_io import load_graph
@@ -118,9 +117,7 @@ def _hostile_model(path):
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 6, 6])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 5])],
                               initializer=[w, m, shape])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    onnx.save(model, path)
+    save_graph(path, graph)
 
 
 class _Page(HTMLParser):

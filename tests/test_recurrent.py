@@ -14,7 +14,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from conftest import REPO, verify_clean
+from conftest import REPO, onnx_model, save_graph, verify_clean
 from onnxcc import ops
 from onnxcc.ops.common import packing
 from onnxcc.tactics import stage as tactics
@@ -136,8 +136,7 @@ def mixed_model(path):
 
 def _save(graph, path):
     """``graph`` as a checked opset-14 model at ``path``; the path."""
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
-    model.ir_version = 8
+    model = onnx_model(graph, 14)
     model = onnx.shape_inference.infer_shapes(model, strict_mode=True)
     onnx.checker.check_model(model, full_check=True)
     onnx.save(model, path)
@@ -207,10 +206,7 @@ def test_an_activation_default_onnxruntime_reads_otherwise_is_refused(tmp_path, 
     graph = helper.make_graph([node], "rnn", [helper.make_tensor_value_info("x", F, [3, 1, 2])],
                               [helper.make_tensor_value_info("y", F, [3, 1, 1, 4])],
                               [_weights(rng, "w", [1, 4, 2]), _weights(rng, "r", [1, 4, 4])])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
-    model.ir_version = 8
-    path = str(tmp_path / "rnn.onnx")
-    onnx.save(model, path)
+    path = save_graph(tmp_path / "rnn.onnx", graph, 14)
     graph = optimize(import_model(path), path)
     for tactic in ops.TACTICS["RNN"]:
         with pytest.raises(OnnxccError, match=f"activation {activations[0]} without its (alpha|beta)"):
@@ -236,10 +232,7 @@ def lstm_model(path, steps, hidden, features=40):
     node = helper.make_node("LSTM", ["x", "w", "r"], ["", "yh"], hidden_size=hidden)
     graph = helper.make_graph([node], "lstm", [helper.make_tensor_value_info("x", F, [steps, 1, features])],
                               [helper.make_tensor_value_info("yh", F, [1, 1, hidden])], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
-    model.ir_version = 8
-    onnx.save(model, path)
-    return str(path)
+    return save_graph(path, graph, 14)
 
 
 @pytest.mark.parametrize("hidden", [32, 512])

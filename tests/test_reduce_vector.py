@@ -11,7 +11,7 @@ import onnx
 import pytest
 from onnx import helper, numpy_helper
 
-from conftest import verify_clean
+from conftest import save_graph, verify_clean
 from onnxcc.target import host_cpu_flags
 
 F = onnx.TensorProto.FLOAT
@@ -49,9 +49,7 @@ def reduce_zoo(path):
     inputs.append(helper.make_tensor_value_info("i", onnx.TensorProto.INT64, [2, 20]))
     graph = helper.make_graph(nodes, "rdz", inputs, outputs + [helper.make_tensor_value_info("yi", F, [2, 1])],
                               initializer=inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
-    model.ir_version = 8
-    onnx.save(model, path)
+    save_graph(path, graph, 18)
     return path
 
 

@@ -4,11 +4,10 @@ loop is written where it has no iteration (simd.mako's `loop`; `i < 0u` warned u
 onnxruntime. On AVX-512 (16 lanes) and NEON (4: armv7a, aarch64)."""
 
 import numpy as np
-import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from conftest import verify_clean
+from conftest import save_graph, verify_clean
 from onnxcc.target import host_cpu_flags
 
 RNG = np.random.default_rng(7)
@@ -50,10 +49,7 @@ def _patched_chain(path):
 
 
 def _save(path, graph):
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    onnx.save(model, str(path))
-    return str(path)
+    return save_graph(path, graph)
 
 
 TARGETS = ["x86_64-avx512", "armv7a", "aarch64"]

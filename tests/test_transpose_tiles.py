@@ -10,7 +10,7 @@ import onnx
 import pytest
 from onnx import helper
 
-from conftest import verify_clean
+from conftest import save_graph, verify_clean
 from onnxcc.target import host_cpu_flags
 
 F = onnx.TensorProto.FLOAT
@@ -41,9 +41,7 @@ def transpose_zoo(path):
     nodes.append(helper.make_node("Cast", ["ti"], ["yi"], to=F))
     outputs.append(helper.make_tensor_value_info("yi", F, [20, 20]))
     graph = helper.make_graph(nodes, "trz", inputs, outputs)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    onnx.save(model, path)
+    save_graph(path, graph)
     return path
 
 

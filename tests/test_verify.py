@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper, save
 
+from conftest import save_graph
 from onnxcc.verbs import tolerance, verify
 from onnxcc.core.errors import OnnxccError
 from onnxcc.importer.stage import import_model
@@ -102,10 +103,7 @@ def _two_in_two_out(path):
     f = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2, 3]) for n in "xbyz"]
     graph = helper.make_graph([helper.make_node("Add", ["x", "b"], ["y"]),
                                helper.make_node("Relu", ["x"], ["z"])], "g", f[:2], f[2:])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    save(model, str(path))
-    return str(path)
+    return save_graph(path, graph)
 
 
 def _inputs():
@@ -170,11 +168,10 @@ def test_testdata_npy_and_npz_files_are_inputs(scons, tmp_path):
     _verified(scons, model, in_order)
     assert data_c.read_text() != first
     one = tmp_path / "relu.onnx"
-    save(helper.make_model(helper.make_graph(
+    save_graph(one, helper.make_graph(
         [helper.make_node("Relu", ["x"], ["y"])], "g",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])]),
-        opset_imports=[helper.make_opsetid("", 17)], ir_version=8), str(one))
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])]))
     np.save(tmp_path / "x.npy", np.array([-1, 2, -3, 4], np.float32))
     r = scons(f"model={one}", f"testdata={tmp_path / 'x.npy'}", "verify")
     assert r.returncode == 0, r.stdout + r.stderr
