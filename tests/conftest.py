@@ -32,6 +32,21 @@ def scons(tmp_path):
     return call
 
 
+@pytest.fixture(scope="session")
+def shared_build(tmp_path_factory):
+    """``shared_build(*args)``: ``scons args`` run once per test process (each xdist worker
+    runs its own) for the tests that ask for the same ``args`` and only read what it made;
+    (the CompletedProcess, its build_dir). A test that builds again in it takes ``scons``."""
+    done = {}
+
+    def build(*args):
+        if args not in done:
+            folder = tmp_path_factory.mktemp("shared_build")
+            done[args] = run_scons(f"build_dir={folder}", *args), folder
+        return done[args]
+    return build
+
+
 def verify_clean(scons, model, *options):
     """``scons model=M options verify`` (the ``scons`` fixture) that passed with every
     output matching and without a compiler warning; the CompletedProcess."""

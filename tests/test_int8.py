@@ -234,13 +234,13 @@ def test_int8_model_is_exact_where_the_target_allows_unsafe_float_math(scons, mo
 
 
 @pytest.mark.parametrize("model", ["kws", "resnet8"])
-def test_int8_weights_and_arena_are_a_quarter_of_float(scons, model):
+def test_int8_weights_and_arena_are_a_quarter_of_float(shared_build, model):
     sizes = {}
     for path in (f"models/{model}.onnx", f"models/int8/{model}_qdq.onnx"):
-        r = scons("target=armv7", f"model={path}")
+        r, build = shared_build("target=armv7", f"model={path}")
         assert r.returncode == 0, r.stdout + r.stderr
         name = os.path.splitext(os.path.basename(path))[0]
-        sizes[name] = json.loads((scons.build_dir / "armv7" / name / "size.json").read_text())
+        sizes[name] = json.loads((build / "armv7" / name / "size.json").read_text())
     f, q = sizes[model], sizes[f"{model}_qdq"]
     # int8 weights, plus int32 biases and 5 bytes of requantization per output channel
     assert 0.2 < q["flash"]["weights"] / f["flash"]["weights"] < 0.32

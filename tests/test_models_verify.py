@@ -23,8 +23,8 @@ def test_examples_are_exactly_what_make_models_builds():
 
 
 @pytest.mark.parametrize("model", EXAMPLES)
-def test_verify_on_host(scons, model):
-    r = scons(f"model=models/{model}", "verify")
+def test_verify_on_host(shared_build, model):
+    r, _ = shared_build(f"model=models/{model}", "verify")
     assert r.returncode == 0, r.stdout + r.stderr
     line = [l for l in r.stdout.splitlines() if l.startswith("[verify]")]
     assert line and "of tolerance" in line[0]

@@ -4,8 +4,8 @@ reports the shipped keyword spotter and prints what the README shows, line for l
 from conftest import readme_sample
 
 
-def test_quick_start_prints_what_the_readme_shows(scons):
-    proc = scons("model=models/kws.onnx", "verify")
+def test_quick_start_prints_what_the_readme_shows(shared_build):
+    proc, _ = shared_build("model=models/kws.onnx", "verify")
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
     printed = proc.stdout.splitlines()
     shown = readme_sample("The first command prints")

@@ -35,11 +35,11 @@ def test_verify_on_target(scons, target, model):
                                                ("riscv32", "riscv64-unknown-elf-size"),
                                                ("x86-baremetal", "size"),
                                                ("x86_64", "size")])
-def test_size_report_agrees_with_binutils_and_plan(scons, target, size_tool):
-    r = scons(f"target={target}", "model=models/kws.onnx")
+def test_size_report_agrees_with_binutils_and_plan(shared_build, target, size_tool):
+    r, build = shared_build(f"target={target}", "model=models/kws.onnx")
     assert r.returncode == 0, r.stderr
     assert "[report] kws" in r.stdout and "kernels" in r.stdout  # the table is printed
-    out = scons.build_dir / target / "kws"
+    out = build / target / "kws"
     sizes = json.loads((out / "size.json").read_text())
     berkeley = subprocess.run([size_tool, str(out / "footprint" / "kws_footprint")],
                               capture_output=True, text=True, check=True).stdout.splitlines()[1]
@@ -94,12 +94,12 @@ def test_combined_check_after_the_link_counts_the_c_library(scons):
     assert not (out / "size.json").exists()
 
 
-def test_honest_libc_on_cortex_m(scons):
+def test_honest_libc_on_cortex_m(shared_build):
     """The footprint program is a minimal bare-metal link: its libc is what the model's
     library calls (expf for the softmax, memset), not the harness's semihosting and stdio."""
-    r = scons("target=armv7", "model=models/kws.onnx")
+    r, build = shared_build("target=armv7", "model=models/kws.onnx")
     assert r.returncode == 0, r.stderr
-    sizes = json.loads((scons.build_dir / "armv7" / "kws" / "size.json").read_text())
+    sizes = json.loads((build / "armv7" / "kws" / "size.json").read_text())
     libc = sizes["symbols"]["libc"]
     assert sizes["flash"]["libc"] == sum(libc.values()) < 3 * 1024
     assert "expf" in libc
@@ -129,11 +129,15 @@ def test_size_gate(repo_copy, tmp_path):
     assert "flash.weights" in r.stdout and "OVER" in r.stdout     # the table
 
 
-def test_size_gate_floor(scons, tmp_path):
+def test_size_gate_floor(shared_build, tmp_path):
     """A total that shrank, a tiny category that grew ~20%: the floor keeps it from
     failing; size_floor=0 gives the old verdict. The table shows baseline, now, delta, limit."""
     baseline = tmp_path / "kws-size.json"
     args = ["target=armv7", "model=models/kws.onnx", f"baseline={baseline}"]
+    _, build = shared_build(*args[:2])
+
+    def scons(*more):  # the gate reads the build's size.json, and writes the baseline
+        return run_scons(f"build_dir={build}", *more)
     assert scons(*args, "size-baseline").returncode == 0
     data = json.loads(baseline.read_text())
     runtime = data["flash"]["runtime"]
