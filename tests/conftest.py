@@ -1,6 +1,8 @@
-"""Shared fixtures: the compiler package on sys.path, and a way to run scons like a user."""
+"""Shared fixtures: the compiler package on sys.path, a way to run scons like a user, model
+files written the one way, and the check that a test marked ``unit`` builds nothing."""
 
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -13,6 +15,54 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "site_scons"))
 MODELS = os.path.join(REPO, "models")
 SCONS = [sys.executable, "-m", "SCons"]
+
+
+#: programs that build or emulate: what a test marked ``unit`` may not start
+BUILD_PROGRAMS = {"scons", "make", "cmake", "cc", "gcc", "ld", "as"}
+
+
+def builds(args):
+    """Whether the command ``args`` (a Popen's) runs SCons, a compiler or qemu."""
+    if isinstance(args, (str, bytes)):
+        argv = shlex.split(os.fsdecode(args))
+    elif isinstance(args, os.PathLike):
+        argv = [os.fspath(args)]
+    else:
+        argv = [os.fsdecode(a) for a in args]
+    program = os.path.basename(argv[0]) if argv else ""
+    return (program in BUILD_PROGRAMS or program.endswith(("-gcc", "-ld", "-as"))
+            or program.startswith("qemu-") or argv[1:3] == ["-m", "SCons"])
+
+
+@pytest.fixture(autouse=True)
+def _unit_tests_build_nothing(request, monkeypatch):
+    """A test marked ``unit`` fails as soon as it starts SCons, a compiler or qemu."""
+    if request.node.get_closest_marker("unit") is None:
+        return
+    start = subprocess.Popen.__init__
+
+    def checked(self, args, *rest, **kw):
+        if builds(args):
+            pytest.fail(f"a test marked unit runs {args!r}: it is no unit test", pytrace=False)
+        start(self, args, *rest, **kw)
+    monkeypatch.setattr(subprocess.Popen, "__init__", checked)
+
+
+def _marked(mark, cases):
+    """``parametrize`` cases (a value, a tuple of values or a pytest.param), each with ``mark``."""
+    param = type(pytest.param(None))
+    return [pytest.param(*c.values, marks=[*c.marks, mark], id=c.id) if isinstance(c, param)
+            else pytest.param(*(c if isinstance(c, tuple) else (c,)), marks=mark) for c in cases]
+
+
+def in_qemu(*cases):
+    """``parametrize`` cases that run a program in qemu: marked ``emulated``."""
+    return _marked(pytest.mark.emulated, cases)
+
+
+def slow(*cases):
+    """``parametrize`` cases that take more than about 20 s each: marked ``slow``."""
+    return _marked(pytest.mark.slow, cases)
 
 
 def run_scons(*args, cwd=REPO, timeout=900):

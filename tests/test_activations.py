@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from conftest import save_graph
+from conftest import in_qemu, save_graph, slow
 from onnxcc.importer.stage import import_model
 from onnxcc.target import host_cpu_flags
 from onnxcc.passes import fuse_activations, fuse_elementwise
@@ -58,6 +58,7 @@ PATTERNS = {
 }
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("pattern", sorted(PATTERNS))
 def test_patterns_become_one_node(tmp_path, pattern):
     nodes, inits, op, attrs = PATTERNS[pattern]
@@ -65,6 +66,7 @@ def test_patterns_become_one_node(tmp_path, pattern):
     assert [(n.op, n.inputs, n.outputs, n.attrs) for n in g.nodes] == [(op, ["x"], ["y"], attrs)]
 
 
+@pytest.mark.unit
 def test_shared_or_output_intermediates_stay(tmp_path):
     """A pattern whose sigmoid is also read elsewhere, or is a graph output, is kept; so is
     a HardSigmoid of other constants."""
@@ -104,6 +106,7 @@ def conv_activations(tmp_path):
     return save(tmp_path, nodes, inits, name="acts")
 
 
+@pytest.mark.unit
 def test_patterns_fuse_into_conv_epilogues(tmp_path):
     g = import_model(str(conv_activations(tmp_path)))
     fuse_elementwise(fuse_activations(g))
@@ -113,7 +116,7 @@ def test_patterns_fuse_into_conv_epilogues(tmp_path):
 
 
 @pytest.mark.parametrize("target", [
-    "x86_64", "armv7", "aarch64",
+    *slow("x86_64", *in_qemu("armv7", "aarch64")),
     pytest.param("x86_64-avx512", marks=pytest.mark.skipif(
         "avx512f" not in host_cpu_flags(), reason="this host has no AVX-512"))])
 def test_activations_match_onnxruntime(scons, tmp_path, target):

@@ -9,12 +9,12 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from onnxcc.plan import stage as planner
-from onnxcc.tactics import stage as tactics
-from onnxcc.importer.stage import import_model
+from onnxcc.tactics.stage import stage as tactics
+from onnxcc.importer.stage.stage import import_model
 from onnxcc.plan import bands, patches
 from onnxcc.passes import optimize
 from onnxcc.target import host_cpu_flags, load_target
-from conftest import run_scons, save_graph
+from conftest import in_qemu, run_scons, save_graph, slow
 from test_errors import assert_one_clear_line
 
 RNG = np.random.default_rng(14)
@@ -58,6 +58,7 @@ def _inverted_residuals(path, h=23, w=19, c=5, wide=30, group=None):
     return _save(path, nodes, [1, 3, h, w], [1, 7, 1, 1], inits)
 
 
+@pytest.mark.unit
 def test_forced_bands_start_at_interior_tensors(tmp_path):
     graph = optimize(import_model(_inverted_residuals(tmp_path / "ir.onnx")), "test")
     banded, described = bands.choose(graph, 3, 0)
@@ -77,6 +78,7 @@ def test_forced_bands_start_at_interior_tensors(tmp_path):
         made.update(node.outputs)
 
 
+@pytest.mark.unit
 def test_copied_bytes_are_the_slices_and_pieces_written(tmp_path):
     """A stage's ``copied_bytes`` are the bytes of the Slices its bands run (a one-channel
     source's rows are views: none) and of the pieces its joins write."""
@@ -93,6 +95,7 @@ def test_copied_bytes_are_the_slices_and_pieces_written(tmp_path):
         assert any(s["code"] == ("none" if c == 1 else "kernel") for s in sliced)
 
 
+@pytest.mark.unit
 def test_auto_bands_only_a_block_whose_wide_tensor_outgrows_the_cache(tmp_path):
     """MobileNetV2's 56x56 blocks (24 -> 144 channels: 1.8 MB expanded), costed with
     x86_64's tactics: a 1 MiB cache bands both (the fewest bands whose tensors fit half
@@ -112,6 +115,7 @@ def test_auto_bands_only_a_block_whose_wide_tensor_outgrows_the_cache(tmp_path):
     assert "bands" not in planner.plan_with_bands(graph, "auto", 0, "auto", 0)
 
 
+@pytest.mark.unit
 def test_auto_bands_no_stage_without_a_depthwise_reading_its_wide_tensor(tmp_path):
     """The same blocks with dense 3x3s: the wide tensor outgrows the cache just the same,
     but such stages measured no gain in bands (SqueezeNet, ResNet-18, RegNetX): none."""
@@ -136,8 +140,8 @@ def _verify(tmp_path, model, target, setting, opt="speed"):
 
 
 @pytest.mark.parametrize("target,setting,c", [
-    ("x86_64", "2", 5), ("x86_64", "5", 5), ("aarch64", "3", 5), ("armv7a", "4", 5),
-    ("x86_64", "3", 1), ("aarch64", "4", 1),
+    ("x86_64", "2", 5), ("x86_64", "5", 5), *slow(*in_qemu(("aarch64", "3", 5))), *in_qemu(("armv7a", "4", 5)),
+    ("x86_64", "3", 1), *in_qemu(("aarch64", "4", 1)),
     pytest.param("x86_64-avx512", "3", 5, marks=pytest.mark.skipif(
         "avx512f" not in host_cpu_flags(), reason="this host has no AVX-512"))])
 def test_forced_bands_verify(tmp_path, target, setting, c):
@@ -153,7 +157,7 @@ def test_forced_bands_verify(tmp_path, target, setting, c):
     assert bool(views) == (c == 1)
 
 
-@pytest.mark.parametrize("target", ["x86_64", "armv7"])
+@pytest.mark.parametrize("target", ["x86_64", *in_qemu("armv7")])
 def test_int8_bands_match_exactly(tmp_path, target):
     """An int8 network (a one-channel input: its first stage's rows are views) in 3 bands
     per block gives onnxruntime's codes exactly."""

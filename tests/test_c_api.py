@@ -7,7 +7,7 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 
-from conftest import MODELS
+from conftest import MODELS, in_qemu
 
 PROGRAM = r"""
 #include <stdio.h>
@@ -88,7 +88,7 @@ def _outputs(root):
                   if p.is_file() and not any(p.name.endswith(end) for end in NOT_COMPARED))
 
 
-@pytest.mark.parametrize("target", ["x86_64", "armv7"])
+@pytest.mark.parametrize("target", ["x86_64", *in_qemu("armv7")])
 def test_builds_are_byte_for_byte_reproducible(tmp_path, target):
     """kws built and verified in two folders: every generated file, object, library and
     ELF is the same bytes, and none names the folder it was built in."""

@@ -8,6 +8,8 @@ import pytest
 
 from onnxcc.core.collector import paused
 
+pytestmark = pytest.mark.unit
+
 
 def test_paused_while_a_stage_runs_and_resumed_after_it_even_when_it_fails():
     assert gc.isenabled()

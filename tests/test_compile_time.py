@@ -21,6 +21,8 @@ import onnxcc  # noqa: E402
 from onnxcc.ops.common import tiling  # noqa: E402
 from onnxcc.target import load_target  # noqa: E402
 
+pytestmark = pytest.mark.unit
+
 N = 250
 LIMIT = 4.5
 PACKAGE = os.path.dirname(onnxcc.__file__)

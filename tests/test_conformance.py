@@ -69,6 +69,7 @@ def conformance(work, target, names):
     return r, {name: results[f"node/test_{name}"] for name in names}
 
 
+@pytest.mark.slow
 def test_host_sample_passes(work):
     r, results = conformance(work, "x86_64", HOST_SAMPLE)
     failed = {n: v["message"] for n, v in results.items() if v["status"] != "pass"}
@@ -76,6 +77,8 @@ def test_host_sample_passes(work):
     assert "[conformance]" in r.stdout and "pass" in (work / "x86_64" / "summary.md").read_text()
 
 
+@pytest.mark.slow
+@pytest.mark.emulated
 def test_armv7_sample_passes_in_qemu(work):
     r, results = conformance(work, "armv7", ARMV7_SAMPLE)
     failed = {n: v["message"] for n, v in results.items() if v["status"] != "pass"}
@@ -102,6 +105,7 @@ def _write_case(folder, nodes, inputs, outputs, values):
         (data / f"input_{k}.pb").write_bytes(numpy_helper.from_array(value, name).SerializeToString())
 
 
+@pytest.mark.unit
 def test_bind_parameters_makes_parameter_inputs_constants(tmp_path):
     _write_case(tmp_path / "src",
                 [helper.make_node("Slice", ["x", "starts", "ends"], ["s"]),
@@ -126,6 +130,7 @@ def test_bind_parameters_makes_parameter_inputs_constants(tmp_path):
     assert second.name == "ends_as_data"
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("message, status, start", [
     ("internal error in onnxcc's plan stage: KeyError: 'x'", "crash", "internal error"),
     ("m.onnx: node 'a' uses op Det, which onnxcc does not support (supported ops: Add, Sub)",
@@ -137,6 +142,7 @@ def test_classify(message, status, start):
     assert got_status == status and reason.startswith(start) and "supported ops" not in reason
 
 
+@pytest.mark.unit
 def test_classify_names_a_tracked_defect():
     defects = [{"name": "rounded test data", "cases": ["node/test_avg*"]}]
     status, reason = classify("node/test_avgpool", "AveragePool",
@@ -144,6 +150,7 @@ def test_classify_names_a_tracked_defect():
     assert status == "fail" and reason.startswith("known defect 'rounded test data'")
 
 
+@pytest.mark.unit
 def test_summary_counts_per_op_and_total():
     cases = [suites.Case("node", name, "", op=op, bound=bound) for name, op, bound in
              (("test_a", "Relu", []), ("test_b", "Relu", ["k"]), ("test_c", "Det", []))]
@@ -157,6 +164,7 @@ def test_summary_counts_per_op_and_total():
     assert "1 of the passing cases had parameter inputs bound" in text
 
 
+@pytest.mark.unit
 def test_runner_resumes_without_running_what_has_results(tmp_path):
     cases = [suites.Case("node", "test_a", str(tmp_path))]
     results = {"node/test_a": {"status": "pass"}}

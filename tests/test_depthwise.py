@@ -14,14 +14,15 @@ import numpy as np
 import pytest
 from onnx import helper
 
-from conftest import verify_clean
+from conftest import in_qemu, slow, verify_clean
 from onnxcc.target import host_cpu_flags
 from test_tactics import _out_spatial, save_model
 
 RNG = np.random.default_rng(5)
-TARGETS = ["x86_64", "aarch64", "armv7a", "riscv32",
-           pytest.param("x86_64-avx512", marks=pytest.mark.skipif(
-               "avx512f" not in host_cpu_flags(), reason="this host has no AVX-512"))]
+AVX512 = pytest.param("x86_64-avx512", marks=pytest.mark.skipif(
+    "avx512f" not in host_cpu_flags(), reason="this host has no AVX-512"))
+#: NEON CPUs (4-float vectors), in qemu
+NEON = in_qemu("aarch64", "armv7a")
 
 #: (channels, image, kernel, attributes, what follows)
 CASES = [
@@ -91,7 +92,7 @@ def forced_kernels(scons, tmp_path, target, tactic, cases, name):
     return (scons.build_dir / target / name / f"{name}_kernels.c").read_text()
 
 
-@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("target", ["x86_64", *slow(*NEON), AVX512, *in_qemu("riscv32")])
 def test_depthwise_tactic_matches_onnxruntime(scons, tmp_path, target):
     kernels = forced_kernels(scons, tmp_path, target, "depthwise", CASES, "dws")
     # stride-2 rows wide enough for a vector pair were split by shuffles (on SIMD CPUs)
@@ -115,7 +116,7 @@ SHIFT_CASES = CASES + [
 ]
 
 
-@pytest.mark.parametrize("target", [t for t in TARGETS if t != "riscv32"])
+@pytest.mark.parametrize("target", ["x86_64", *slow(*NEON), AVX512])
 def test_depthwise_shift_matches_onnxruntime(scons, tmp_path, target):
     kernels = forced_kernels(scons, tmp_path, target, "depthwise_shift", SHIFT_CASES, "dwt")
     assert "(vsh){1, 2, 3" in kernels and "land in the next rows" in kernels
@@ -143,7 +144,7 @@ S2_CASES = [
 ]
 
 
-@pytest.mark.parametrize("target", [TARGETS[0], TARGETS[-1]])  # x86_64 and x86_64-avx512
+@pytest.mark.parametrize("target", ["x86_64", AVX512])
 def test_depthwise_s2_matches_onnxruntime(scons, tmp_path, target):
     kernels = forced_kernels(scons, tmp_path, target, "depthwise_s2", S2_CASES, "dw2")
     # no planes: the rows split in registers, edges shuffled with zeros, a zero row
@@ -175,7 +176,7 @@ NCHWC_CASES = CASES + [
 ]
 
 
-@pytest.mark.parametrize("target", [t for t in TARGETS if t != "riscv32"])
+@pytest.mark.parametrize("target", ["x86_64", *NEON, AVX512])
 def test_depthwise_nchwc_matches_onnxruntime(scons, tmp_path, target):
     kernels = forced_kernels(scons, tmp_path, target, "depthwise_nchwc", NCHWC_CASES, "dwc")
     assert "__builtin_shuffle" in kernels and "(vlm)" in kernels

@@ -8,9 +8,12 @@ import re
 import subprocess
 import sys
 
+import pytest
 from elftools.elf.elffile import ELFFile
 
 from conftest import REPO, SCONS, readme_sample
+
+pytestmark = pytest.mark.emulated
 
 EXTFLASH = 0x21000000  # where examples/firmware/firmware.ld maps section .model_weights
 

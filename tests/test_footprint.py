@@ -225,6 +225,7 @@ def test_berkeley_rules_match_size(toolchain, tmp_path):
         assert footprint.elf_size(str(path)) == _size(prefix, path), path
 
 
+@pytest.mark.unit
 def test_section_kind_rules():
     from elftools.elf.constants import SH_FLAGS as F
     assert footprint.section_kind(0, "SHT_PROGBITS") is None
@@ -270,6 +271,7 @@ def _su(tmp_path, name, lines):
     return str(path)
 
 
+@pytest.mark.unit
 def test_stack_from_generated_su_files(tmp_path):
     sus = [
         _su(tmp_path, "m.su", ["m.c:3:5:m_run\t32\tstatic"]),
@@ -286,6 +288,7 @@ def test_stack_from_generated_su_files(tmp_path):
     assert footprint.stack_usage("m", sus) == (32 + 640, False)
 
 
+@pytest.mark.unit
 def test_stack_errors(tmp_path):
     kernels = _su(tmp_path, "k.su", ["k.c:1:6:m_ka\t96\tstatic"])
     with pytest.raises(OnnxccError, match="no stack usage entry for m_run"):
@@ -322,6 +325,7 @@ def _budget(flash, ram, opt="speed", quantized=False, target="m4"):
     return fit.Budget(target, flash, ram, opt, quantized)
 
 
+@pytest.mark.unit
 def test_check_fits():
     fit.check_fits(SIZES, _budget(163840, 38744))        # exactly full fits
     fit.check_fits(SIZES, _budget(0, 0))                  # 0: no limit
@@ -362,6 +366,7 @@ def test_check_library(model_elf, tmp_path):
     assert "\n" not in str(info.value)
 
 
+@pytest.mark.unit
 def test_is_quantized(tmp_path):
     path = tmp_path / "tactics.json"
     for ops, quantized in ((["Conv", "Gemm", "Softmax"], False),
@@ -371,6 +376,7 @@ def test_is_quantized(tmp_path):
         assert fit.is_quantized(str(path)) is quantized
 
 
+@pytest.mark.unit
 def test_format_table():
     lines = format_table(SIZES).splitlines()
     assert lines[0].split() == ["flash", "bytes", "KiB", "%"]
@@ -399,6 +405,7 @@ def _line(result, label):
     return next(line for line in format_gate(result) if line.startswith(label + " "))
 
 
+@pytest.mark.unit
 def test_compare_equal_passes():
     result = size_gate.compare(SIZES, SIZES, 1.0)
     assert result.ok
@@ -414,6 +421,7 @@ def test_compare_equal_passes():
     assert not any("stack_exact" in line for line in lines)
 
 
+@pytest.mark.unit
 def test_a_total_that_shrank_passes_when_a_tiny_category_grew():
     """The case that failed CI: flash.other grew 36 B (+19.6%) while the total shrank."""
     current = _grown("flash", "other", 184 + 36,
@@ -429,6 +437,7 @@ def test_a_total_that_shrank_passes_when_a_tiny_category_grew():
     assert "FAILED: flash.other" in format_gate(strict)[-1]
 
 
+@pytest.mark.unit
 def test_a_category_fails_beyond_both_threshold_and_floor():
     # kernels 5120: 5% is 256 B, floor 300: the limit is 5420
     assert size_gate.compare(SIZES, _grown("flash", "kernels", 5420), 5, 300).ok
@@ -439,6 +448,7 @@ def test_a_category_fails_beyond_both_threshold_and_floor():
     assert not size_gate.compare(SIZES, _grown("flash", "weights", 102400 + 1025), 1, 256).ok
 
 
+@pytest.mark.unit
 def test_totals_use_the_threshold_alone():
     ram = _grown("ram", "total", 38744 + 200)     # +0.5%: under the floor, over 0.1%
     assert size_gate.compare(SIZES, ram, 0.1, 256).failed == ["ram.total"]
@@ -447,6 +457,7 @@ def test_totals_use_the_threshold_alone():
     assert size_gate.compare(_grown("ram", "total", 1000), _grown("ram", "total", 1001), 0.1).ok
 
 
+@pytest.mark.unit
 def test_compare_new_category_and_shrinking():
     result = size_gate.compare(_grown("flash", "runtime", 0), SIZES, 1000.0)
     assert result.failed == ["flash.runtime"]            # 0 -> 1024: over the floor
@@ -460,6 +471,7 @@ def test_compare_new_category_and_shrinking():
     assert size_gate.compare(_grown("ram", "io", 0), _grown("ram", "io", 0), 0).ok
 
 
+@pytest.mark.unit
 def test_compare_bad_numbers():
     with pytest.raises(OnnxccError, match="tolerance .* negative"):
         size_gate.compare(SIZES, SIZES, -1)
@@ -467,6 +479,7 @@ def test_compare_bad_numbers():
         size_gate.compare(SIZES, SIZES, 1, "lots")
 
 
+@pytest.mark.unit
 def test_baseline_round_trip(tmp_path):
     path = tmp_path / "sizes" / "kws.json"
     size_gate.write_baseline(str(path), SIZES)
@@ -481,6 +494,7 @@ def test_baseline_round_trip(tmp_path):
         format_gate(size_gate.compare(SIZES, SIZES, 0))
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("text", ["{not json", "[]", '{"flash": {"total": 1}}',
                                   '{"flash": {"total": 1}, "ram": {"total": "big"}}',
                                   '{"flash": {"total": 1}, "ram": {"total": -1}}', ""])
@@ -494,6 +508,7 @@ def test_malformed_baseline(tmp_path, text):
     assert "\n" not in str(info.value)
 
 
+@pytest.mark.unit
 def test_missing_baseline(tmp_path):
     path = tmp_path / "nope.json"
     with pytest.raises(OnnxccError, match="not found") as info:

@@ -108,6 +108,7 @@ def write_project(folder, build_file, text, moved):
     (folder / build_file).write_text(text.format(moved=moved))
 
 
+@pytest.mark.slow
 def test_makefile_includes_the_fragments(moved, tmp_path):
     write_project(tmp_path / "make", "Makefile", MAKEFILE, moved)
     r = subprocess.run(["make", "-C", str(tmp_path / "make"), "app"], capture_output=True,
@@ -117,6 +118,7 @@ def test_makefile_includes_the_fragments(moved, tmp_path):
     check_program(tmp_path / "make" / "app", moved)
 
 
+@pytest.mark.slow
 def test_cmake_includes_and_adds_the_fragments(moved, tmp_path):
     write_project(tmp_path / "cmake", "CMakeLists.txt", CMAKELISTS, moved)
     build = tmp_path / "cmake-build"

@@ -126,6 +126,7 @@ def _math_header_functions():
     return names | {n + "f" for n in names} | set(re.findall(r"^(?:float|double) (\w+)\(", text, re.M))
 
 
+@pytest.mark.unit
 def test_every_math_function_the_compiler_emits_is_provided():
     """The kernels' <math.h> calls: the functions ops spell for an element type
     (``t.fn('exp')``: exp or expf) and those the templates name."""

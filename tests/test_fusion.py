@@ -52,6 +52,7 @@ def residual_block(tmp_path):
                  {"y": [1, 4, 6, 7], "z": [1, 4, 6, 7]}, inits, "block")
 
 
+@pytest.mark.unit
 def test_binary_chain_fuses_into_the_conv_in_its_place(tmp_path):
     g = import_model(str(residual_block(tmp_path)))
     fuse_elementwise(g)
@@ -65,6 +66,8 @@ def test_binary_chain_fuses_into_the_conv_in_its_place(tmp_path):
     assert fused.inputs == ["x", "w1", "short", "scale"]
 
 
+@pytest.mark.slow
+@pytest.mark.emulated
 def test_fused_binary_ops_match_onnxruntime(scons, tmp_path):
     path = residual_block(tmp_path)
     for target in ("x86_64", "riscv32"):
@@ -75,6 +78,7 @@ def test_fused_binary_ops_match_onnxruntime(scons, tmp_path):
     assert "_sub_mul_relu" in kernels  # one kernel ran the whole chain
 
 
+@pytest.mark.unit
 def test_panels_are_depth_major_and_zero_padded():
     a = np.arange(15, dtype=np.float32).reshape(5, 3)  # 5 rows, depth 3
     spec = packing.panels_spec(5, 3, 2)
@@ -90,6 +94,7 @@ def test_panels_are_depth_major_and_zero_padded():
     assert grouped[1, 0, 0].tolist() == [12.0, 16.0] and grouped[0, 1, 0].tolist() == [8.0, 0.0]
 
 
+@pytest.mark.unit
 def test_scratch_lives_for_its_step_only(tmp_path):
     g = import_model(str(residual_block(tmp_path)))
     conv = g.nodes[0]
@@ -107,6 +112,7 @@ def test_scratch_lives_for_its_step_only(tmp_path):
                     or scratch["offset"] + scratch["bytes"] <= b["offset"])
 
 
+@pytest.mark.unit
 def test_a_kernel_that_would_drop_its_chain_is_refused():
     """Never silently wrong: a kernel call that does not apply every fused op of its node
     (here: one whose chain lost its last op) is refused with one line naming the ops."""

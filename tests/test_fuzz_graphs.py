@@ -12,7 +12,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import REPO
+from conftest import REPO, in_qemu
 
 sys.path.insert(0, REPO)
 from fuzz import graphs, spec as fuzz_spec, verdict  # noqa: E402
@@ -21,9 +21,21 @@ from onnxcc.core.errors import OnnxccError  # noqa: E402
 from onnxcc.target import load_target  # noqa: E402
 
 REGRESSIONS = sorted(glob.glob(os.path.join(graphs.REGRESSIONS, "*.json")))
+#: the regressions whose replay takes more than about 20 s
+SLOW_REGRESSIONS = {"g27cac3973c", "g54acb8799b", "g8634854570", "gb2fb7611d6"}
 
 
-@pytest.mark.parametrize("path", REGRESSIONS, ids=[os.path.basename(p)[:-5] for p in REGRESSIONS])
+def _replay(path):
+    """A regression file as a case: emulated where its target's programs run in qemu, slow
+    where it is one of SLOW_REGRESSIONS."""
+    name = os.path.basename(path)[:-5]
+    with open(path) as f:
+        emulated = bool(load_target(json.load(f)["target"]).runner)
+    return pytest.param(path, id=name, marks=[pytest.mark.emulated] * emulated
+                        + [pytest.mark.slow] * (name in SLOW_REGRESSIONS))
+
+
+@pytest.mark.parametrize("path", [_replay(p) for p in REGRESSIONS])
 def test_regression_replays(path, tmp_path):
     """Every build of a graph the fuzzer once found failing ends as the file expects: it
     passes (or, where the file says so, onnxruntime is the one that is off: ``expect``),
@@ -58,7 +70,8 @@ def _option_grid(count, name):
     return grid
 
 
-@pytest.mark.parametrize("target,count", [("x86_64", 12), ("armv7", 8), ("riscv32", 8)])
+@pytest.mark.slow
+@pytest.mark.parametrize("target,count", [("x86_64", 12), *in_qemu(("armv7", 8), ("riscv32", 8))])
 def test_se_graphs_verify_with_every_option(target, count, tmp_path):
     """Issue 33's graphs verify in every combination of opt, io and schedule, and with
     every planner, pool layout, weights format, fusion setting and odd C name."""
@@ -85,7 +98,8 @@ def _host_has_avx512():
         return False
 
 
-@pytest.mark.parametrize("target,count,seed", SAMPLES, ids=[s[0] for s in SAMPLES])
+@pytest.mark.slow
+@pytest.mark.parametrize("target,count,seed", SAMPLES[:3] + in_qemu(*SAMPLES[3:]), ids=[s[0] for s in SAMPLES])
 def test_seeded_sample_matches_onnxruntime(target, count, seed, tmp_path):
     if target in ("x86_64-avx512", "x86_64-zen4") and not _host_has_avx512():
         pytest.skip(f"this machine has no AVX-512 to run the {target} code on")
@@ -99,7 +113,8 @@ def test_seeded_sample_matches_onnxruntime(target, count, seed, tmp_path):
     assert counts["pass"] >= count  # every graph built and verified at least once
 
 
-@pytest.mark.parametrize("target,count,seed", [("x86_64", 12, 21), ("armv7", 4, 22), ("riscv32", 4, 23)])
+@pytest.mark.slow
+@pytest.mark.parametrize("target,count,seed", [("x86_64", 12, 21), *in_qemu(("armv7", 4, 22), ("riscv32", 4, 23))])
 def test_seeded_network_sample_matches_onnxruntime(target, count, seed, tmp_path):
     """Small CNNs of chained MCU blocks (fuzz/networks.py: squeeze-excitation, inverted
     residuals, fire modules, shuffles, residual blocks, heads), each build with its own
@@ -111,7 +126,8 @@ def test_seeded_network_sample_matches_onnxruntime(target, count, seed, tmp_path
     assert checked >= count and counts["pass"] >= 2 * count
 
 
-@pytest.mark.parametrize("target,count,seed", [("x86_64", 8, 12), ("armv7", 4, 14)])
+@pytest.mark.slow
+@pytest.mark.parametrize("target,count,seed", [("x86_64", 8, 12), *in_qemu(("armv7", 4, 14))])
 def test_seeded_image_sample_runs_in_patches(target, count, seed, tmp_path):
     """Graphs that start with a convolution of one image: their builds with 2x1 or 2x2
     patches forced (plan/patches.py), and with 2 or 3 row bands from each convolution
@@ -123,6 +139,7 @@ def test_seeded_image_sample_runs_in_patches(target, count, seed, tmp_path):
     assert checked >= count and counts["patches"] >= count // 2 and counts["bands"] >= count // 2
 
 
+@pytest.mark.unit
 def test_specs_are_valid_models_with_finite_reference():
     """The generator's contract (as NNSmith's): every spec is a valid ONNX model that
     onnxruntime runs, and its guarded ops never produce NaN or Inf."""
@@ -205,6 +222,8 @@ REACHED = {
 }
 
 
+@pytest.mark.unit
+@pytest.mark.slow
 @pytest.mark.parametrize("target", sorted(REACHED))
 def test_the_draws_reach_the_fast_paths(target):
     """The fuzzer crosses a fast path only if its graphs reach it: 400 seeded draws, taken
@@ -255,6 +274,7 @@ def test_a_mismatch_that_goes_away_is_not_excused(tmp_path):
     assert verdict.reproduces(case, "x86_64")
 
 
+@pytest.mark.slow
 def test_seeded_sample_is_clean_under_sanitizers(tmp_path):
     """The fuzz sample built with sanitize=1 (AddressSanitizer + UBSan over the generated
     code, the runtime and the harness): no report, and still onnxruntime's results."""
@@ -265,6 +285,7 @@ def test_seeded_sample_is_clean_under_sanitizers(tmp_path):
     assert checked >= 8 and counts["pass"] >= 8
 
 
+@pytest.mark.unit
 def test_a_mismatch_is_excused_only_when_onnxcc_is_as_accurate_as_onnxruntime():
     """The float64 arbiter of mismatches: onnxcc off by as much as onnxruntime (on the
     other side of the exact value) is ill-conditioning; onnxcc far from the exact value
@@ -276,6 +297,7 @@ def test_a_mismatch_is_excused_only_when_onnxcc_is_as_accurate_as_onnxruntime():
     assert not verdict.as_accurate(np.tanh(exact), theirs, exact, 1e-4, 1e-5)  # a lost op
 
 
+@pytest.mark.unit
 def test_an_int8_mismatch_is_excused_only_within_one_quantum_of_the_specification():
     """The int8 arbiter: onnxcc one quantum from the float64 QDQ evaluation, where
     onnxruntime's fused kernels are two away, is rounding; onnxcc two quanta away, or one
@@ -289,6 +311,7 @@ def test_an_int8_mismatch_is_excused_only_within_one_quantum_of_the_specificatio
     assert not verdict.within_one_quantum(exact[:3], theirs, exact, q)  # a lost element
 
 
+@pytest.mark.unit
 def test_a_float_output_after_int8_ops_is_excused_only_when_closer_to_the_specification():
     """After the last DequantizeLinear: onnxcc off on fewer elements and by less than
     onnxruntime's fused kernels is excused; off where onnxruntime is exact, or by more
@@ -300,6 +323,7 @@ def test_a_float_output_after_int8_ops_is_excused_only_when_closer_to_the_specif
     assert not verdict.closer_than(exact + 0.004, exact, exact, 1e-3, 1e-4)
 
 
+@pytest.mark.unit
 def test_a_seed_draws_the_same_graphs_in_every_process():
     """A campaign's graph i of seed S is the same in any process: one that imported only
     fuzz.graphs and one that imported every module of the compiler first draw the same

@@ -13,9 +13,12 @@ sys.path.insert(0, REPO)
 from fuzz import malformed  # noqa: E402
 from onnxcc.core.errors import OnnxccError  # noqa: E402
 
+pytestmark = pytest.mark.unit
+
 SAMPLE = 150
 
 
+@pytest.mark.slow
 def test_seeded_sample_has_no_internal_error(tmp_path):
     counts, failures = malformed.campaign(SAMPLE, seed=12, timeout=30, save_dir=str(tmp_path))
     assert failures == [], "\n".join(f"variant {i} of seed 12 ({base}, {'+'.join(m)}): "

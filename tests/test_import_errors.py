@@ -75,6 +75,7 @@ WEIGHT_BYTES = np.arange(4, dtype=np.float32).tobytes()
 
 # --- external data ---------------------------------------------------------------------------
 
+@pytest.mark.unit
 def test_external_data_inside_the_folder_is_read(tmp_path):
     (tmp_path / "w.bin").write_bytes(b"\0" * 8 + WEIGHT_BYTES)
     path = save(external(relu_with_weight(), "w.bin", offset=8, length=16), tmp_path / "m.onnx")
@@ -82,6 +83,7 @@ def test_external_data_inside_the_folder_is_read(tmp_path):
     np.testing.assert_array_equal(graph.constants["w"], np.arange(4, dtype=np.float32))
 
 
+@pytest.mark.unit
 def test_external_data_through_a_symlink_inside_the_folder_is_read(tmp_path):
     (tmp_path / "w.bin").write_bytes(WEIGHT_BYTES)
     os.symlink("w.bin", tmp_path / "link.bin")
@@ -89,6 +91,7 @@ def test_external_data_through_a_symlink_inside_the_folder_is_read(tmp_path):
     np.testing.assert_array_equal(importer.import_model(path).constants["w"], np.arange(4))
 
 
+@pytest.mark.unit
 def test_external_data_may_not_leave_the_folder_with_dotdot(tmp_path):
     (tmp_path / "w.bin").write_bytes(WEIGHT_BYTES)
     (tmp_path / "sub").mkdir()
@@ -96,12 +99,14 @@ def test_external_data_may_not_leave_the_folder_with_dotdot(tmp_path):
     refused(path, "tensor 'w'", "'../w.bin'", "leaves the model's folder")
 
 
+@pytest.mark.unit
 def test_external_data_may_not_be_an_absolute_path(tmp_path):
     (tmp_path / "w.bin").write_bytes(WEIGHT_BYTES)
     path = save(external(relu_with_weight(), str(tmp_path / "w.bin")), tmp_path / "m.onnx")
     refused(path, "tensor 'w'", "is an absolute path")
 
 
+@pytest.mark.unit
 def test_external_data_may_not_be_a_symlink_out_of_the_folder(tmp_path):
     (tmp_path / "secret").write_bytes(WEIGHT_BYTES)
     (tmp_path / "model").mkdir()
@@ -110,6 +115,7 @@ def test_external_data_may_not_be_a_symlink_out_of_the_folder(tmp_path):
     refused(path, "tensor 'w'", "'w.bin'", "resolves outside the model's folder")
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("make_location, needle", [
     (lambda folder: "missing.bin", "does not exist"),
     (lambda folder: os.mkdir(folder / "d") or "d", "not a regular file"),
@@ -123,12 +129,14 @@ def test_external_data_must_be_an_existing_regular_file(tmp_path, make_location,
     refused(path, "tensor 'w'", needle)
 
 
+@pytest.mark.unit
 def test_external_data_file_too_short(tmp_path):
     (tmp_path / "w.bin").write_bytes(WEIGHT_BYTES)
     path = save(external(relu_with_weight(), "w.bin", offset=8, length=16), tmp_path / "m.onnx")
     refused(path, "tensor 'w'", "'w.bin' is too short", "16 bytes", "bytes 8 to 24")
 
 
+@pytest.mark.unit
 def test_external_data_length_must_match_dims(tmp_path):
     (tmp_path / "w.bin").write_bytes(WEIGHT_BYTES)
     path = save(external(relu_with_weight(), "w.bin", length=8), tmp_path / "m.onnx")
@@ -145,6 +153,7 @@ def test_missing_side_file_through_scons_is_one_line_and_builds_nothing(scons, t
 
 # --- limits ----------------------------------------------------------------------------------
 
+@pytest.mark.unit
 def test_huge_initializer_dims_without_data(tmp_path):
     model = relu_with_weight()
     init = model.graph.initializer[0]
@@ -154,12 +163,14 @@ def test_huge_initializer_dims_without_data(tmp_path):
     refused(save(model, tmp_path / "m.onnx"), "initializer 'w'", str(2 ** 40 * 4), "2 GiB")
 
 
+@pytest.mark.unit
 def test_huge_input_dim_is_refused_before_anything_is_allocated(tmp_path):
     model = make([helper.make_node("Relu", ["x"], ["y"])], [f32("x", [2 ** 31, 4])],
                  [f32("y", [2 ** 31, 4])])
     refused(save(model, tmp_path / "m.onnx"), "tensor 'x'", "more than the limit")
 
 
+@pytest.mark.unit
 def test_constant_node_with_huge_dims_and_no_data(tmp_path):
     value = TensorProto(data_type=TensorProto.FLOAT, dims=[2 ** 40])
     model = make([helper.make_node("Constant", [], ["c"], value=value),
@@ -168,24 +179,28 @@ def test_constant_node_with_huge_dims_and_no_data(tmp_path):
     refused(save(model, tmp_path / "m.onnx"), "a tensor attribute of a node", "more than the limit")
 
 
+@pytest.mark.unit
 def test_huge_dim_of_an_empty_tensor(tmp_path):
     model = make([helper.make_node("Relu", ["x"], ["y"])], [f32("x", [0, 2 ** 40])],
                  [f32("y", [0, 2 ** 40])])
     refused(save(model, tmp_path / "m.onnx"), "tensor 'x'", "a dimension of more than the limit")
 
 
+@pytest.mark.unit
 def test_negative_dim(tmp_path):
     model = make([helper.make_node("Relu", ["x"], ["y"])], [f32("x", [2, 4])], [f32("y", [2, 4])])
     model.graph.input[0].type.tensor_type.shape.dim[0].dim_value = -3
     refused(save(model, tmp_path / "m.onnx"), "tensor 'x'", "negative dimension")
 
 
+@pytest.mark.unit
 def test_initializer_data_shorter_than_dims(tmp_path):
     model = relu_with_weight()
     model.graph.initializer[0].raw_data = WEIGHT_BYTES[:12]
     refused(save(model, tmp_path / "m.onnx"), "initializer 'w'", "holds 12 bytes", "need 16")
 
 
+@pytest.mark.unit
 def test_too_many_nodes(tmp_path, monkeypatch):
     monkeypatch.setattr(limits, "MAX_NODES", 10)
     nodes = [helper.make_node("Relu", [f"t{k}"], [f"t{k + 1}"]) for k in range(11)]
@@ -193,6 +208,7 @@ def test_too_many_nodes(tmp_path, monkeypatch):
     refused(save(model, tmp_path / "m.onnx"), "11 nodes", "limit of 10")
 
 
+@pytest.mark.unit
 def test_expand_to_a_huge_constant_is_refused(tmp_path):
     """A constant subgraph that would fold into gigabytes fails before numpy allocates."""
     shape = numpy_helper.from_array(np.array([2 ** 16, 2 ** 16], np.int64), "s")
@@ -203,6 +219,7 @@ def test_expand_to_a_huge_constant_is_refused(tmp_path):
     refused(save(model, tmp_path / "m.onnx"), "tensor 'y'", "[65536, 65536]", "more than the limit")
 
 
+@pytest.mark.unit
 def test_fold_size_guard_in_the_optimizer(tmp_path, monkeypatch):
     """Below the import limits, above the folding limit: the optimizer refuses it."""
     monkeypatch.setattr(sys.modules["onnxcc.passes.fold_constants"], "MAX_FOLD_BYTES", 1000)
@@ -218,6 +235,7 @@ def test_fold_size_guard_in_the_optimizer(tmp_path, monkeypatch):
     assert not (tmp_path / "o.onnx").exists()
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("op", ["ConstantOfShape", "Tile"])
 def test_fold_size_is_estimated_before_shapes_are_known(tmp_path, op):
     """A size that only folding reveals (from a Cast shape inference does not follow) is
@@ -236,6 +254,7 @@ def test_fold_size_is_estimated_before_shapes_are_known(tmp_path, op):
         optimizer.run(str(tmp_path / "i.onnx"), str(tmp_path / "o.onnx"), str(tmp_path / "o.bin"))
 
 
+@pytest.mark.unit
 def test_arena_larger_than_ram_fails_in_the_plan_with_the_numbers(tmp_path):
     model = make([helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Relu", ["r"], ["y"])],
                  [f32("x", [256, 256])], [f32("y", [256, 256])])
@@ -267,11 +286,13 @@ def conv_model(group=1, weight=(4, 2, 3, 3), **attrs):
                 [f32("x", [1, 4, 8, 8])], [f32("y", ["n"] * 4)], [w])
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("group", [0, -2, 3])
 def test_conv_group_must_divide_the_channels(tmp_path, group):
     refused(save(conv_model(group=group), tmp_path / "m.onnx"), "node 'Conv_0' (op Conv)", "group")
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("attrs", [{"strides": [0, 1]}, {"pads": [1, -1, 1, 1]}, {"dilations": [1]},
                                    {"kernel_shape": [0, 3]}])
 def test_conv_window_attributes(tmp_path, attrs):
@@ -279,21 +300,25 @@ def test_conv_window_attributes(tmp_path, attrs):
     refused(save(conv_model(group=2, **attrs), tmp_path / "m.onnx"), "Conv", *attrs)
 
 
+@pytest.mark.unit
 def test_conv_weight_must_take_the_inputs_channels(tmp_path):
     refused(save(conv_model(weight=(4, 3, 3, 3)), tmp_path / "m.onnx"), "the input has 4 channels")
 
 
+@pytest.mark.unit
 def test_conv_kernel_shape_must_be_the_weights_window(tmp_path):
     refused(save(conv_model(group=2, kernel_shape=[2, 3]), tmp_path / "m.onnx"),
             "kernel_shape=[2, 3] is not the weight's window [3, 3]")
 
 
+@pytest.mark.unit
 def test_pool_window_larger_than_its_input(tmp_path):
     model = make([helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2])],
                  [f32("x", [1, 1, 1, 8])], [f32("y", ["n"] * 4)])
     refused(save(model, tmp_path / "m.onnx"), "(op MaxPool)", "is empty")
 
 
+@pytest.mark.unit
 def test_gemm_flags_and_shapes(tmp_path):
     w = numpy_helper.from_array(np.ones((5, 8), np.float32), "w")
     model = make([helper.make_node("Gemm", ["x", "w"], ["y"], transB=7)],
@@ -313,6 +338,7 @@ def test_invalid_utf8_name_through_scons(scons, tmp_path):
     assert files_under(scons.build_dir) == []
 
 
+@pytest.mark.unit
 def test_invalid_utf8_attribute_text(tmp_path):
     model = make([helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[2], auto_pad="VALID")],
                  [f32("x", [1, 1, 4])], [f32("y", ["n"] * 3)])
@@ -320,6 +346,7 @@ def test_invalid_utf8_attribute_text(tmp_path):
     refused(save(model, tmp_path / "m.onnx"), "'auto_pad' is not UTF-8")
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("edit, needle", [
     (lambda m: m.ClearField("opset_import"), "no opset of the default ONNX domain"),
     (lambda m: setattr(m.opset_import[0], "version", 999), "opset 999"),
@@ -337,6 +364,7 @@ def test_structure(tmp_path, edit, needle):
     refused(save(model, tmp_path / "m.onnx"), needle)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("edit", [
     lambda m: m.graph.node[1].output.__setitem__(0, "x"),        # writes a graph input
     lambda m: m.graph.node[0].input.__setitem__(0, "y"),         # a cycle
@@ -349,6 +377,7 @@ def test_graph_shape_errors(tmp_path, edit):
     refused(save(model, tmp_path / "m.onnx"), "invalid ONNX model")
 
 
+@pytest.mark.unit
 def test_duplicate_node_names_are_made_unique(tmp_path):
     model = relu_with_weight()
     for node in model.graph.node:

@@ -6,6 +6,7 @@ import shutil
 
 import numpy as np
 import onnx
+import pytest
 from onnx import numpy_helper
 
 from conftest import MODELS, run_scons
@@ -46,6 +47,7 @@ def test_weights_only_edit_skips_plan_and_kernels(repo_copy):
     assert not again & {"plan.json", "kws_kernels.c", "kws.c", "kws.o", "kws_kernels.o"}
 
 
+@pytest.mark.slow
 def test_template_edit_regenerates_only_its_users(repo_copy):
     shutil.copy(f"{MODELS}/kws.onnx", repo_copy / "models")
     rebuilt(repo_copy)

@@ -223,6 +223,7 @@ def test_an_error_naming_a_hostile_node_is_one_line(tmp_path):
     assert "coin\\nscons: *** fake second error\\r\\u202e" in errors[0]
 
 
+@pytest.mark.unit
 def test_templates_quote_model_text_only_through_ctext():
     """A template that names a tensor, a node, an op or the model's file does it through
     c_comment or c_string (the build above covers today's templates, this tomorrow's)."""
@@ -241,6 +242,7 @@ def test_templates_quote_model_text_only_through_ctext():
 
 # ---- the helpers themselves ----
 
+@pytest.mark.unit
 @settings(max_examples=300, deadline=None)
 @given(st.text(min_size=0, max_size=300))
 def test_c_comment_is_inert(text):
@@ -252,6 +254,7 @@ def test_c_comment_is_inert(text):
         assert out == text  # ordinary names read as they are
 
 
+@pytest.mark.unit
 def test_c_comment_caps_long_texts_apart():
     a, b = c_comment("x" * 10000), c_comment("x" * 9999 + "y")
     assert a != b and a.startswith("x" * 60) and "..." in a
@@ -259,6 +262,7 @@ def test_c_comment_caps_long_texts_apart():
     assert c_comment("*/") == "\\x2a/" and c_comment("a\nb") == "a\\x0ab"
 
 
+@pytest.mark.unit
 @settings(max_examples=300, deadline=None)
 @given(st.text())
 def test_c_string_round_trips(text):
@@ -269,6 +273,7 @@ def test_c_string_round_trips(text):
     assert codecs.escape_decode(body.encode("ascii"))[0] == text.encode("utf-8", "surrogatepass")
 
 
+@pytest.mark.unit
 @given(st.text())
 def test_c_ident_is_an_identifier(text):
     ident = c_ident(text, 40)
@@ -276,12 +281,14 @@ def test_c_ident_is_an_identifier(text):
     assert ident not in C_KEYWORDS
 
 
+@pytest.mark.unit
 def test_ordinary_names_keep_their_identifiers():
     assert c_ident("kws") == "kws" and c_ident("fc_autoencoder") == "fc_autoencoder"
     assert c_ident("kws-v2") == "kws_v2" and c_ident("1net") == "_1net"
     assert c_ident("int") == "int_" and c_ident("_Bool") == "_Bool_"
 
 
+@pytest.mark.unit
 def test_namespace_keeps_names_apart_and_stable():
     names = ["a.b", "a_b", "a-b", "a_b_2", "int", "x" * 100, "x" * 99 + "y"]
     first = Namespace()
@@ -297,6 +304,7 @@ def test_namespace_keeps_names_apart_and_stable():
         ["m_w_a_b", "m_w_a_b_2", "m_w_1", "m_w_int"]
 
 
+@pytest.mark.unit
 def test_weight_symbols_of_names_that_sanitize_alike():
     class Graph:
         constants = {"a.b": None, "a_b": None, "a-b": None, "L" * 5000: None, "L" * 4999 + "M": None}
@@ -311,11 +319,13 @@ def test_weight_symbols_of_names_that_sanitize_alike():
     assert len(set(symbols.values())) == len(Graph.constants)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("word", ["$(shell id)", "a#b", "a;b", 'a"b', "a b", "a\nb", "${X}", "a\\b"])
 def test_build_word_refuses_what_could_act(word):
     with pytest.raises(OnnxccError, match="Make or CMake"):
         build_word(word, "model name")
 
 
+@pytest.mark.unit
 def test_build_word_keeps_plain_words():
     assert build_word("KWS_ARENA_BYTES=123u", "define") == "KWS_ARENA_BYTES=123u"

@@ -12,7 +12,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from conftest import MODELS, save_graph
+from conftest import MODELS, in_qemu, save_graph
 from onnxcc.plan import stage as planner
 from onnxcc.core import quant
 from onnxcc.verbs import verify
@@ -28,6 +28,7 @@ NP = {I8: np.int8, U8: np.uint8, I32: np.int32, F: np.float32}
 
 # --- the arithmetic --------------------------------------------------------------------
 
+@pytest.mark.unit
 def test_fixed_point_requantization_rounds_exactly_like_float32():
     for _ in range(200):
         scale = np.float32(np.exp(RNG.uniform(np.log(1e-7), np.log(0.5))))
@@ -40,6 +41,7 @@ def test_fixed_point_requantization_rounds_exactly_like_float32():
                               quant.requantize_reference(acc, scale, zp, -128, 127))
 
 
+@pytest.mark.unit
 def test_requantization_ties_round_to_even_and_large_accumulators_round_first():
     # 0.5 * odd numbers are exact ties; beyond 2**24 float32(acc) itself rounds
     acc = np.array([1, 3, 5, -1, -3, 2**25 + 1, 2**25 + 3, -(2**25 + 3)])
@@ -49,6 +51,7 @@ def test_requantization_ties_round_to_even_and_large_accumulators_round_first():
     assert np.array_equal(got, quant.requantize_reference(acc, np.float32(0.5), 0, -2**31, 2**31 - 1))
 
 
+@pytest.mark.unit
 def test_verify_compares_dequantized_outputs_exactly():
     exp = [np.array([0.5, 0.25], np.float32)]
     one_ulp = np.nextafter(exp[0], np.float32(1)).astype(np.float32)
@@ -141,6 +144,7 @@ def qdq_float_island(tmp_path, relu_zp):
                 [helper.make_tensor_value_info("y", F, [1, 4, 7, 7])], inits, "island")
 
 
+@pytest.mark.unit
 def test_qoperator_import_is_qdq(tmp_path):
     g = import_model(qoperator_zoo(tmp_path, I8, "zoo"))
     assert not {"QLinearConv", "QLinearAdd", "QLinearSoftmax", "QLinearMatMul"} & {n.op for n in g.nodes}
@@ -151,6 +155,7 @@ def test_qoperator_import_is_qdq(tmp_path):
     assert g.info("xq").quant["scale"] == [pytest.approx(0.02)] and g.info("xq").dtype == "int8"
 
 
+@pytest.mark.unit
 def test_qdq_to_qlinear_fuses_groups_and_keeps_quantization(tmp_path):
     g = optimize(import_model(qoperator_zoo(tmp_path, U8, "zoo")), "test")
     assert [n.op for n in g.nodes] == ["QuantizeLinear", "QLinearConv", "QLinearAveragePool",
@@ -164,6 +169,7 @@ def test_qdq_to_qlinear_fuses_groups_and_keeps_quantization(tmp_path):
     assert g.info(gemm.inputs[1]).shape == (5, 4) and g.info(gemm.inputs[1]).quant["axis"] == 0
 
 
+@pytest.mark.unit
 def test_relu_becomes_the_integer_range_and_unfused_ops_stay_float(tmp_path):
     g = optimize(import_model(qdq_float_island(tmp_path, 40)), "test")
     ops = [n.op for n in g.nodes]
@@ -172,7 +178,7 @@ def test_relu_becomes_the_integer_range_and_unfused_ops_stay_float(tmp_path):
     assert g.nodes[4].attrs["onnxcc_clamp"] == [40, 255]  # Relu: nothing below the zero point
 
 
-@pytest.mark.parametrize("target", ["x86_64", "armv7"])
+@pytest.mark.parametrize("target", ["x86_64", *in_qemu("armv7")])
 def test_every_integer_kernel_matches_onnxruntime_exactly(scons, tmp_path, target):
     for elem, name in ((I8, "zoo_s8"), (U8, "zoo_u8")):
         r = scons(f"target={target}", f"model={qoperator_zoo(tmp_path, elem, name)}", "verify")
@@ -197,6 +203,7 @@ def test_non_constant_quantization_parameters_are_one_clear_error(scons, tmp_pat
 
 # --- the quantized example models ----------------------------------------------------------
 
+@pytest.mark.unit
 def test_int8_examples_are_the_quantized_forms_of_the_float_ones():
     """Every model quantize_models.py makes is there (none stale), in the form its name says:
     the tests above run on exactly these."""
@@ -213,7 +220,7 @@ def test_int8_examples_are_the_quantized_forms_of_the_float_ones():
             assert ops & {"QLinearConv", "QLinearMatMul", "QGemm"}, name
 
 
-@pytest.mark.parametrize("target", ["x86_64", "armv7", "riscv32"])
+@pytest.mark.parametrize("target", ["x86_64", *in_qemu("armv7", "riscv32")])
 @pytest.mark.parametrize("model", INT8_MODELS)
 def test_int8_model_matches_onnxruntime_exactly(scons, target, model):
     r = scons(f"target={target}", f"model=models/int8/{model}", "verify")
@@ -223,6 +230,7 @@ def test_int8_model_matches_onnxruntime_exactly(scons, target, model):
     assert "warning" not in r.stdout + r.stderr
 
 
+@pytest.mark.emulated
 @pytest.mark.parametrize("model", ["kws_qdq.onnx", "kws_qop.onnx"])
 def test_int8_model_is_exact_where_the_target_allows_unsafe_float_math(scons, model):
     """armv7a compiles with -funsafe-math-optimizations (NEON float vectors): the integer
@@ -332,7 +340,7 @@ CHAIN_OPS = ["dw", "pw", "pool", "add", "leaky", "sigmoid", "y"]
 
 
 @pytest.mark.parametrize("target, elem, io", [("x86_64", I8, "arena"), ("x86_64", U8, "caller"),
-                                              ("armv7", U8, "arena")])
+                                              *in_qemu(("armv7", U8, "arena"))])
 def test_int8_kernels_write_over_their_input_and_match_onnxruntime(scons, tmp_path, target, elem, io):
     name = f"chain_{io}"
     r = scons(f"target={target}", f"model={in_place_chain(tmp_path, elem, name)}", f"io={io}", "verify")
@@ -417,6 +425,7 @@ def test_single_int8_kernel_writes_over_its_input_in_the_arena(scons, tmp_path, 
     assert last.get("scratch", {}).get("bytes") == expected
 
 
+@pytest.mark.unit
 def test_residual_qadd_is_fused_into_the_conv_before_it(tmp_path):
     g, x_shape, y, y_shape = _single("residual", U8)
     graph = optimize(import_model(g.save(tmp_path, "residual", x_shape, y, y_shape)), "test")
@@ -431,6 +440,7 @@ def test_residual_qadd_is_fused_into_the_conv_before_it(tmp_path):
     assert [n.op for n in graph.nodes] == ["QLinearConv", "QLinearConv", "QLinearAdd"]
 
 
+@pytest.mark.unit
 def test_a_wider_output_is_never_written_over_an_unaligned_slice(tmp_path):
     """A plain Concat of integer tensors places its 3-byte first input before the second,
     which then starts at byte 3: DequantizeLinear may not put its floats there."""
@@ -458,6 +468,7 @@ def test_a_wider_output_is_never_written_over_an_unaligned_slice(tmp_path):
 
 # --- the q15 tactics (ops/qlinear/q15.py) ---------------------------------------------------
 
+@pytest.mark.unit
 def test_pairs_packing_puts_two_rows_of_four_taps_side_by_side():
     from onnxcc.ops.common import packing
     w = np.arange(1, 31, dtype=np.int8).reshape(3, 2, 5)  # 3 rows of 10 taps
@@ -561,7 +572,7 @@ def q15_zoo(tmp_path, elem, name):
                 [helper.make_tensor_value_info("y", F, [1, 7, 3, 4])], inits, name)
 
 
-@pytest.mark.parametrize("target", ["x86_64", "armv7", "riscv32"])
+@pytest.mark.parametrize("target", ["x86_64", *in_qemu("armv7", "riscv32")])
 def test_q15_convolutions_match_onnxruntime_exactly(scons, tmp_path, target):
     """The DSP kernels on armv7 (inline assembly and ACLE), their C form on x86_64 and
     riscv32: chosen by the cost model, exactly onnxruntime's outputs."""
@@ -574,6 +585,7 @@ def test_q15_convolutions_match_onnxruntime_exactly(scons, tmp_path, target):
         assert convs == ["gemm_q15", "depthwise_q15", "gemm_q15", "depthwise_q15"], convs
 
 
+@pytest.mark.unit
 def test_accumulator_bits_bounds_every_sum_from_the_weights(tmp_path):
     """passes/accumulator_bits.py: |bias| + max |x - x_zp| * sum |w|, per output channel,
     as a bit length; the q15 kernels drop their range test below 2^23 and keep it above."""

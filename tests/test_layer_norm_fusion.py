@@ -14,7 +14,7 @@ import onnx
 import pytest
 from onnx import helper, numpy_helper
 
-from conftest import onnx_model, verify_clean
+from conftest import in_qemu, onnx_model, verify_clean
 from onnxcc.target import host_cpu_flags
 
 RNG = np.random.default_rng(17)
@@ -116,7 +116,7 @@ def _check_fusions(built):
     assert "b_ln_gamma_in" in built and "g_ln37" not in built and "b_ln23" not in built
 
 
-@pytest.mark.parametrize("target", ["x86_64", AVX512, "aarch64", "armv7a", "riscv32"])
+@pytest.mark.parametrize("target", ["x86_64", AVX512, *in_qemu("aarch64", "armv7a", "riscv32")])
 def test_fused_layer_norm_matches_onnxruntime(scons, tmp_path, target):
     model = layer_norm_zoo(tmp_path / "lnz.onnx")
     verify_clean(scons, model, f"target={target}")

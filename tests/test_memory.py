@@ -9,7 +9,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from conftest import onnx_model, verify_clean
+from conftest import in_qemu, onnx_model, verify_clean
 from onnxcc import ops
 from onnxcc.plan import stage as planner
 from onnxcc.importer.stage import import_model
@@ -115,6 +115,7 @@ def check_plan(graph, plan):
     assert sum(len(p["buffers"]) for p in plan["pools"]) == len(buffers)
 
 
+@pytest.mark.unit
 def test_forwarding_decisions(tmp_path):
     graph, plan = planned(memory_mix(tmp_path / "m.onnx"))
     check_plan(graph, plan)
@@ -144,6 +145,7 @@ def test_forwarding_decisions(tmp_path):
     assert plan["arena_bytes"] < plan["graph_lower_bound_bytes"]
 
 
+@pytest.mark.unit
 def test_writing_over_inputs_wherever_possible(tmp_path):
     """What forwarding does with in-place kernels allowed everywhere, following the schedule."""
     graph = optimize(import_model(memory_mix(tmp_path / "m.onnx")), "m")
@@ -156,6 +158,7 @@ def test_writing_over_inputs_wherever_possible(tmp_path):
     assert all(x != "x" for x in over.values())
 
 
+@pytest.mark.unit
 def test_in_place_only_where_it_keeps_the_peak_down(tmp_path):
     """A chain of Fire modules: writing each squeeze over the concat before it leaves the
     small output at the bottom of a large buffer, and the next concat cannot fit beside it;
@@ -178,6 +181,7 @@ def test_in_place_only_where_it_keeps_the_peak_down(tmp_path):
     assert auto(Problem(everywhere)).bytes > plan["arena_bytes"]
 
 
+@pytest.mark.unit
 def test_in_place_needs_the_input_to_die(tmp_path):
     # r is read by both Sigmoid and Add: Sigmoid cannot write over it; Add can (r dies there)
     path = save(tmp_path / "m.onnx", [helper.make_node("Relu", ["x"], ["r"]),
@@ -192,6 +196,7 @@ def test_in_place_needs_the_input_to_die(tmp_path):
     assert plan["tensors"]["s"]["offset"] != plan["tensors"]["r"]["offset"]
 
 
+@pytest.mark.unit
 def test_kernel_writing_over_its_input_drops_restrict(tmp_path):
     from onnxcc.codegen.lowering import lower_graph
     path = memory_mix(tmp_path / "m.onnx")
@@ -206,6 +211,7 @@ def test_kernel_writing_over_its_input_drops_restrict(tmp_path):
     assert all("restrict" in k.signature(graph) for k in kernels if not k.call.overwrites)
 
 
+@pytest.mark.unit
 def test_declared_scratch_is_planned(tmp_path, monkeypatch):
     """A kernel that declares scratch (as an im2col tactic would) gets it in the arena,
     live during its own step only, and it never overlaps what that step reads or writes."""
@@ -230,6 +236,7 @@ def dataclass_replace(call, **changes):
     return replace(call, **changes)
 
 
+@pytest.mark.unit
 def test_memory_aware_schedule_runs_the_freeing_branch_first(tmp_path):
     # the graph's order keeps a and b (big) alive together; finishing a's branch first
     # frees a before b is made
@@ -248,6 +255,7 @@ def test_memory_aware_schedule_runs_the_freeing_branch_first(tmp_path):
     check_plan(graph, aware)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("name", ["auto", "greedy_by_size", "greedy_by_conflicts", "greedy_by_start",
                                   "annealing", "exact"])
 def test_planners_on_a_model(tmp_path, name):
@@ -264,12 +272,14 @@ def test_planners_on_a_model(tmp_path, name):
     assert pool["bytes"] <= min(others.values())
 
 
+@pytest.mark.unit
 def test_plan_is_deterministic(tmp_path):
     path = memory_mix(tmp_path / "m.onnx")
     plans = [json.dumps(planned(path, planner="annealing", io="arena")[1]) for _ in range(2)]
     assert plans[0] == plans[1]
 
 
+@pytest.mark.unit
 def test_io_in_arena_has_accessors_and_may_write_over_inputs(tmp_path):
     graph, plan = planned(memory_mix(tmp_path / "m.onnx"), io="arena")
     check_plan(graph, plan)
@@ -312,6 +322,7 @@ def test_verify_memory_mix(scons, tmp_path, options):
     assert "[verify] mix on x86_64" in r.stdout and "warning" not in r.stdout + r.stderr
 
 
+@pytest.mark.emulated
 @pytest.mark.parametrize("options", ["", "io=arena pools=fast:2K,slow"])
 def test_verify_memory_mix_on_armv7(scons, tmp_path, options):
     r = scons("target=armv7", f"model={memory_mix(tmp_path / 'mix.onnx')}", *options.split(),
@@ -339,7 +350,7 @@ def growing_1x1(path, residual=False):
     return save(path, nodes, [("x", [1, 5, 13, 11])], [("out", 4)], i)
 
 
-@pytest.mark.parametrize("target", ["x86_64", "x86_64-avx512", "aarch64"])
+@pytest.mark.parametrize("target", ["x86_64", "x86_64-avx512", *in_qemu("aarch64")])
 @pytest.mark.parametrize("residual", [False, True])
 def test_growing_1x1_over_its_input(scons, tmp_path, target, residual):
     """The expansion runs gemm1x1's pixel tiles over its input with a block of only the
@@ -489,6 +500,7 @@ def slices_mix(path):
     return save(path, nodes, [("x", [1, 8, 6, 5])], [("gs", 4), ("cat", 4), ("out_a", 4)], i)
 
 
+@pytest.mark.unit
 def test_contiguous_slices_and_splits_are_views(tmp_path):
     graph, plan = planned(slices_mix(tmp_path / "s.onnx"))
     check_plan(graph, plan)
@@ -507,7 +519,7 @@ def test_contiguous_slices_and_splits_are_views(tmp_path):
 
 
 @pytest.mark.parametrize("target,options", [("x86_64", ""), ("x86_64", "io=arena"),
-                                            ("armv7", ""), ("aarch64", "io=arena")])
+                                            *in_qemu(("armv7", ""), ("aarch64", "io=arena"))])
 def test_verify_slices_mix(scons, tmp_path, target, options):
     r = scons(f"target={target}", f"model={slices_mix(tmp_path / 's.onnx')}", *options.split(), "verify")
     assert r.returncode == 0, r.stdout + r.stderr

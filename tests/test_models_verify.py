@@ -11,6 +11,7 @@ from conftest import MODELS
 EXAMPLES = sorted(os.path.basename(p) for p in glob.glob(os.path.join(MODELS, "*.onnx")))
 
 
+@pytest.mark.unit
 def test_examples_are_exactly_what_make_models_builds():
     """The verify tests below run on the models in models/: those must be every model the
     script makes, byte for byte (none missing, none stale, none edited by hand)."""

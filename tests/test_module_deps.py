@@ -15,6 +15,8 @@ from onnxcc.build import module_deps
 from onnxcc.plan import stage as planner
 from onnxcc.core.report import human_bytes
 
+pytestmark = pytest.mark.unit
+
 # the modules the SCons tool's stages call into (site_tools/onnxcc.py)
 STAGE_MODULES = ["onnxcc.importer.stage", "onnxcc.passes.stage", "onnxcc.tactics.stage", "onnxcc.verbs.autotune",
                  "onnxcc.plan.stage", "onnxcc.codegen.stage", "onnxcc.verbs.integration",

@@ -10,7 +10,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
-from conftest import onnx_model, verify_clean
+from conftest import in_qemu, onnx_model, verify_clean
 
 from onnxcc import ops
 from onnxcc.tactics import stage as tactics
@@ -81,6 +81,7 @@ def weights_as_inputs(path):
     return save(path, nodes, inputs, outputs, inits)
 
 
+@pytest.mark.unit
 def test_tactics_that_pack_weights_are_no_candidates_for_a_weight_input(tmp_path):
     path = str(weights_as_inputs(tmp_path / "winputs.onnx"))
     graph = optimize(import_model(path), path)
@@ -94,6 +95,7 @@ def test_tactics_that_pack_weights_are_no_candidates_for_a_weight_input(tmp_path
         tactics.select(graph, AVX2, "speed", {conv.name: "implicit"})
 
 
+@pytest.mark.unit
 def test_a_stale_tactic_that_packs_a_weight_input_is_one_clear_error(tmp_path):
     """A tactics.json written by hand (or before the weight became an input) is refused
     in generate, not a KeyError on the packed layout."""
@@ -156,6 +158,7 @@ def qdq_constants(path, opset):
     return save(path, nodes, {"x": f}, {"y": f}, inits, opset), inits
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("opset", [13, 17])
 def test_dequantized_constants_fold_below_opset_19(tmp_path, opset):
     path, inits = qdq_constants(tmp_path / "qdq.onnx", opset)
@@ -188,6 +191,7 @@ def test_dequantized_weights_of_a_matmul_match_onnxruntime_in_float(scons, tmp_p
 
 # --- large outputs from QEMU ----------------------------------------------------------------
 
+@pytest.mark.emulated
 def test_a_large_output_verifies_on_armv7(scons, tmp_path):
     """Tile of [2, 3, 4, 5] by [7, 6, 4, 2]: 160 KB of output, printed by the harness
     through QEMU's semihosting console (a pipe dropped most of it)."""
@@ -214,14 +218,14 @@ def _verify_global_pools(scons, tmp_path, target, shapes):
     assert f"{len(outputs)} output(s)" in r.stdout
 
 
-@pytest.mark.parametrize("target", ["x86_64", "aarch64"])
+@pytest.mark.parametrize("target", ["x86_64", *in_qemu("aarch64")])
 def test_global_pools_of_one_vector_per_channel_compile(scons, tmp_path, target):
     """Channels of 9, 8 and 5 elements: one vector (of 8 or 4 floats) and maybe a tail,
     no vector loop (its integer vector type was not declared: test_globalmaxpool_precomputed)."""
     _verify_global_pools(scons, tmp_path, target, [[1, 2, 3, 3], [1, 3, 2, 4], [2, 2, 1, 5]])
 
 
-@pytest.mark.parametrize("target", ["x86_64", "x86_64-avx512", "aarch64"])
+@pytest.mark.parametrize("target", ["x86_64", "x86_64-avx512", *in_qemu("aarch64")])
 def test_global_pools_of_many_vectors_per_channel(scons, tmp_path, target):
     """Channels of 4 vectors on (four accumulators, then the lane sum's halves): 63, 67 and
     70 elements leave whole vectors after the blocks of four and a tail on every width, 16,

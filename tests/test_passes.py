@@ -14,6 +14,8 @@ from onnxcc.passes import (
     fold_batchnorm, fold_constants, fuse_elementwise, fuse_matmul_add, legacy_broadcast,
     params_to_attrs, pow_square, remove_noops)
 
+pytestmark = pytest.mark.unit
+
 RNG = np.random.default_rng(0)
 F = TensorProto.FLOAT
 

@@ -52,6 +52,7 @@ def _model(path):
     return _save(path, nodes, [1, 3, 23, 21], [1, 9, 1, 1], inits)
 
 
+@pytest.mark.unit
 def test_the_stage_and_each_patch_s_pads(tmp_path):
     graph = optimize(import_model(_model(tmp_path / "m.onnx")), "test")
     nodes, joins = patches.stage(graph)
@@ -97,6 +98,8 @@ def test_patched_builds_verify_on_x86(tmp_path, grid, opt):
         assert reports[grid]["worst"] == reports["off"]["worst"]
 
 
+@pytest.mark.slow
+@pytest.mark.emulated
 def test_the_ram_budget_chooses_patches_on_armv7(scons):
     """The issue's bar: MobileNetV1-0.25 96x96 (float32) in at most 0.55 times its
     layer-by-layer arena, chosen from ram= alone, verified in qemu."""
@@ -112,6 +115,7 @@ def test_the_ram_budget_chooses_patches_on_armv7(scons):
     assert "Patch-based execution: the first 4 nodes" in page and "conv1__p0" in page
 
 
+@pytest.mark.emulated
 def test_the_int8_camera_model_fits_64k_on_armv7(scons):
     """Its int8 version with an int8 input: arena, I/O, data and stack in 64 KB."""
     r = scons("target=armv7", "model=models/int8/mobilenet_v1_025_qop_int8_input.onnx", "ram=64K",
@@ -122,6 +126,7 @@ def test_the_int8_camera_model_fits_64k_on_armv7(scons):
         assert json.load(f)["ram"]["total"] <= 64 * 1024
 
 
+@pytest.mark.unit
 def test_when_nothing_fits_the_error_names_the_smallest_arena(tmp_path):
     path = _model(tmp_path / "m.onnx")
     graph = optimize(import_model(path), "test")

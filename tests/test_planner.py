@@ -9,6 +9,8 @@ from onnxcc.plan.algorithms import ALGORITHMS, FirstFitOrder, annealing, exact, 
 from onnxcc.plan.pools import parse_pools, place_in_pools
 from onnxcc.plan.problem import Buffer, Problem, collisions, lower_bound
 
+pytestmark = pytest.mark.unit
+
 ALIGNS = st.sampled_from([4, 16, 64])
 
 

@@ -9,7 +9,7 @@ import onnxruntime as ort
 import pytest
 from onnx import helper
 
-from conftest import onnx_model, save_graph
+from conftest import in_qemu, onnx_model, save_graph
 from onnxcc.importer import ceil_pools
 from onnxcc.core.errors import OnnxccError
 from onnxcc.importer.stage import import_model
@@ -17,7 +17,7 @@ from onnxcc.ops import pool
 from onnxcc.target import host_cpu_flags
 from test_tactics import save_model, verify
 
-TARGETS = ["x86_64", "armv7a", "aarch64",
+TARGETS = ["x86_64", *in_qemu("armv7a", "aarch64"),
            pytest.param("x86_64-avx512", marks=pytest.mark.skipif(
                "avx512f" not in host_cpu_flags(), reason="this host has no AVX-512"))]
 
@@ -89,6 +89,7 @@ def test_reference_pools_match_onnxruntime(scons, tmp_path):
            "MaxPool:reference,AveragePool:reference")
 
 
+@pytest.mark.unit
 def test_row_pool_writes_over_its_input_only_where_rows_were_read():
     g = dict(h=8, w=8, oh=4, ow=4, kh=3, kw=3, sh=2, sw=2, dh=1, dw=1, pt=1, pl=1)
     assert pool._rows_overwrite_only_read_input(g)
@@ -181,6 +182,7 @@ def test_vector_layer_norm_matches_onnxruntime(scons, tmp_path, target):
     assert ("ln_normalize_rows_layer_f32_4x8" in kernels) == (target == "x86_64-avx512")
 
 
+@pytest.mark.emulated
 def test_softmax_keeps_the_reference_kernel_at_opt_size_and_on_scalar_cpus(scons, tmp_path):
     model = softmax_zoo(tmp_path / "softmax.onnx")
     for target, opt in (("x86_64", "size"), ("armv7", "speed")):
@@ -214,6 +216,7 @@ def test_ceil_pool_counts_as_onnxruntime_where_onnx_counts_one_more(scons, tmp_p
     assert "Traceback" not in r.stdout + r.stderr
 
 
+@pytest.mark.unit
 def test_ceil_pool_refuses_what_it_cannot_count_as_onnxruntime(tmp_path):
     """count_include_pad with a window dropped on one axis and one reaching past the padding
     on the other: the floor form's longer padding would change that window's divisor."""
@@ -224,6 +227,7 @@ def test_ceil_pool_refuses_what_it_cannot_count_as_onnxruntime(tmp_path):
         import_model(str(path))
 
 
+@pytest.mark.unit
 def test_ceil_outputs_are_onnxruntimes():
     """ceil_pools.spec_outputs against onnxruntime's count, every small 1-D case at once."""
     cases, nodes, inputs, outputs = [], [], [], []
@@ -288,7 +292,7 @@ def nan_zoo(path):
     return save_model(path, nodes, inputs, outputs, inits)
 
 
-@pytest.mark.parametrize("target", ["x86_64", "aarch64", "armv7a"])
+@pytest.mark.parametrize("target", ["x86_64", *in_qemu("aarch64", "armv7a")])
 @pytest.mark.parametrize("tactic", ["vector", "reference"])
 def test_nan_inputs_never_win_a_max_and_fill_a_softmax_row(scons, tmp_path, target, tactic):
     if tactic == "reference" and target != "x86_64":
@@ -318,6 +322,7 @@ def _ceil_chain(count, extra_nodes=(), initializers=()):
         initializer=list(initializers)))
 
 
+@pytest.mark.unit
 def test_ceil_pools_in_a_row_count_as_onnxruntime():
     """Pools in a row are recounted a round of shape inference per pool in the row (a round
     rewrites every pool whose input shape is final), to onnxruntime's shapes; the model's

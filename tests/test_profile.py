@@ -65,6 +65,7 @@ def test_profile_on_the_host_times_every_step(scons, tmp_path):
     assert _sha(plain / "x86_64" / "kws" / "libkws.a") == lib
 
 
+@pytest.mark.emulated
 def test_profile_on_cortex_m_counts_instructions(scons):
     r = scons("model=models/kws.onnx", "target=armv7", "profile")
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
@@ -85,6 +86,7 @@ def test_profile_names_the_targets_that_cannot(repo_copy):
     assert not (repo_copy / "build" / "nocount" / "tiny_cnn" / "profile.json").exists()
 
 
+@pytest.mark.unit
 def test_macs_of_the_heavy_ops(tmp_path):
     importer.run(f"{MODELS}/kws.onnx", str(tmp_path / "i.onnx"), str(tmp_path / "i.bin"), {})
     g = load_graph(str(tmp_path / "i.onnx"), with_values=False)

@@ -14,7 +14,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from conftest import REPO, onnx_model, save_graph, verify_clean
+from conftest import REPO, in_qemu, onnx_model, save_graph, slow, verify_clean
 from onnxcc import ops
 from onnxcc.ops.common import packing
 from onnxcc.tactics import stage as tactics
@@ -55,7 +55,7 @@ def node_cases(work):
     return found
 
 
-@pytest.mark.parametrize("target", ["x86_64", "armv7"])
+@pytest.mark.parametrize("target", [*slow("x86_64"), *in_qemu("armv7")])
 def test_blocked_tactic_passes_every_recurrent_node_case(tmp_path, target):
     cases = node_cases(str(tmp_path))
     assert len(cases) >= 18 and {c.op for c in cases} == set(CELLS)
@@ -170,7 +170,7 @@ def zero_length_model(path):
     return _save(helper.make_graph(nodes, "zero_length", inputs, outputs, inits), path)
 
 
-@pytest.mark.parametrize("target", ["x86_64", "armv7"])
+@pytest.mark.parametrize("target", ["x86_64", *in_qemu("armv7")])
 @pytest.mark.parametrize("tactic", ["blocked", "reference"])
 @pytest.mark.parametrize("make", [mixed_model, zero_length_model], ids=["mixed", "zero_length"])
 def test_recurrent_models_match_onnxruntime(scons, tmp_path, target, tactic, make):
@@ -194,6 +194,7 @@ def test_constant_lengths_beyond_the_sequence_are_refused(scons, tmp_path):
     assert "Traceback" not in r.stdout + r.stderr
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("activations,alphas", [(["Affine"], []), (["ThresholdedRelu"], []),
                                                 (["ScaledTanh"], [0.5])])
 def test_an_activation_default_onnxruntime_reads_otherwise_is_refused(tmp_path, activations, alphas):
@@ -213,6 +214,7 @@ def test_an_activation_default_onnxruntime_reads_otherwise_is_refused(tmp_path, 
             tactic.lower(graph.nodes[0], graph, AVX2)
 
 
+@pytest.mark.unit
 def test_speed_chooses_the_blocked_tactic_and_size_the_reference(tmp_path):
     """opt=speed: the blocked tactic for the big LSTM on both CPUs, and for every node on
     the Cortex-M4 (the tiny GRU of 9 units is padded to 16 in AVX2 vectors: estimated
@@ -235,6 +237,7 @@ def lstm_model(path, steps, hidden, features=40):
     return save_graph(path, graph, 14)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("hidden", [32, 512])
 def test_a_microcontroller_projects_one_tile_of_steps_at_a_time(tmp_path, hidden):
     """Without a cache the projection's scratch is one row tile of steps, not the whole
@@ -256,6 +259,7 @@ def test_a_microcontroller_projects_one_tile_of_steps_at_a_time(tmp_path, hidden
 
 # --- packing ------------------------------------------------------------------------------
 
+@pytest.mark.unit
 def test_gate_panels_put_every_gate_of_a_block_side_by_side():
     """2 directions, 3 gates of 3 units, blocks of 2 (padded to 4 units), GRU's grouping
     [[z, r], [h]]: each panel is [depth][its gates x 2 units], zero where a unit is padding."""
@@ -272,6 +276,7 @@ def test_gate_panels_put_every_gate_of_a_block_side_by_side():
     assert packing.packed_size(uniform) == d * 2 * 8 * depth  # 12 rows in 2 panels of 8
 
 
+@pytest.mark.unit
 def test_gate_bias_folds_wb_and_rb_but_keeps_an_apart_gate_separate():
     h = 2
     wb, rb = np.arange(6, dtype=np.float32), 100 * np.arange(1, 7, dtype=np.float32)

@@ -17,7 +17,7 @@ import sys
 import fake_model
 import pytest
 
-from conftest import MODELS, REPO
+from conftest import MODELS, REPO, slow
 from onnxcc.verbs import sanitize, verify
 from onnxcc.core.errors import OnnxccError
 from test_conformance import HOST_SAMPLE
@@ -28,9 +28,11 @@ EXAMPLES = sorted(os.path.relpath(p, REPO) for p in glob.glob(os.path.join(MODEL
 
 #: every example with the fast kernels, and the float ones with the reference kernels too
 BUILDS = [(m, "speed") for m in EXAMPLES] + [(m, "size") for m in EXAMPLES if "int8" not in m]
+#: the builds that take more than about 20 s
+SLOW_BUILDS = [("models/mobilenet_v1_025.onnx", "speed"), ("models/resnet8.onnx", "speed")]
 
 
-@pytest.mark.parametrize("model, opt", BUILDS)
+@pytest.mark.parametrize("model, opt", [slow(b)[0] if b in SLOW_BUILDS else b for b in BUILDS])
 def test_example_models_are_clean_under_sanitizers(scons, model, opt):
     r = scons(f"model={model}", f"opt={opt}", "sanitize=1", "verify")
     assert r.returncode == 0, r.stdout + r.stderr
@@ -42,6 +44,7 @@ def test_example_models_are_clean_under_sanitizers(scons, model, opt):
     assert not (scons.build_dir / "x86_64").exists()  # apart from plain builds
 
 
+@pytest.mark.slow
 def test_conformance_sample_is_clean_under_sanitizers(tmp_path):
     names = random.Random(12).sample(HOST_SAMPLE, 16)
     r = subprocess.run([sys.executable, "-m", "conformance", "--suite", "node", "--sanitize",

@@ -12,7 +12,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from conftest import REPO
+from conftest import REPO, in_qemu, slow
 from onnxcc import ops
 from onnxcc.tactics import stage as tactics
 from onnxcc.core.errors import OnnxccError
@@ -24,7 +24,7 @@ RNG = np.random.default_rng(11)
 F = TensorProto.FLOAT
 AVX2 = Cpu(32, 16, True, 32768, ("avx2", "fma"))
 #: (target, vector floats): AVX2, NEON and the scalar fallback (and AVX-512 where the host has it)
-TARGETS = [("x86_64", 8), ("aarch64", 4), ("riscv32", 1),
+TARGETS = [("x86_64", 8), *in_qemu(("aarch64", 4), ("riscv32", 1)),
            pytest.param("x86_64-avx512", 16, marks=pytest.mark.skipif(
                "avx512f" not in host_cpu_flags(), reason="this host has no AVX-512"))]
 
@@ -187,8 +187,8 @@ def verify(scons, model, target, tactic):
 
 
 @pytest.mark.parametrize("target, lanes", TARGETS)
-@pytest.mark.parametrize("tactic", ["direct", "gemm1x1", "im2col", "implicit", "depthwise",
-                                    "winograd"])
+@pytest.mark.parametrize("tactic", ["direct", *slow("gemm1x1", "im2col", "implicit", "depthwise",
+                                                   "winograd")])
 def test_every_conv_tactic_matches_onnxruntime(scons, tmp_path, target, lanes, tactic):
     model = conv_zoo(tmp_path / "convs.onnx")
     if tactic == "winograd" and lanes == 1:  # not on a scalar CPU: its RAM is worth more
@@ -312,7 +312,7 @@ def pool_and_elementwise_zoo(path):
     return save_model(path, nodes, inputs, outputs, inits)
 
 
-@pytest.mark.parametrize("target", ["x86_64", "aarch64"])
+@pytest.mark.parametrize("target", ["x86_64", *in_qemu("aarch64")])
 @pytest.mark.parametrize("tactic", ["reference", "vector"])
 def test_pooling_and_elementwise_tactics_match_onnxruntime(scons, tmp_path, target, tactic):
     model = pool_and_elementwise_zoo(tmp_path / "pools.onnx")
@@ -323,6 +323,7 @@ def test_pooling_and_elementwise_tactics_match_onnxruntime(scons, tmp_path, targ
     assert ("vector_size" in kernels) == (tactic == "vector")
 
 
+@pytest.mark.unit
 def test_orientations_both_appear_in_the_conv_zoo(tmp_path):
     graph = optimized_zoo(tmp_path)
     ones = [n for n in graph.nodes
@@ -342,6 +343,7 @@ def zoo_cases(tmp_path, target, indices, tactic):
     return graph, cpu, cases
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("target", ["x86_64", "x86_64-avx512", "aarch64", "armv7a"])
 def test_transposed_1x1_cases_run_the_transposed_tiles(tmp_path, target):
     """The conv zoo's TRANSPOSED_1X1 cases reach that orientation (and its scratch panel) on
@@ -355,6 +357,7 @@ def test_transposed_1x1_cases_run_the_transposed_tiles(tmp_path, target):
         assert call.scratch_bytes == (4 * pixels * p["vecs"] * p["lanes"] if pixels > 1 else 0)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("target, blocked", [("x86_64", True), ("x86_64-avx512", False),
                                               ("aarch64", False), ("armv7a", False)])
 def test_long_transposed_1x1_sums_run_in_blocks_on_avx2(tmp_path, target, blocked):
@@ -369,6 +372,7 @@ def test_long_transposed_1x1_sums_run_in_blocks_on_avx2(tmp_path, target, blocke
             assert p["c"] // p["kblock"] >= 2 and p["c"] % p["kblock"], p["kblock"]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("target", ["x86_64", "x86_64-avx512", "aarch64", "armv7a"])
 def test_transposed_implicit_cases_run_the_transposed_tiles(tmp_path, target):
     """The conv zoo's TRANSPOSED_IMPLICIT cases reach implicit's channel-vector tiles, their
@@ -387,6 +391,7 @@ def test_transposed_implicit_cases_run_the_transposed_tiles(tmp_path, target):
     assert grouped and single
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("target", ["x86_64", "x86_64-avx512", "aarch64"])
 def test_banded_store_cases_store_bands_of_rows(tmp_path, target):
     """The conv zoo's BANDED_STORE cases (verified with the implicit tactic above) run
@@ -404,6 +409,7 @@ def test_banded_store_cases_store_bands_of_rows(tmp_path, target):
         assert call.scratch_bytes == 4 * (planes + band)
 
 
+@pytest.mark.unit
 def test_winograd_runs_on_256_bit_vectors_where_wider_ones_gain_no_multiply_adds():
     """On a 512-bit target whose multiply-adds run no faster on 512-bit vectors (Zen 4's
     double-pumped AVX-512: [cpu] fma_bytes = 64) winograd is planned on 256-bit vectors
@@ -427,6 +433,7 @@ def test_winograd_runs_on_256_bit_vectors_where_wider_ones_gain_no_multiply_adds
     assert conv._winograd_plan(g, load_target("aarch64").cpu)[1] == 4
 
 
+@pytest.mark.slow
 @pytest.mark.skipif("avx512f" not in host_cpu_flags(), reason="this host has no AVX-512")
 def test_winograd_on_256_bit_vectors_of_a_512_bit_target_matches_onnxruntime(scons, tmp_path):
     """x86_64-zen4 builds winograd's kernel on 256-bit vectors inside AVX-512 code (the
@@ -438,6 +445,7 @@ def test_winograd_on_256_bit_vectors_of_a_512_bit_target_matches_onnxruntime(sco
     assert widths and all(w % 8 == 0 for w in widths) and any(w % 16 for w in widths)
 
 
+@pytest.mark.unit
 def test_opt_size_runs_the_reference_kernels_and_speed_the_cheapest(tmp_path):
     graph = optimized_zoo(tmp_path)
     small = tactics.select(graph, AVX2, "size")
@@ -449,6 +457,7 @@ def test_opt_size_runs_the_reference_kernels_and_speed_the_cheapest(tmp_path):
         assert costs[n["tactic"]] < costs["direct"]  # SIMD and tiles beat the naive loop
 
 
+@pytest.mark.unit
 def test_forced_tactics_by_op_and_node(tmp_path):
     graph = optimized_zoo(tmp_path)
     node = next(n for n in graph.nodes if n.op == "Conv")
@@ -461,6 +470,7 @@ def test_forced_tactics_by_op_and_node(tmp_path):
     assert {n["by"] for n in some["nodes"]} == {"forced", "speed"}
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("forced, message", [
     ({"Conv": "fft"}, "op Conv has no tactic 'fft'"),
     ({"Softmax": "blocked"}, "op Softmax has no tactic 'blocked'"),
@@ -472,6 +482,7 @@ def test_bad_forced_tactics_are_one_line_errors(tmp_path, forced, message):
         tactics.select(graph, AVX2, "speed", forced)
 
 
+@pytest.mark.unit
 def test_forcing_a_tactic_on_a_node_it_cannot_run_names_those_that_can(tmp_path):
     graph = optimized_zoo(tmp_path)
     node = next(n for n in graph.nodes if n.op == "Conv")  # a 3x3 convolution
@@ -479,6 +490,7 @@ def test_forcing_a_tactic_on_a_node_it_cannot_run_names_those_that_can(tmp_path)
         tactics.select(graph, AVX2, "speed", {node.name: "gemm1x1"})
 
 
+@pytest.mark.unit
 def test_tactic_option_forms(tmp_path):
     assert tactics.parse_forced("Conv:im2col, fc1:reference") == {"Conv": "im2col",
                                                                  "fc1": "reference"}
@@ -546,6 +558,7 @@ def test_host_bench_harness_takes_runs_and_warmup(scons):
     assert len(bench.parse(out)) == 7
 
 
+@pytest.mark.emulated
 def test_bench_on_cortex_m_counts_instructions_exactly(scons):
     counts = {}
     for opt in ("size", "speed"):
@@ -578,6 +591,8 @@ def test_weights_are_packed_for_their_kernel(scons):
     assert "fc_autoencoder_w_fc1_weight_bn:" not in weights
 
 
+@pytest.mark.slow
+@pytest.mark.emulated
 def test_autotune_measures_records_and_later_builds_reuse(scons, tmp_path):
     model = tmp_path / "kws.onnx"
     model.write_bytes(open(os.path.join(REPO, "models", "kws.onnx"), "rb").read())
@@ -630,7 +645,7 @@ def cases_model(path, cases):
     return save_model(path, nodes, inputs, outputs, inits)
 
 
-@pytest.mark.parametrize("target, lanes", [t for t in TARGETS if t[1] != 1])
+@pytest.mark.parametrize("target, lanes", TARGETS[:2] + TARGETS[3:])  # (not the scalar riscv32)
 def test_implicit_row_groups_match_onnxruntime(scons, tmp_path, target, lanes):
     model = cases_model(tmp_path / "groups.onnx", ROW_GROUPS)
     verify(scons, model, target, "Conv:implicit")
@@ -656,6 +671,7 @@ GROUP_LANES = [
 ]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("target", ["x86_64", "aarch64", "x86_64-avx512"])
 def test_group_lanes_take_long_channel_tiles_on_avx512(tmp_path, target):
     """GROUP_LANES run implicit's channel-vector tiles of more than MAX_ROWS pixels, a
@@ -680,7 +696,7 @@ def test_group_lanes_take_long_channel_tiles_on_avx512(tmp_path, target):
         assert max(p["rows"], p["row_group"] * p["ow"]) > MAX_ROWS, (node.name, p["rows"])
 
 
-@pytest.mark.parametrize("target", ["x86_64", "aarch64", pytest.param("x86_64-avx512", marks=pytest.mark.skipif(
+@pytest.mark.parametrize("target", ["x86_64", *in_qemu("aarch64"), pytest.param("x86_64-avx512", marks=pytest.mark.skipif(
     "avx512f" not in host_cpu_flags(), reason="this host has no AVX-512"))])
 def test_group_lanes_match_onnxruntime(scons, tmp_path, target):
     verify(scons, cases_model(tmp_path / "lanes.onnx", GROUP_LANES), target, "Conv:implicit")
@@ -697,6 +713,7 @@ FLAT_TILES = [
 ]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("target", ["x86_64", "x86_64-avx512", "aarch64", "armv7a"])
 def test_flat_tiles_run_across_rows_on_avx2(tmp_path, target):
     """On AVX2, GROUP_LANES and FLAT_TILES run implicit's channel-vector tiles over runs of
@@ -736,6 +753,7 @@ GROUP_BANDS = [
 ]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("target", ["x86_64", "x86_64-avx512"])
 def test_group_bands_take_several_rows_on_x86(tmp_path, target):
     """GROUP_BANDS' pixel tiles run over bands of several output rows, one band left over."""

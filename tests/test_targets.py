@@ -23,6 +23,7 @@ needs_qemu_i386 = pytest.mark.skipif(shutil.which("qemu-system-i386") is None,
                                      reason="qemu-system-i386 is not installed (./setup.sh installs it)")
 
 
+@pytest.mark.emulated
 @pytest.mark.parametrize("target,model", [(t, m) for t in CROSS for m in EXAMPLES] + [
     pytest.param(t, m, marks=needs_qemu_i386) for t, m in BAREMETAL_X86])
 def test_verify_on_target(scons, target, model):
@@ -74,6 +75,7 @@ def test_model_too_big_for_flash_fails_before_linking(scons):
     assert not [p for p in out.rglob("*") if p.name.startswith(".")]
 
 
+@pytest.mark.slow
 def test_combined_check_after_the_link_counts_the_c_library(scons):
     """The library alone fits, with the C library and startup it does not: both memories
     are reported on one line."""
@@ -110,6 +112,7 @@ def test_honest_libc_on_cortex_m(shared_build):
     assert sizes["symbols"]["runtime"] == {"onnxcc_check_args": sizes["flash"]["runtime"]}
 
 
+@pytest.mark.slow
 def test_size_gate(repo_copy, tmp_path):
     shutil.copy(f"{MODELS}/kws.onnx", repo_copy / "models" / "net.onnx")
     baseline = tmp_path / "net-size.json"
@@ -191,6 +194,7 @@ def test_missing_toolchain_and_emulator_name_the_package(repo_copy):
     assert "emulator 'qemu-no-such' not found" in r.stderr and "qemu-no-such-pkg" in r.stderr
 
 
+@pytest.mark.unit
 def test_isa_flags_end_the_targets_flags_and_features_name_their_macros(tmp_path, monkeypatch):
     """A target's isa_cflags (what a toolchain='env' build adds) are the last of the flags
     its own builds compile with; every [cpu] feature names the C macro check_env_flags asks
@@ -262,6 +266,7 @@ def test_native_is_the_widest_host_target_this_cpu_has(scons):
     assert not (scons.build_dir / "native").exists()
 
 
+@pytest.mark.emulated
 @needs_qemu_i386
 @pytest.mark.parametrize("body, status, printed", [
     ("printf(\"%s %d %lu %x\\n\", \"up\", -7, 4000000000ul, 255u); return 5;", 5, "up -7 4000000000 ff"),

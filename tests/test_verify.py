@@ -18,6 +18,7 @@ def _check(want, got, **kw):
                           [np.asarray(got, np.float32).tobytes()], **kw)[0]
 
 
+@pytest.mark.unit
 def test_a_wrong_small_element_beside_large_ones_fails():
     want = np.array([1000.0, 0.001, -3.0], np.float32)
     got = want.copy()
@@ -28,6 +29,7 @@ def test_a_wrong_small_element_beside_large_ones_fails():
     assert "output 0[1] is 0.002" in check.describe(0)
 
 
+@pytest.mark.unit
 def test_float32_rounding_passes_and_the_bound_is_per_element():
     want = np.array([1000.0, 0.001, -3.0, 0.0], np.float32)
     assert _check(want, want * np.float32(1 + 5e-5)).ok  # relative part: 1e-4 * |want|
@@ -36,6 +38,7 @@ def test_float32_rounding_passes_and_the_bound_is_per_element():
     assert not _check(want, want * np.float32(1 + 2e-4)).ok
 
 
+@pytest.mark.unit
 def test_special_values_must_match_exactly():
     assert _check([np.inf, np.nan, 1.0], [np.inf, np.nan, 1.0]).ok
     assert not _check([np.inf, 1.0], [3e38, 1.0]).ok
@@ -43,6 +46,7 @@ def test_special_values_must_match_exactly():
     assert not _check([0.0], [np.inf]).ok
 
 
+@pytest.mark.unit
 def test_integer_outputs_and_wrong_sizes():
     exp = [np.array([1, -2, 3], np.int8)]
     assert verify.compare(exp, [exp[0].tobytes()])[0].ok
@@ -63,6 +67,7 @@ def _matmul_model(path, k):
     return str(path)
 
 
+@pytest.mark.unit
 def test_tolerance_grows_with_the_reduction_length_not_with_values(tmp_path):
     graph = import_model(_matmul_model(tmp_path / "m.onnx", 400))
     (rtol_m, atol_m), (rtol_r, atol_r) = tolerance.for_outputs(graph)
@@ -131,6 +136,7 @@ def _refused(scons, model, testdata, *needles):
                                                                 "expected.npz"))]
 
 
+@pytest.mark.slow
 def test_testdata_folder_without_outputs_takes_onnxruntimes(scons, tmp_path):
     """input_K.pb alone: onnxruntime computes the expected outputs from them; some outputs
     given and some not is one line naming what is there."""
@@ -151,6 +157,7 @@ def test_testdata_folder_without_outputs_takes_onnxruntimes(scons, tmp_path):
     _refused(scons, model, data, "has input_0.pb for the model's 2 input(s) (x, b)")
 
 
+@pytest.mark.slow
 def test_testdata_npy_and_npz_files_are_inputs(scons, tmp_path):
     """A .npz of the inputs by name or arr_0, arr_1 (a .npy for a one-input model) verifies
     against onnxruntime; an edit of it rebuilds the case."""

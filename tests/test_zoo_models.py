@@ -16,6 +16,8 @@ sys.path.insert(0, os.path.join(REPO, "benchmarks"))
 import zoo_models  # noqa: E402
 from onnxcc.core.onnxruntime_session import session as ort_session  # noqa: E402
 
+pytestmark = pytest.mark.unit
+
 #: the zoo networks small enough to run here (ResNet-18 is 45 MB of weights)
 SMALL = [n for n in zoo_models.MODELS if n != "resnet18"]
 
