@@ -24,6 +24,7 @@ from test_tactics import save_model
 SIGNATURE = "void m_k(const float *restrict x, const float *restrict s, float *restrict y)"
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("body, unread", [
     ("{ y[0] = x[0] * s[0]; }", []),
     ("{ (void)s; y[0] = x[0]; }", []),  # a parameter meaningless by design says so

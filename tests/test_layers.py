@@ -3,6 +3,8 @@ itself and from the layers below it (onnxcc.LAYERS), never a sibling stage or a 
 
 import os
 
+import pytest
+
 import onnxcc
 from onnxcc.build import module_deps
 
@@ -24,11 +26,13 @@ def layer(module):
     return parts[1] if len(parts) > 1 else None
 
 
+@pytest.mark.unit
 def test_every_package_is_a_layer():
     packages = {layer(m) for m in all_modules()} - {None}
     assert packages == set(onnxcc.LAYERS), "a package of onnxcc is missing from onnxcc.LAYERS"
 
 
+@pytest.mark.unit
 def test_no_module_imports_a_sibling_or_higher_layer():
     rank = {name: i for i, name in enumerate(onnxcc.LAYERS)}
     wrong = []
