@@ -49,6 +49,7 @@ def test_no_module_imports_a_sibling_or_higher_layer():
     assert not wrong, "\n".join(wrong)
 
 
+@pytest.mark.unit
 def test_the_scons_tool_is_thin_and_no_module_is_long():
     """The SCons tool adds the builders to an environment and nothing else; a module that
     outgrows 400 lines is doing two jobs."""
