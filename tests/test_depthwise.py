@@ -119,7 +119,7 @@ SHIFT_CASES = CASES + [
 @pytest.mark.parametrize("target", ["x86_64", *slow(*NEON), AVX512])
 def test_depthwise_shift_matches_onnxruntime(scons, tmp_path, target):
     kernels = forced_kernels(scons, tmp_path, target, "depthwise_shift", SHIFT_CASES, "dwt")
-    assert "(vsh){1, 2, 3" in kernels and "land in the next rows" in kernels
+    assert "(vi){1, 2, 3" in kernels and "land in the next rows" in kernels
 
 
 #: depthwise_s2: column stride 2 without planes -- odd and even widths from one vector
@@ -148,7 +148,7 @@ S2_CASES = [
 def test_depthwise_s2_matches_onnxruntime(scons, tmp_path, target):
     kernels = forced_kernels(scons, tmp_path, target, "depthwise_s2", S2_CASES, "dw2")
     # no planes: the rows split in registers, edges shuffled with zeros, a zero row
-    assert "the zero row" in kernels and "(vf){0}, (vsh){" in kernels
+    assert "the zero row" in kernels and "(vf){0}, (vi){" in kernels
     assert "pc + " not in kernels
 
 
@@ -179,7 +179,7 @@ NCHWC_CASES = CASES + [
 @pytest.mark.parametrize("target", ["x86_64", *NEON, AVX512])
 def test_depthwise_nchwc_matches_onnxruntime(scons, tmp_path, target):
     kernels = forced_kernels(scons, tmp_path, target, "depthwise_nchwc", NCHWC_CASES, "dwc")
-    assert "__builtin_shuffle" in kernels and "(vlm)" in kernels
+    assert "__builtin_shuffle" in kernels and "(vi)" in kernels
 
 
 @pytest.mark.parametrize("tactic", ["depthwise_shift", "depthwise_nchwc"])

@@ -16,11 +16,10 @@
     iy = ' + '.join(f'i{d} * {s}u' for d, s in enumerate(p['out_strides'][:-1])) or '0'
     def operand(name, base, stride):
         return f"*(const vfu *)({name} + {base} + j)" if stride[-1] else f"((vf){{0}} + {name}[{base}])"
-    needs_vi = any(op not in ('Add', 'Sub', 'Mul', 'Div') for op, _ in p['epilogue'])
 %>\
 ${signature}
 {
-${simd.types(lanes, needs_vi)}\
+${simd.types(lanes)}\
 % for d in range(rank - 1):
 ${'    ' * (d + 1)}for (size_t i${d} = 0; i${d} < ${shape[d]}u; ++i${d}) {
 % endfor

@@ -152,7 +152,7 @@ ${tl.contracted(signature)}
 ## (along the pixels each column of tiles declares its own vector types: a narrower tail's
 ## would shadow a wider vf of the function's scope, -Wshadow)
 % if transposed:
-${tl.types(lanes, chain, 1 if straight else 2)}\
+${tl.types(lanes)}\
 % endif
 % if scaled:
     float *const wsc = (float *)scratch; /* the packed weights times s, per input channel */
@@ -169,7 +169,6 @@ ${tl.types(lanes, chain, 1 if straight else 2)}\
     const float *const wt = w;
 % endif
 % if transposed and not straight:
-${ps.declare(lanes)}\
     float *const so = (float *)scratch + ${scaled}; /* a panel's sums: ${hw} pixels x ${width} channels */
 % endif
 % if block:
@@ -204,14 +203,14 @@ ${pixel_blocks(rest_channels)}\
 % else:
 % if full:
             for (int j0 = 0; j0 < ${full * width}; j0 += ${width}) {
-${tl.types(lanes, chain, 2)}\
+${tl.types(lanes)}\
 ${tl.row_blocks(mg, rows, vecs, lanes, cg, 1, 'wg', panel, a_at, b_at('j0'), init, out('j0'), width, chain, coords('j0'), 2, 16)}\
 ${copy_block('j0', width)}\
             }
 % endif
 % for j0, v, l in tails:
             {
-${tl.types(l, chain, 2)}\
+${tl.types(l)}\
 ${tl.row_blocks(mg, rows, v, l, cg, 1, 'wg', panel, a_at, b_at(j0), init, out(j0), v * l, chain, coords(j0), 2, 16)}\
 ${copy_block(j0, v * l)}\
             }

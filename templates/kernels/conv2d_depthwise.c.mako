@@ -68,7 +68,7 @@
             return ld(f'{row} + {col}')
         at = min(max(col, 0), w - lanes)
         idx = ', '.join(str(j + col - at) if lo <= j < hi else str(lanes) for j in range(lanes))
-        return f'__builtin_shuffle((vf){ld(f"{row} + {at}")}, (vf){{0}}, (vsh){{{idx}}})'
+        return f'__builtin_shuffle((vf){ld(f"{row} + {at}")}, (vf){{0}}, (vi){{{idx}}})'
     def direct_rows(nrows, nvecs, ox0):
         """Per input row a tile reads (its offset from the tile's first): the raw vector
         loads [(name, expr)], the phase shuffles [(name, a, b, phase)], the tap shuffles
@@ -112,10 +112,10 @@
                             const float *xr = (unsigned)iy < ${h}u ? xc + (size_t)iy * ${w}u : zr;
                             const vf ${', '.join(f'{n} = {e}' for n, e in loads)};
 % for name, a, b_, ph in phases:
-                            const vf ${name} = __builtin_shuffle(${a}, ${b_}, (vsh){${', '.join(str(2 * j + ph) for j in range(lanes))}});
+                            const vf ${name} = __builtin_shuffle(${a}, ${b_}, (vi){${', '.join(str(2 * j + ph) for j in range(lanes))}});
 % endfor
 % for name, a, b_, s_ in tshuffles:
-                            const vf ${name} = __builtin_shuffle(${a}, ${b_}, (vsh){${', '.join(str(s_ + j) for j in range(lanes))}});
+                            const vf ${name} = __builtin_shuffle(${a}, ${b_}, (vi){${', '.join(str(s_ + j) for j in range(lanes))}});
 % endfor
 % for i, v, t, name in sums:
                             acc${i}_${v} += ${name} * wc[${t}];
@@ -127,7 +127,7 @@
                         {
                             const vf ${', '.join(f'r{u} = {ld(f"pr + {ro + u * lanes}u")}' for u in loads)};
 % for name, u, s in shuffles:
-                            const vf ${name} = __builtin_shuffle(r${u}, r${u + 1}, (vsh){${', '.join(str(s + j) for j in range(lanes))}});
+                            const vf ${name} = __builtin_shuffle(r${u}, r${u + 1}, (vi){${', '.join(str(s + j) for j in range(lanes))}});
 % endfor
 % for i, v, t, name in sums:
                             acc${i}_${v} += ${name} * wc[${t}];
@@ -188,9 +188,8 @@ ${block(nrows, -(-rest // lanes), rest)}\
 </%def>\
 ${tl.contracted(signature)}
 {
-${tl.types(lanes, p['epilogue'], 2)}\
+${tl.types(lanes)}\
 % if shift or direct:
-    typedef int32_t vsh __attribute__((vector_size(${4 * lanes}), unused));  /* (a tile may shuffle nothing) */
 % endif
 % if direct:
     float *const zr = (float *)scratch;  /* the zero row read outside the image */

@@ -150,8 +150,7 @@ ${store_chunk(cv, P % L, ' ' * 16)}\
 </%def>\
 ${tl.contracted(signature)}
 {
-${tl.types(L, chain, 1 if early else 2)}\
-    typedef int32_t vlm __attribute__((vector_size(${4 * L})));
+${tl.types(L)}\
     float *const sp = (float *)scratch;  /* ${ir} x ${ic} pixels of ${L} channels, zero-padded */
     float *const so = sp + ${ir * ic * L}u;  /* ${P} output pixels of ${L} channels */
     memset(sp, 0, ${ir * ic * L}u * sizeof(float));

@@ -65,7 +65,7 @@ ${tl.row_blocks(mg, rows, -(-rest // lanes), lanes, k, 1, 'wg', panel, a_at, b_a
 </%def>\
 ${tl.contracted(signature)}
 {
-${tl.types(lanes, p['epilogue'], 2)}\
+${tl.types(lanes)}\
     float *const col = (float *)scratch;
     for (int nb = 0; nb < ${n}; ++nb) {
         for (int gi = 0; gi < ${group}; ++gi) {

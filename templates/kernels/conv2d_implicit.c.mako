@@ -191,10 +191,9 @@ ${ps.back(store, last_rows * ow, width, lanes, m, chain, ' ' * 20, oh * ow, f'sy
 </%def>\
 ${tl.contracted(signature)}
 {
-${tl.types(lanes, chain, 1 if transposed and not panel_store else 2)}\
+${tl.types(lanes)}\
     float *const pl = (float *)scratch;
 % if transposed and panel_store:
-${ps.declare(lanes)}\
     float *const so = pl + ${cg * cs + p['slack']}u; /* a panel's sums: ${store_rows * ow} pixels x ${width} channels */
 % endif
 ${planes.clear('pl', cg * cs + p['slack'], '0.0f', 4)}\

@@ -74,7 +74,7 @@ ${ind}}
 </%def>\
 ${tl.contracted(signature)}
 {
-${tl.types(lanes, chain if on_vectors else (), 2)}\
+${tl.types(lanes)}\
     float *const pad = (float *)scratch;
     float *const v = pad + ${c * channel + lanes}u;
     float *const mm = v + ${points * v_point}u;

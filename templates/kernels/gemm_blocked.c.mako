@@ -109,13 +109,13 @@ ${tl.contracted(signature)}
         for (int j0 = 0; j0 < ${full * width}; j0 += ${width}) {
 ## (each column of tiles declares its own vector types: a narrower tail's would shadow
 ## a wider vf of the function's scope, -Wshadow)
-${tl.types(lanes, chain, lane_axis)}\
+${tl.types(lanes)}\
 ${column_tile('j0', vecs, lanes, width, p['ahead'])}\
         }
 % endif
 % for j0, nv, nl, store in tails:
         {
-${tl.types(nl, chain, lane_axis)}\
+${tl.types(nl)}\
 ${column_tile(j0, nv, nl, store)}\
         }
 % endfor

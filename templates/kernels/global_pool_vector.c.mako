@@ -39,7 +39,7 @@
 </%def>\
 ${signature}
 {
-${simd.types(lanes, is_max)}\
+${simd.types(lanes)}\
 % for n in halves if full and not is_max else ():
     typedef float vh${n} __attribute__((vector_size(${4 * n})));
 % endfor

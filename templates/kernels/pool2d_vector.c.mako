@@ -39,7 +39,7 @@
 </%def>\
 ${signature}
 {
-${simd.types(L, is_max)}\
+${simd.types(L)}\
 % if is_max:
 ${simd.max_op(L)}\
 % endif

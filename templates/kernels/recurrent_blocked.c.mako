@@ -113,7 +113,7 @@ ${tl.tile(1, len(group) * U, lanes, H, 1, lambda i, t: f"{operand}[kc]", lambda 
 </%def>\
 ${tl.contracted(signature)}
 {
-${tl.types(lanes, vector_ops)}\
+${tl.types(lanes)}\
     float *const proj = (float *)scratch;
     float *const pre = proj + ${o_pre}u;
 % if lstm:

@@ -52,7 +52,7 @@ ${pad}}
 %>\
 ${tile.contracted(signature)}
 {
-${simd.types(L, True)}\
+${simd.types(L)}\
 ${simd.max_op(L)}\
 % if inner == 1:
     for (size_t o = 0; o < ${outer}u; ++o) {

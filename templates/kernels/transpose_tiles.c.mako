@@ -21,7 +21,6 @@
 ${signature}
 {
 ${simd.types(L)}\
-    typedef int32_t vlm __attribute__((vector_size(${4 * L}), unused));
 % for d in range(nb):
 ${'    ' * (d + 1)}for (ptrdiff_t b${d} = 0; b${d} < ${batch[d]}; ++b${d}) {
 % endfor

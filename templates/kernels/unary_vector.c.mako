@@ -6,7 +6,7 @@
 ## kernels' epilogues (on one-lane vectors it costs the Cortex-M4 7% more instructions in tanh)
 ${tl.contracted(signature) if lanes > 1 else signature}
 {
-${simd.types(lanes, True)}\
+${simd.types(lanes)}\
 <%simd:loop i="i" start="${0}" stop="${n // lanes * lanes}" step="${lanes}" indent="    ">\
         vf v = *(const vfu *)(x + i);
         ${vector_epilogue('v', p['chain'], ['i'], 0, lanes, lanes)}

@@ -10,10 +10,6 @@
   group's first channel) and j0 (the panel's first channel of the group); `m` channels
   of `hw` pixels an image.
 </%doc>
-## The lane-index type of the transposes (once per kernel function that calls back).
-<%def name="declare(lanes)">\
-    typedef int32_t vlm __attribute__((vector_size(${4 * lanes})));
-</%def>
 <%def name="back(store, hw, width, lanes, m, chain, ind, stride=None, first=None)">\
 <%
     # (a band of the image's pixels: hw of them in the scratch, from pixel `first` of y's

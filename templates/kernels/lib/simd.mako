@@ -1,15 +1,14 @@
 <%doc>
   The vector types of a kernel function that works on `lanes` floats at a time (GCC vector
   extensions, so one template serves AVX2, AVX-512, NEON and scalar CPUs): vf, a vector;
-  vfu, the same with 4-byte alignment, to load and store at any float; vi, lane masks,
-  only where the kernel selects lane by lane (`masks`). All `unused`: a kernel whose
-  tensor is shorter than a vector declares them and runs no vector (`loop` below).
+  vfu, the same with 4-byte alignment, to load and store at any float; vi, int32 lanes:
+  the masks of a lane-by-lane select and the lane indices of a shuffle (the only integer
+  vector of a float kernel). All `unused`: a kernel whose tensor is shorter than a vector
+  declares them and runs no vector (`loop` below).
 </%doc>
-<%def name="types(lanes, masks=False)">\
+<%def name="types(lanes)">\
     typedef float vf __attribute__((vector_size(${4 * lanes}), unused));
-% if masks:
-    typedef int32_t vi __attribute__((vector_size(${4 * lanes}), unused));  /* (a chain of vmath calls selects nothing) */
-% endif
+    typedef int32_t vi __attribute__((vector_size(${4 * lanes}), unused));
     typedef float vfu __attribute__((vector_size(${4 * lanes}), aligned(4), may_alias, unused));
 </%def>
 <%doc>
@@ -28,7 +27,7 @@ ${indent}}
 </%def>
 <%doc>
   Lane-wise max: simd_max_v<lanes>(acc, v) is `v > acc ? v : acc`, a macro a kernel
-  defines with `max_op(lanes)` after `types(lanes, masks=True)` (once a kernels file: the
+  defines with `max_op(lanes)` after `types(lanes)` (once a kernels file: the
   guard). One instruction where the CPU has one that agrees: x86 (v)maxps(v, acc) is that
   select exactly (a NaN in either gives acc); AArch64 fmaxnm agrees unless acc is NaN
   (then it gives v). Else a compare and a select: armv7 NEON's vmax gives NaN for a NaN in

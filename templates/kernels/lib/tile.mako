@@ -46,7 +46,7 @@ ${signature}\
 ## for an epilogue that runs on vectors and selects (a unary op).
 <%def name="types(lanes, chain=(), lane_axis=0)">\
 % if lanes > 1:
-${simd.types(lanes, vectorizable(chain, lane_axis) and any(op not in ('Add', 'Sub', 'Mul', 'Div') for op, _ in chain))}\
+${simd.types(lanes)}\
 % endif
 </%def>
 
