@@ -3,13 +3,15 @@ Softmax / LogSoftmax and LayerNormalization (ops/normalize.py) forced on odd sha
 tails and extreme inputs, run against onnxruntime on AVX2, NEON (armv7a, qemu) and AVX-512
 where the host has it."""
 
+import os
+
 import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
 from onnx import helper
 
-from conftest import in_qemu, onnx_model, save_graph
+from conftest import REPO, in_qemu, onnx_model, save_graph
 from onnxcc.importer import ceil_pools
 from onnxcc.core.errors import OnnxccError
 from onnxcc.importer.stage import import_model
@@ -348,3 +350,22 @@ def test_ceil_pools_in_a_row_count_as_onnxruntime():
     with pytest.raises(OnnxccError, match=f"more than {ceil_pools.MAX_ROUNDS} ceil_mode pools "
                                           f"in a row .*first left: 'p{ceil_pools.MAX_ROUNDS}'"):
         ceil_pools.count_as_onnxruntime(too_many, "chain.onnx")
+
+
+@pytest.mark.unit
+def test_a_floor_pool_after_a_ceil_pool_is_never_recounted():
+    """Only ceil_mode pools are recounted. The fuzzer's g87a7c8ea14: a ceil AveragePool
+    that drops no window, then a MaxPool without ceil_mode whose ceil count would be one
+    more. The recount once tracked its pools by the ids of protobuf's node wrappers, which
+    are new at each access: a freed wrapper's id came back for the MaxPool, which was
+    rewritten to count as if ceil_mode were set (a refusal here; with no declared shapes
+    after it, a model of another output shape than onnxruntime's)."""
+    import json
+    from fuzz import spec as fuzz_spec
+    with open(os.path.join(REPO, "tests", "fuzz_regressions", "g87a7c8ea14.json")) as f:
+        model = fuzz_spec.build_model(json.load(f)["spec"])
+    pools = [n for n in model.graph.node if n.op_type in ceil_pools.POOLS]
+    assert [ceil_pools._attr(n, "ceil_mode", 0) for n in pools] == [1, 0]
+    assert ceil_pools.count_as_onnxruntime(model, "g87a7c8ea14.onnx") == []
+    assert "ceil_mode" not in [a.name for a in pools[1].attribute]
+    assert [list(a.ints) for a in pools[1].attribute if a.name == "pads"] == [[2, 0, 0, 0]]

@@ -104,18 +104,20 @@ def _subgraphs(node):
 
 
 def _round(model, pending, shapes, where, nested):
-    """Rewrite the ``pending`` pools (removed from it as they are decided) whose input
-    shape ``shapes`` knows and is not downstream of a pool rewritten in this round (its
-    shape is stale); the nodes rewritten. ``nested``: whether any node has a subgraph
-    (else no round walks the attributes of every node after a rewrite)."""
-    stale, done, waiting = set(), [], {id(p) for p in pending}
-    for node in model.graph.node:  # (topological: the checker ran)
+    """Rewrite the ``pending`` pools (indices into the graph's nodes, removed from it as
+    they are decided) whose input shape ``shapes`` knows and is not downstream of a pool
+    rewritten in this round (its shape is stale); the indices rewritten. ``nested``:
+    whether any node has a subgraph (else no round walks the attributes of every node
+    after a rewrite). (Indices, not the node objects' ids: protobuf hands out a new
+    wrapper at each access, and a freed one's id comes back for another node.)"""
+    stale, done = set(), []
+    for k, node in enumerate(model.graph.node):  # (topological: the checker ran)
         inputs_stale = any(i in stale for i in node.input) or (
             stale and nested and _subgraphs(node))  # (a subgraph may read a stale tensor)
-        if id(node) in waiting and not inputs_stale and node.input[0] in shapes:
-            pending[:] = [p for p in pending if p is not node]
+        if k in pending and not inputs_stale and node.input[0] in shapes:
+            pending.discard(k)
             if _rewrite(node, shapes[node.input[0]], where):
-                done.append(node)
+                done.append(k)
                 inputs_stale = True
         if inputs_stale:
             stale.update(node.output)
@@ -126,30 +128,32 @@ def count_as_onnxruntime(model, where):
     """Rewrite ``model``'s ceil_mode pools (in place) whose last window onnx would keep and
     onnxruntime drops, upstream first (a rewrite changes the shapes after it); the nodes
     rewritten."""
-    pending = [n for n in model.graph.node if n.domain in ("", "ai.onnx") and n.op_type in POOLS
-               and _attr(n, "ceil_mode", 0)]
-    done, nested = [], bool(pending) and any(map(_subgraphs, model.graph.node))
+    nodes = model.graph.node
+    pending = {k for k, n in enumerate(nodes) if n.domain in ("", "ai.onnx")
+               and n.op_type in POOLS and _attr(n, "ceil_mode", 0)}
+    done, nested = [], bool(pending) and any(map(_subgraphs, nodes))
     for _ in range(MAX_ROUNDS):
         if not pending:
-            return done
+            return [nodes[k] for k in done]
         try:
             shapes = _shapes(model)
         except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError):
-            return done  # (the strict inference after says what is wrong)
+            return [nodes[k] for k in done]  # (the strict inference after says what is wrong)
         before = len(pending)
         rewritten = _round(model, pending, shapes, where, nested)
         done += rewritten
         if rewritten:
             del model.graph.value_info[:]  # shapes downstream change: infer again
         elif len(pending) == before:
-            return done  # (the rest have no static input shape: nothing to count)
+            return [nodes[k] for k in done]  # (the rest have no static input shape)
     if pending:
+        first = nodes[min(pending)]
         raise OnnxccError(
             f"more than {MAX_ROUNDS} ceil_mode pools in a row each drop a window that would "
-            f"start in the right padding (first left: '{pending[0].name}', op "
-            f"{pending[0].op_type}); onnxcc recounts at most {MAX_ROUNDS} in a row",
+            f"start in the right padding (first left: '{first.name}', op "
+            f"{first.op_type}); onnxcc recounts at most {MAX_ROUNDS} in a row",
             where=where, hint="export the pools with ceil_mode=0 and explicit right pads")
-    return done
+    return [nodes[k] for k in done]
 
 
 def hint(rewritten):
