@@ -9,8 +9,8 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from onnxcc.plan import stage as planner
-from onnxcc.tactics.stage import stage as tactics
-from onnxcc.importer.stage.stage import import_model
+from onnxcc.tactics import stage as tactics
+from onnxcc.importer.stage import import_model
 from onnxcc.plan import bands, patches
 from onnxcc.passes import optimize
 from onnxcc.target import host_cpu_flags, load_target

@@ -2,6 +2,7 @@
 clone takes every stage's outputs, import to ELF, from the cache and runs none of them.
 That needs every stage's signature free of the clone's absolute path."""
 
+import glob
 import os
 import re
 import shutil
@@ -99,3 +100,15 @@ def test_ccache_launcher_compiles_outside_the_signature(tmp_path):
     r = scons()  # no launcher: the same signatures, so everything comes from the cache
     assert set(RETRIEVED.findall(r.stdout)) == outputs(repo / "build")
     assert not STAGE_LINE.findall(r.stdout), r.stdout
+
+
+def test_the_cache_is_kept_in_the_build_folder_not_the_source_tree(tmp_path):
+    """A build keeps its import-graph cache under its build_dir; nothing is written into
+    the compiler's own folders."""
+    before = set(glob.glob(os.path.join(REPO, "site_scons", "**", "*.json"), recursive=True))
+    r = subprocess.run(SCONS + ["-Q", f"build_dir={tmp_path}", "model=models/tiny_cnn.onnx",
+                                str(tmp_path / "x86_64" / "tiny_cnn" / "plan.json")],
+                       cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (tmp_path / ".onnxcc" / "module_deps.json").is_file()
+    assert set(glob.glob(os.path.join(REPO, "site_scons", "**", "*.json"), recursive=True)) <= before

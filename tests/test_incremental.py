@@ -77,7 +77,7 @@ def test_report_code_edit_reruns_only_the_report(repo_copy):
     site = onnxcc.footprint.__file__.split("/site_scons/", 1)[1]
     _edit(repo_copy / "site_scons" / site)
     assert rebuilt(repo_copy) == {"fit.json", "size.json"}
-    _edit(repo_copy / "site_scons" / "onnxcc" / "verbs" / "verbs/html_report.py")
+    _edit(repo_copy / "site_scons" / "onnxcc" / "verbs" / "html_report.py")
     assert rebuilt(repo_copy) == {"report.html"}
 
 

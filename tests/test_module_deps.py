@@ -2,7 +2,6 @@
 (onnxcc/build/module_deps.py): the static graph must hold every module Python really imports
 (a module missing from it would leave stale outputs), and no more."""
 
-import glob
 import json
 import os
 import subprocess
@@ -91,16 +90,3 @@ def test_import_statements_are_cached_by_the_text_of_the_module(tmp_path, monkey
     cache.write_text("[1, 2]")
     new_process()
     assert module_deps._statements(path, text) == fresh
-
-
-def test_the_cache_is_kept_in_the_build_folder_not_the_source_tree(tmp_path):
-    """A build keeps its import-graph cache under its build_dir; nothing is written into
-    the compiler's own folders."""
-    from conftest import SCONS
-    before = set(glob.glob(os.path.join(REPO, "site_scons", "**", "*.json"), recursive=True))
-    r = subprocess.run(SCONS + ["-Q", f"build_dir={tmp_path}", "model=models/tiny_cnn.onnx",
-                                str(tmp_path / "x86_64" / "tiny_cnn" / "plan.json")],
-                       cwd=REPO, capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert (tmp_path / ".onnxcc" / "module_deps.json").is_file()
-    assert set(glob.glob(os.path.join(REPO, "site_scons", "**", "*.json"), recursive=True)) <= before
