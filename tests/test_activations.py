@@ -119,6 +119,7 @@ def test_patterns_fuse_into_conv_epilogues(tmp_path):
     *slow("x86_64", *in_qemu("armv7", "aarch64")),
     pytest.param("x86_64-avx512", marks=pytest.mark.skipif(
         "avx512f" not in host_cpu_flags(), reason="this host has no AVX-512"))])
+@pytest.mark.slow
 def test_activations_match_onnxruntime(scons, tmp_path, target):
     """opt=speed calls the vmath functions (vectors on the SIMD CPUs -- x86's own exp steps
     on AVX2 and AVX-512 --, floats on the Cortex-M4), opt=size libm; both match onnxruntime."""

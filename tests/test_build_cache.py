@@ -40,6 +40,7 @@ def outputs(build):
 
 
 @pytest.mark.parametrize("target", ["x86_64", *in_qemu("armv7", "x86-baremetal")])
+@pytest.mark.slow
 def test_second_clone_takes_every_stage_from_the_cache(tmp_path, target):
     cache = tmp_path / "shared-cache"
     first = clean_clone(tmp_path / "first")

@@ -89,6 +89,7 @@ def _outputs(root):
 
 
 @pytest.mark.parametrize("target", ["x86_64", *in_qemu("armv7")])
+@pytest.mark.slow
 def test_builds_are_byte_for_byte_reproducible(tmp_path, target):
     """kws built and verified in two folders: every generated file, object, library and
     ELF is the same bytes, and none names the folder it was built in."""

@@ -110,6 +110,7 @@ def _check_fusions(tactics):
 
 
 @pytest.mark.parametrize("target", ["x86_64", AVX512, *in_qemu("aarch64", "armv7a", "riscv32")])
+@pytest.mark.slow
 def test_fused_scale_matches_onnxruntime(scons, tmp_path, target):
     model = scale_zoo(tmp_path / "sez.onnx")
     verify_clean(scons, model, f"target={target}")
@@ -121,6 +122,7 @@ def test_fused_scale_matches_onnxruntime(scons, tmp_path, target):
 @pytest.mark.parametrize("target,tactic", [
     ("x86_64", "gemm1x1"), *in_qemu(("aarch64", "gemm1x1")), ("x86_64", "direct"),
     pytest.param("x86_64-avx512", "gemm1x1", marks=AVX512.marks)])
+@pytest.mark.slow
 def test_fused_scale_forced_tactics(scons, tmp_path, target, tactic):
     model = scale_zoo(tmp_path / "sez.onnx")
     verify_clean(scons, model, f"target={target}", f"tactic=Conv:{tactic}")

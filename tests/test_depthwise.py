@@ -93,6 +93,7 @@ def forced_kernels(scons, tmp_path, target, tactic, cases, name):
 
 
 @pytest.mark.parametrize("target", ["x86_64", *slow(*NEON), AVX512, *in_qemu("riscv32")])
+@pytest.mark.slow
 def test_depthwise_tactic_matches_onnxruntime(scons, tmp_path, target):
     kernels = forced_kernels(scons, tmp_path, target, "depthwise", CASES, "dws")
     # stride-2 rows wide enough for a vector pair were split by shuffles (on SIMD CPUs)
@@ -117,6 +118,7 @@ SHIFT_CASES = CASES + [
 
 
 @pytest.mark.parametrize("target", ["x86_64", *slow(*NEON), AVX512])
+@pytest.mark.slow
 def test_depthwise_shift_matches_onnxruntime(scons, tmp_path, target):
     kernels = forced_kernels(scons, tmp_path, target, "depthwise_shift", SHIFT_CASES, "dwt")
     assert "(vi){1, 2, 3" in kernels and "land in the next rows" in kernels
@@ -145,6 +147,7 @@ S2_CASES = [
 
 
 @pytest.mark.parametrize("target", ["x86_64", AVX512])
+@pytest.mark.slow
 def test_depthwise_s2_matches_onnxruntime(scons, tmp_path, target):
     kernels = forced_kernels(scons, tmp_path, target, "depthwise_s2", S2_CASES, "dw2")
     # no planes: the rows split in registers, edges shuffled with zeros, a zero row
@@ -177,6 +180,7 @@ NCHWC_CASES = CASES + [
 
 
 @pytest.mark.parametrize("target", ["x86_64", *NEON, AVX512])
+@pytest.mark.slow
 def test_depthwise_nchwc_matches_onnxruntime(scons, tmp_path, target):
     kernels = forced_kernels(scons, tmp_path, target, "depthwise_nchwc", NCHWC_CASES, "dwc")
     assert "__builtin_shuffle" in kernels and "(vi)" in kernels

@@ -57,6 +57,7 @@ def test_unsupported_op_names_node_and_supported_ops(scons, tmp_path):
     assert files_under(scons.build_dir) == []
 
 
+@pytest.mark.slow
 def test_symbolic_dimension_needs_input_shape(scons, tmp_path):
     model = save(tmp_path / "dyn.onnx", [helper.make_node("Relu", ["x"], ["y"])],
                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])],

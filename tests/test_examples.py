@@ -42,6 +42,7 @@ def check_firmware_elf(elf_path, models_dir):
         assert all(s["st_value"] < 0x400000 for s in kws_weights)  # internal flash (SSRAM1)
 
 
+@pytest.mark.slow
 def test_make_firmware_runs_and_matches_onnxruntime(tmp_path):
     build = tmp_path / "build"
     r = make_run(build)

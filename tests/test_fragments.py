@@ -131,6 +131,7 @@ def test_cmake_includes_and_adds_the_fragments(moved, tmp_path):
     check_program(build / "app", moved)
 
 
+@pytest.mark.slow
 def test_fragments_name_the_weights_section(scons):
     r = scons("model=models/tiny_cnn.onnx", "weights_section=.extflash")
     assert r.returncode == 0, r.stdout + r.stderr

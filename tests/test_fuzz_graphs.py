@@ -324,6 +324,7 @@ def test_a_float_output_after_int8_ops_is_excused_only_when_closer_to_the_specif
 
 
 @pytest.mark.unit
+@pytest.mark.slow
 def test_a_seed_draws_the_same_graphs_in_every_process():
     """A campaign's graph i of seed S is the same in any process: one that imported only
     fuzz.graphs and one that imported every module of the compiler first draw the same

@@ -32,12 +32,14 @@ def scale_weights(path, factor):
     onnx.save(model, path)
 
 
+@pytest.mark.slow
 def test_second_build_rebuilds_nothing(repo_copy):
     shutil.copy(f"{MODELS}/kws.onnx", repo_copy / "models")
     assert "libkws.a" in rebuilt(repo_copy)
     assert rebuilt(repo_copy) == set()
 
 
+@pytest.mark.slow
 def test_weights_only_edit_skips_plan_and_kernels(repo_copy):
     shutil.copy(f"{MODELS}/kws.onnx", repo_copy / "models")
     rebuilt(repo_copy)
@@ -66,6 +68,7 @@ def _edit(path):
     path.write_text(path.read_text() + "\n# edited\n")
 
 
+@pytest.mark.slow
 def test_report_code_edit_reruns_only_the_report(repo_copy):
     """Each stage depends on the compiler modules it runs (their import graph), so an edit
     of the footprint code re-measures (the fit check before linking and the size report)
@@ -81,6 +84,7 @@ def test_report_code_edit_reruns_only_the_report(repo_copy):
     assert rebuilt(repo_copy) == {"report.html"}
 
 
+@pytest.mark.slow
 def test_planner_code_edit_replans_without_reimporting(repo_copy):
     shutil.copy(f"{MODELS}/kws.onnx", repo_copy / "models")
     rebuilt(repo_copy)

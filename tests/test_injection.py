@@ -151,6 +151,7 @@ def hostile_build(tmp_path_factory):
     return r, tmp
 
 
+@pytest.mark.slow
 def test_hostile_names_verify_and_stay_escaped(hostile_build):
     r, tmp = hostile_build
     assert_built_clean(r)
@@ -176,6 +177,7 @@ def test_names_that_sanitize_alike_get_their_own_symbols(hostile_build):
     assert len(symbols) == len(set(symbols)) == len(HOSTILE)
 
 
+@pytest.mark.slow
 def test_hostile_name_option(tmp_path):
     """``name=`` text that is no identifier becomes one; a 10 KB name= is capped."""
     model = hostile_model(tmp_path / "m.onnx")

@@ -179,6 +179,7 @@ def test_relu_becomes_the_integer_range_and_unfused_ops_stay_float(tmp_path):
 
 
 @pytest.mark.parametrize("target", ["x86_64", *in_qemu("armv7")])
+@pytest.mark.slow
 def test_every_integer_kernel_matches_onnxruntime_exactly(scons, tmp_path, target):
     for elem, name in ((I8, "zoo_s8"), (U8, "zoo_u8")):
         r = scons(f"target={target}", f"model={qoperator_zoo(tmp_path, elem, name)}", "verify")
@@ -222,6 +223,7 @@ def test_int8_examples_are_the_quantized_forms_of_the_float_ones():
 
 @pytest.mark.parametrize("target", ["x86_64", *in_qemu("armv7", "riscv32")])
 @pytest.mark.parametrize("model", INT8_MODELS)
+@pytest.mark.slow
 def test_int8_model_matches_onnxruntime_exactly(scons, target, model):
     r = scons(f"target={target}", f"model=models/int8/{model}", "verify")
     assert r.returncode == 0, r.stdout + r.stderr
@@ -232,6 +234,7 @@ def test_int8_model_matches_onnxruntime_exactly(scons, target, model):
 
 @pytest.mark.emulated
 @pytest.mark.parametrize("model", ["kws_qdq.onnx", "kws_qop.onnx"])
+@pytest.mark.slow
 def test_int8_model_is_exact_where_the_target_allows_unsafe_float_math(scons, model):
     """armv7a compiles with -funsafe-math-optimizations (NEON float vectors): the integer
     kernels that reproduce onnxruntime's float32 steps must not be reassociated or turn a
@@ -242,6 +245,7 @@ def test_int8_model_is_exact_where_the_target_allows_unsafe_float_math(scons, mo
 
 
 @pytest.mark.parametrize("model", ["kws", "resnet8"])
+@pytest.mark.slow
 def test_int8_weights_and_arena_are_a_quarter_of_float(shared_build, model):
     sizes = {}
     for path in (f"models/{model}.onnx", f"models/int8/{model}_qdq.onnx"):
@@ -573,6 +577,7 @@ def q15_zoo(tmp_path, elem, name):
 
 
 @pytest.mark.parametrize("target", ["x86_64", *in_qemu("armv7", "riscv32")])
+@pytest.mark.slow
 def test_q15_convolutions_match_onnxruntime_exactly(scons, tmp_path, target):
     """The DSP kernels on armv7 (inline assembly and ACLE), their C form on x86_64 and
     riscv32: chosen by the cost model, exactly onnxruntime's outputs."""

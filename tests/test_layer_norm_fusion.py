@@ -130,6 +130,7 @@ def test_fused_layer_norm_opset18_axes_input(scons, tmp_path):
     _check_fusions(_built(scons, "x86_64"))
 
 
+@pytest.mark.slow
 def test_fuse_0_keeps_the_chain(scons, tmp_path):
     model = layer_norm_zoo(tmp_path / "lnz.onnx")
     verify_clean(scons, model, "target=x86_64", "fuse=0")

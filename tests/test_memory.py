@@ -316,6 +316,7 @@ OPTIONS = ["", "io=arena", "pools=fast:1K,slow", "io=arena pools=fast:2K,slow:64
 
 
 @pytest.mark.parametrize("options", OPTIONS)
+@pytest.mark.slow
 def test_verify_memory_mix(scons, tmp_path, options):
     r = scons(f"model={memory_mix(tmp_path / 'mix.onnx')}", *options.split(), "verify")
     assert r.returncode == 0, r.stdout + r.stderr
@@ -324,6 +325,7 @@ def test_verify_memory_mix(scons, tmp_path, options):
 
 @pytest.mark.emulated
 @pytest.mark.parametrize("options", ["", "io=arena pools=fast:2K,slow"])
+@pytest.mark.slow
 def test_verify_memory_mix_on_armv7(scons, tmp_path, options):
     r = scons("target=armv7", f"model={memory_mix(tmp_path / 'mix.onnx')}", *options.split(),
               "verify")
@@ -352,6 +354,7 @@ def growing_1x1(path, residual=False):
 
 @pytest.mark.parametrize("target", ["x86_64", "x86_64-avx512", *in_qemu("aarch64")])
 @pytest.mark.parametrize("residual", [False, True])
+@pytest.mark.slow
 def test_growing_1x1_over_its_input(scons, tmp_path, target, residual):
     """The expansion runs gemm1x1's pixel tiles over its input with a block of only the
     channels that land on x (the others stored straight), and matches onnxruntime."""
@@ -395,6 +398,7 @@ int main(void)
 """
 
 
+@pytest.mark.slow
 def test_pools_and_io_in_arena_through_the_c_api(scons, tmp_path):
     import onnxruntime as ort
     model = memory_mix(tmp_path / "mix.onnx")

@@ -24,6 +24,7 @@ def test_examples_are_exactly_what_make_models_builds():
 
 
 @pytest.mark.parametrize("model", EXAMPLES)
+@pytest.mark.slow
 def test_verify_on_host(shared_build, model):
     r, _ = shared_build(f"model=models/{model}", "verify")
     assert r.returncode == 0, r.stdout + r.stderr

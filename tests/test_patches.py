@@ -75,6 +75,7 @@ def test_the_stage_and_each_patch_s_pads(tmp_path):
 
 
 @pytest.mark.parametrize("grid,opt", [("2", "speed"), ("3", "speed"), ("3", "size")])
+@pytest.mark.slow
 def test_patched_builds_verify_on_x86(tmp_path, grid, opt):
     """Forced patches over every stage kind verify against onnxruntime. With the reference
     kernels (opt=size) they give the very outputs of the layer-by-layer build: each
@@ -116,6 +117,7 @@ def test_the_ram_budget_chooses_patches_on_armv7(scons):
 
 
 @pytest.mark.emulated
+@pytest.mark.slow
 def test_the_int8_camera_model_fits_64k_on_armv7(scons):
     """Its int8 version with an int8 input: arena, I/O, data and stack in 64 KB."""
     r = scons("target=armv7", "model=models/int8/mobilenet_v1_025_qop_int8_input.onnx", "ram=64K",
@@ -184,6 +186,7 @@ def test_a_grid_whose_patch_reads_only_padding_is_skipped(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
 
 
+@pytest.mark.slow
 def test_a_layer_s_tactic_that_cannot_run_a_patch_keeps_the_grid_out(tmp_path):
     """A patch node keeps its layer's tactic: depthwise_s2 loads whole vectors of a row,
     so a patch narrower than a vector (6 of 24 columns, 8 lanes) cannot run it (found in
@@ -227,6 +230,7 @@ def _branchy(path):
     return _save(path, nodes, [1, 3, 24, 24], [1, 4, 1, 1], inits)
 
 
+@pytest.mark.slow
 def test_concatenated_branches_need_less_from_the_schedule_then_from_patches(tmp_path):
     """The issue's SqueezeNet-style bar: the memory-aware schedule alone cuts the peak
     (each branch narrows before the other widens), patches cut it further (each patch

@@ -185,6 +185,7 @@ def test_vector_layer_norm_matches_onnxruntime(scons, tmp_path, target):
 
 
 @pytest.mark.emulated
+@pytest.mark.slow
 def test_softmax_keeps_the_reference_kernel_at_opt_size_and_on_scalar_cpus(scons, tmp_path):
     model = softmax_zoo(tmp_path / "softmax.onnx")
     for target, opt in (("x86_64", "size"), ("armv7", "speed")):
@@ -206,6 +207,7 @@ def _ceil_model(path, op, shape, declared, **attrs):
 
 
 @pytest.mark.parametrize("op", ["MaxPool", "AveragePool", "LpPool"])
+@pytest.mark.slow
 def test_ceil_pool_counts_as_onnxruntime_where_onnx_counts_one_more(scons, tmp_path, op):
     """onnx's shape inference gives [1, 3, 11]; onnxruntime (and the spec) 10: a model that
     declares 10 builds and matches; one that declares 11 is refused, naming the node."""

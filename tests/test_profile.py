@@ -40,6 +40,7 @@ def _check_profile(folder, name, unit):
     return profile
 
 
+@pytest.mark.slow
 def test_profile_on_the_host_times_every_step(scons, tmp_path):
     r = scons("model=models/kws.onnx", "profile")
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]

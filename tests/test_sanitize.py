@@ -33,6 +33,7 @@ SLOW_BUILDS = [("models/mobilenet_v1_025.onnx", "speed"), ("models/resnet8.onnx"
 
 
 @pytest.mark.parametrize("model, opt", [slow(b)[0] if b in SLOW_BUILDS else b for b in BUILDS])
+@pytest.mark.slow
 def test_example_models_are_clean_under_sanitizers(scons, model, opt):
     r = scons(f"model={model}", f"opt={opt}", "sanitize=1", "verify")
     assert r.returncode == 0, r.stdout + r.stderr

@@ -114,6 +114,7 @@ def plan_value(out, name, key):
     return json.loads((out / "x86_64" / name / "plan.json").read_text())[key]
 
 
+@pytest.mark.slow
 def test_tool_from_another_tree_builds_relative_to_the_sconscript(project):
     out = project / "app" / "out" / "x86_64"
     assert (out / "kws" / "libkws.a").is_file() and (out / "kws" / "kws.h").is_file()

@@ -189,6 +189,7 @@ def verify(scons, model, target, tactic):
 @pytest.mark.parametrize("target, lanes", TARGETS)
 @pytest.mark.parametrize("tactic", ["direct", *slow("gemm1x1", "im2col", "implicit", "depthwise",
                                                    "winograd")])
+@pytest.mark.slow
 def test_every_conv_tactic_matches_onnxruntime(scons, tmp_path, target, lanes, tactic):
     model = conv_zoo(tmp_path / "convs.onnx")
     if tactic == "winograd" and lanes == 1:  # not on a scalar CPU: its RAM is worth more
@@ -512,6 +513,7 @@ def test_bad_options_fail_in_one_line(scons):
     assert "Traceback" not in r.stdout + r.stderr
 
 
+@pytest.mark.slow
 def test_tactic_file_is_a_dependency(scons, tmp_path):
     choice = tmp_path / "choice.json"
     choice.write_text('{"Conv": "direct"}')
@@ -646,6 +648,7 @@ def cases_model(path, cases):
 
 
 @pytest.mark.parametrize("target, lanes", TARGETS[:2] + TARGETS[3:])  # (not the scalar riscv32)
+@pytest.mark.slow
 def test_implicit_row_groups_match_onnxruntime(scons, tmp_path, target, lanes):
     model = cases_model(tmp_path / "groups.onnx", ROW_GROUPS)
     verify(scons, model, target, "Conv:implicit")
@@ -698,6 +701,7 @@ def test_group_lanes_take_long_channel_tiles_on_avx512(tmp_path, target):
 
 @pytest.mark.parametrize("target", ["x86_64", *in_qemu("aarch64"), pytest.param("x86_64-avx512", marks=pytest.mark.skipif(
     "avx512f" not in host_cpu_flags(), reason="this host has no AVX-512"))])
+@pytest.mark.slow
 def test_group_lanes_match_onnxruntime(scons, tmp_path, target):
     verify(scons, cases_model(tmp_path / "lanes.onnx", GROUP_LANES), target, "Conv:implicit")
 
@@ -774,5 +778,6 @@ def test_group_bands_take_several_rows_on_x86(tmp_path, target):
 
 @pytest.mark.parametrize("target", ["x86_64", pytest.param("x86_64-avx512", marks=pytest.mark.skipif(
     "avx512f" not in host_cpu_flags(), reason="this host has no AVX-512"))])
+@pytest.mark.slow
 def test_group_bands_match_onnxruntime(scons, tmp_path, target):
     verify(scons, cases_model(tmp_path / "bands.onnx", GROUP_BANDS), target, "Conv:implicit")

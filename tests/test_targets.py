@@ -26,6 +26,7 @@ needs_qemu_i386 = pytest.mark.skipif(shutil.which("qemu-system-i386") is None,
 @pytest.mark.emulated
 @pytest.mark.parametrize("target,model", [(t, m) for t in CROSS for m in EXAMPLES] + [
     pytest.param(t, m, marks=needs_qemu_i386) for t, m in BAREMETAL_X86])
+@pytest.mark.slow
 def test_verify_on_target(scons, target, model):
     r = scons(f"target={target}", f"model=models/{model}", "verify")
     assert r.returncode == 0, r.stdout + r.stderr
@@ -132,6 +133,7 @@ def test_size_gate(repo_copy, tmp_path):
     assert "flash.weights" in r.stdout and "OVER" in r.stdout     # the table
 
 
+@pytest.mark.slow
 def test_size_gate_floor(shared_build, tmp_path):
     """A total that shrank, a tiny category that grew ~20%: the floor keeps it from
     failing; size_floor=0 gives the old verdict. The table shows baseline, now, delta, limit."""

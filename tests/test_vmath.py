@@ -186,6 +186,7 @@ def references(inputs):
 
 
 @pytest.mark.parametrize(("lanes", "flags"), RUNS)
+@pytest.mark.slow
 def test_accuracy(tmp_path, inputs, references, lanes, flags):
     build = _build(flags)
     exe = _program(tmp_path, lanes, build)

@@ -35,6 +35,7 @@ def build(tmp_path, fmt, target, *args):
 
 
 @pytest.mark.parametrize("target", ["x86_64", *in_qemu("armv7")])
+@pytest.mark.slow
 def test_bin_and_c_build_the_same_model(tmp_path, target):
     out = {fmt: build(tmp_path, fmt, target, "verify") for fmt in ("bin", "c")}
     assert (out["bin"] / "kws_weights.S").exists() and not (out["bin"] / "kws_weights.c").exists()
