@@ -33,7 +33,6 @@ from onnxcc.codegen.stage import planned_graph, run_function
 from onnxcc.core.errors import OnnxccError, one_line
 from onnxcc.core.files import write_text
 from onnxcc.core.macs import graph_macs
-from onnxcc.core.onnx_io import load_graph
 from onnxcc.plan import patches as patching
 from onnxcc.plan.stage import live_at_steps
 from onnxcc.target import run_captured
@@ -103,7 +102,7 @@ def measure(target, elf, graph_path, plan_path, tactics_path, name, timeout=1800
     s = settings(target)
     plan = _load_json(plan_path)
     chosen = {n["node"]: n["tactic"] for n in _load_json(tactics_path)["nodes"]}
-    graph = patching.apply(load_graph(graph_path, with_values=False), plan)
+    graph = planned_graph(graph_path, tactics_path, plan)
     schedule = plan["schedule"]
     cmd = target.run_command(elf)
     cmd = cmd[:1] + list(s["runner_args"]) + cmd[1:]
