@@ -171,13 +171,13 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
         forced = [env.File(tactic)] if str(tactic or "").endswith(".json") else []
         chosen = stages.select(e, at("tactics.json"), graph=optimized[0],
                                reads=forced + ([tuned] if tuned else []))
-    graph = dict(graph=optimized[0], plan=None, tactics=chosen[0])
-    graph["plan"] = plan = stages.plan(e, at("plan.json"), graph=optimized[0], tactics=chosen)
-    header_c = stages.generate_model(e, at(f"{name}.h"), **graph)
-    kernels = stages.generate_kernels(e, at(f"{name}_kernels.c"), **graph)
+    plan = stages.plan(e, at("plan.json"), graph=optimized[0], tactics=chosen)
+    planned = dict(graph=optimized[0], plan=plan, tactics=chosen)  # what the later stages read
+    header_c = stages.generate_model(e, at(f"{name}.h"), **planned)
+    kernels = stages.generate_kernels(e, at(f"{name}_kernels.c"), **planned)
     weights_files, weights_object = toolchain_.WEIGHTS[weights_format]
     weights = stages.generate_weights(e, [at(f"{name}_weights.{x}") for x in weights_files],
-                                      weights=optimized[1], **graph)
+                                      weights=optimized[1], **planned)
     fragments = stages.fragments(e, at(f"{name}.mk"), plan=plan, header=header_c[0])
 
     # the library's objects, the C ones with gcc's stack usage (.su) for the size report
@@ -240,12 +240,12 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
     except OnnxccError:
         pass  # `profile` says so in one line (SConstruct); report.html has no profile
     else:
-        profile_c = stages.profile_program(e, at("profile", "profile.c"), **graph)
+        profile_c = stages.profile_program(e, at("profile", "profile.c"), **planned)
         profile_elf = e.Program(at("profile", f"{name}_profile"),
                                 profile_c + e.Object(at("profile", "verify_data.o"), case[1])
                                 + objects + startup,
                                 LIBS=tgt.toolchain.libs)
-        measured = stages.profile_run(e, profile_json, program=profile_elf, **graph)
+        measured = stages.profile_run(e, profile_json, program=profile_elf, **planned)
         e.AlwaysBuild(measured)
         e.NoCache(measured)  # a measurement of this machine
         e.Depends(profile_elf, link_files)

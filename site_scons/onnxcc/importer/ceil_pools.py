@@ -131,30 +131,35 @@ def count_as_onnxruntime(model, where):
     nodes = model.graph.node
     pending = {k for k, n in enumerate(nodes) if n.domain in ("", "ai.onnx")
                and n.op_type in POOLS and _attr(n, "ceil_mode", 0)}
-    done, nested = [], bool(pending) and any(map(_subgraphs, nodes))
+    done = _recount(model, pending, where, bool(pending) and any(map(_subgraphs, nodes)))
+    return [nodes[k] for k in done]
+
+
+def _recount(model, pending, where, nested):
+    """The rounds of count_as_onnxruntime: the indices of the pools rewritten."""
+    done = []
     for _ in range(MAX_ROUNDS):
         if not pending:
-            return [nodes[k] for k in done]
+            return done
         try:
             shapes = _shapes(model)
         except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError):
-            return [nodes[k] for k in done]  # (the strict inference after says what is wrong)
+            return done  # (the strict inference after says what is wrong)
         before = len(pending)
         rewritten = _round(model, pending, shapes, where, nested)
         done += rewritten
         if rewritten:
             del model.graph.value_info[:]  # shapes downstream change: infer again
         elif len(pending) == before:
-            return [nodes[k] for k in done]  # (the rest have no static input shape)
+            return done  # (the rest have no static input shape: nothing to count)
     if pending:
-        first = nodes[min(pending)]
+        first = model.graph.node[min(pending)]
         raise OnnxccError(
             f"more than {MAX_ROUNDS} ceil_mode pools in a row each drop a window that would "
             f"start in the right padding (first left: '{first.name}', op "
             f"{first.op_type}); onnxcc recounts at most {MAX_ROUNDS} in a row",
             where=where, hint="export the pools with ceil_mode=0 and explicit right pads")
-    return [nodes[k] for k in done]
-
+    return done
 
 def hint(rewritten):
     """What a shape conflict after rewriting ``rewritten`` nodes means."""
