@@ -22,7 +22,7 @@ from onnxcc.target import load_target  # noqa: E402
 
 REGRESSIONS = sorted(glob.glob(os.path.join(graphs.REGRESSIONS, "*.json")))
 #: the regressions whose replay takes more than about 20 s
-SLOW_REGRESSIONS = {"g27cac3973c", "g54acb8799b", "g8634854570", "gb2fb7611d6"}
+SLOW_REGRESSIONS = {"g27cac3973c", "g54acb8799b", "g8634854570", "ga69531f914", "gb2fb7611d6"}
 
 
 def _replay(path):

@@ -157,8 +157,9 @@ def read_test_data(path, graph):
     return inputs, outputs
 
 
-#: what a mismatch adds when onnxcc matches onnxruntime without its graph optimizations
-UNOPTIMIZED_AGREES = "it matches onnxruntime with its graph optimizations off"
+#: what a mismatch adds when each element onnxcc gives is one of onnxruntime's, with or
+#: without its graph optimizations (matches_either)
+UNOPTIMIZED_AGREES = "it matches onnxruntime with its graph optimizations off where they differ"
 
 
 def reference_outputs(model_path, inputs, optimize=True):
@@ -270,6 +271,19 @@ def _errors(exp, out):
     return np.nan_to_num(np.where(same, 0.0, diff), nan=np.inf), same
 
 
+def _used(exp, out, tol, exact):
+    """Per element: (its error over its bound -- above 1 fails --, |got - want|, the
+    relative error)."""
+    diff, same = _errors(exp, out)
+    rtol, atol = tol
+    want = np.abs(exp.astype(np.float64))
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        bound = np.where(np.isfinite(want), atol + rtol * want, 0.0)
+        if exact or exp.dtype.kind != "f":
+            bound = np.zeros_like(want)
+        return np.where(same, 0.0, diff / bound), diff, diff / np.maximum(want, atol / rtol)
+
+
 def compare_output(exp, raw, tol=(RTOL, ATOL), exact=False):
     """Compare one output element by element (module docstring of ``tolerance``); integer
     outputs and those flagged ``exact`` must be equal, and so must expected infs and NaNs."""
@@ -280,15 +294,7 @@ def compare_output(exp, raw, tol=(RTOL, ATOL), exact=False):
     if not exp.size:
         return Check(True, 0.0, 0.0, 0.0)
     out = np.frombuffer(raw, dtype=exp.dtype).reshape(exp.shape)
-    diff, same = _errors(exp, out)
-    rtol, atol = tol
-    want = np.abs(exp.astype(np.float64))
-    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        bound = np.where(np.isfinite(want), atol + rtol * want, 0.0)
-        if exact or exp.dtype.kind != "f":
-            bound = np.zeros_like(want)
-        used = np.where(same, 0.0, diff / bound)  # error over bound: > 1 fails
-        rel = diff / np.maximum(want, atol / rtol)
+    used, diff, rel = _used(exp, out, tol, exact)
     flat = int(np.argmax(used))
     index = np.unravel_index(flat, exp.shape) if exp.shape else ()
     return Check(bool(np.all(used <= 1.0)), float(np.max(diff)), float(np.max(rel)),
@@ -303,6 +309,21 @@ def compare(expected, got, tolerances=(), exact=()):
     tolerances = list(tolerances) + [(RTOL, ATOL)] * (n - len(tolerances))
     exact = list(exact) + [False] * (n - len(exact))
     return [compare_output(e, g, t, x) for e, g, t, x in zip(expected, got, tolerances, exact)]
+
+
+def matches_either(expected, plain, got, tolerances, exact):
+    """Whether every element of every output matches onnxruntime's optimized evaluation
+    (``expected``) or its plain one: where the two differ (an integer on a rounding
+    boundary that the optimizer's kernels and the specification's float ops round apart),
+    onnxcc gave one of onnxruntime's own values."""
+    for exp, alt, raw, tol, x in zip(expected, plain, got, tolerances, exact):
+        exp, alt = np.asarray(exp), np.asarray(alt)
+        if len(raw) != exp.nbytes or alt.shape != exp.shape:
+            return False
+        out = np.frombuffer(raw, dtype=exp.dtype).reshape(exp.shape)
+        if not np.all((_used(exp, out, tol, x)[0] <= 1.0) | (_used(alt, out, tol, x)[0] <= 1.0)):
+            return False
+    return len(plain) == len(expected)
 
 
 def load_plain(expected_npz):
@@ -366,8 +387,8 @@ def run(target, elf, expected_npz, report_path, name, timeout=600):
     bad = [c.describe(k) for k, c in enumerate(checks) if not c.ok]
     if bad:
         plain = load_plain(expected_npz)
-        if plain and all(c.ok for c in compare(plain, [got.get(k, b"") for k in range(len(plain))],
-                                               tolerances, exact)):
+        if plain and matches_either(expected, plain, [got.get(k, b"") for k in range(len(expected))],
+                                    tolerances, exact):
             bad.append(f"{UNOPTIMIZED_AGREES}: onnxruntime's optimizer changes this model's "
                        "results (docs/trust.md)")
         raise OnnxccError(f"{line}: MISMATCH in {'; '.join(bad)}", where=elf)
