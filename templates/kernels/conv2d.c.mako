@@ -1,3 +1,4 @@
+<%namespace name="tl" file="/kernels/lib/tile.mako"/>\
 <%doc>
   Direct NCHW convolution. Weights [M][C/group][KH][KW]; the window's valid kernel rows
   and columns are found once per output row and column, so the inner loop has no bounds
@@ -8,7 +9,7 @@
   computed into scratch and then copied over y; "pixel" (a 1x1 window), the inputs of
   one pixel are copied to scratch, then every output of that pixel is written. Every
   variant sums in the same order and stores through ``store``, so each applies the same
-  bias, input scale and fused chain.
+  input scale and chain (its bias starts the sums).
 </%doc>\
 <%
     n, c, h, w = p['n'], p['c'], p['h'], p['w']
@@ -19,7 +20,8 @@
     in_place = p.get('in_place')
 %>\
 <%def name="scaled(value, channel)">${f'({value} * s[{channel}])' if p.get('scale') else value}</%def>\
-<%def name="store(dst, pixel)">${epilogue('acc', p['epilogue'], ['nb', 'oc', pixel]) + ' ' if p['epilogue'] else ''}${dst} = acc;</%def>\
+<% start, after = sums_start(p['epilogue'], 2, 1) %>\
+<%def name="store(dst, pixel, ind)">${tl.store(0, 1, 1, lambda i: f"&{dst}", after, lambda i, col: ['nb', 'oc', pixel], 2, ind)}</%def>\
 ${signature}
 {
 % if in_place == 'pixel':
@@ -33,10 +35,10 @@ ${signature}
                 col[ic] = ${scaled(f'xb[(size_t)ic * {h * w}u + px]', 'ic')};
             for (int oc = 0; oc < ${m}; ++oc) {
                 const float *wr = w + (size_t)oc * ${c}u;
-                float acc = ${'b[oc]' if p['bias'] else '0.0f'};
+                float acc0_0 = ${start(['nb', 'oc', 'px'])};
                 for (int ic = 0; ic < ${c}; ++ic)
-                    acc += col[ic] * wr[ic];
-                ${store(f'yb[(size_t)oc * {oh * ow}u + px]', 'px')}
+                    acc0_0 += col[ic] * wr[ic];
+${store(f'yb[(size_t)oc * {oh * ow}u + px]', 'px', ' ' * 16)}\
             }
         }
     }
@@ -62,7 +64,7 @@ ${signature}
                     int kx0 = 0, kx1 = ${kw};
                     while (kx0 < kx1 && ix0 + kx0 * ${dw} < 0) ++kx0;
                     while (kx1 > kx0 && ix0 + (kx1 - 1) * ${dw} >= ${w}) --kx1;
-                    float acc = ${'b[oc]' if p['bias'] else '0.0f'};
+                    float acc0_0 = ${start(['nb', 'oc', f'oy * {ow} + ox'])};
                     for (int ic = 0; ic < ${cg}; ++ic) {
                         const float *xc = xg + (size_t)ic * ${h * w}u;
                         const float *wc = wk + ic * ${kh * kw};
@@ -70,10 +72,10 @@ ${signature}
                             const float *xr = xc + (iy0 + ky * ${dh}) * ${w} + ix0;
                             const float *wr = wc + ky * ${kw};
                             for (int kx = kx0; kx < kx1; ++kx)
-                                acc += ${scaled('xr[kx * {}]'.format(dw), f'(oc / {mg}) * {cg} + ic')} * wr[kx];
+                                acc0_0 += ${scaled('xr[kx * {}]'.format(dw), f'(oc / {mg}) * {cg} + ic')} * wr[kx];
                         }
                     }
-                    ${store('yc[oy * {} + ox]'.format(ow), f'oy * {ow} + ox')}
+${store(f'yc[oy * {ow} + ox]', f'oy * {ow} + ox', ' ' * 20)}\
                 }
             }
 % if in_place == 'channel':

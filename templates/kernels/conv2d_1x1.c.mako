@@ -26,8 +26,6 @@
     width = vecs * lanes
     chain = p['epilogue']
     transposed = p['transposed']
-    def zero(i):
-        return "0.0f"
     if transposed:
         panel = cg * width
         group_floats = -(-mg // width) * panel
@@ -42,8 +40,6 @@
         return f"wp[kc * {rows} + {i}]"
     def b_at(j0):
         return lambda t: f"xg + (size_t)kc * {hw}u + {j0}"
-    def init(i):
-        return f"b[oc0 + r0 + {i}]" if p['bias'] else "0.0f"
     block = p.get('block', False)
     scaled = p.get('scaled', 0)
     panel_width = width if transposed else rows
@@ -99,7 +95,7 @@
 % if straight:
                 {
                     const int p0 = 0;
-${tl.tile(1, nv, lanes, cg, 1, t_a_at, t_b_at, zero, t_out, store, chain, t_coords, 1, 20)}\
+${tl.tile(1, nv, lanes, cg, 1, t_a_at, t_b_at, t_out, store, chain, t_coords, 1, 20)}\
                 }
 % elif kblock:
 <% whole, rest_k = divmod(cg, kblock) %>\
@@ -134,16 +130,16 @@ ${ps.back(store, hw, width, lanes, m, chain, ' ' * 16)}\
                 for (int p0 = 0; p0 < ${full_rows * rows}; p0 += ${rows}) {
 % if ahead and store == width:
                     ${tl.attr.next_panel_pass(f"p0 / {rows}", 4 * (panel - width))}
-${tl.tile(rows, nv, lanes, count, 1, t_a_at, t_b_at, zero, t_out, nv * lanes, [], t_coords, 1, 20, accumulate=accumulate, prefetch=fetch, prefetch_lines=ahead_lines)}\
+${tl.tile(rows, nv, lanes, count, 1, t_a_at, t_b_at, t_out, nv * lanes, [], t_coords, 1, 20, accumulate=accumulate, prefetch=fetch, prefetch_lines=ahead_lines)}\
 % else:
-${tl.tile(rows, nv, lanes, count, 1, t_a_at, t_b_at, zero, t_out, nv * lanes, [], t_coords, 1, 20, accumulate=accumulate)}\
+${tl.tile(rows, nv, lanes, count, 1, t_a_at, t_b_at, t_out, nv * lanes, [], t_coords, 1, 20, accumulate=accumulate)}\
 % endif
                 }
 % endif
 % if rest_rows:
                 {
                     const int p0 = ${full_rows * rows};
-${tl.tile(rest_rows, nv, lanes, count, 1, t_a_at, t_b_at, zero, t_out, nv * lanes, [], t_coords, 1, 20, accumulate=accumulate)}\
+${tl.tile(rest_rows, nv, lanes, count, 1, t_a_at, t_b_at, t_out, nv * lanes, [], t_coords, 1, 20, accumulate=accumulate)}\
                 }
 % endif
 </%def>\
@@ -204,14 +200,14 @@ ${pixel_blocks(rest_channels)}\
 % if full:
             for (int j0 = 0; j0 < ${full * width}; j0 += ${width}) {
 ${tl.types(lanes)}\
-${tl.row_blocks(mg, rows, vecs, lanes, cg, 1, 'wg', panel, a_at, b_at('j0'), init, out('j0'), width, chain, coords('j0'), 2, 16)}\
+${tl.row_blocks(mg, rows, vecs, lanes, cg, 1, 'wg', panel, a_at, b_at('j0'), out('j0'), width, chain, coords('j0'), 2, 16)}\
 ${copy_block('j0', width)}\
             }
 % endif
 % for j0, v, l in tails:
             {
 ${tl.types(l)}\
-${tl.row_blocks(mg, rows, v, l, cg, 1, 'wg', panel, a_at, b_at(j0), init, out(j0), v * l, chain, coords(j0), 2, 16)}\
+${tl.row_blocks(mg, rows, v, l, cg, 1, 'wg', panel, a_at, b_at(j0), out(j0), v * l, chain, coords(j0), 2, 16)}\
 ${copy_block(j0, v * l)}\
             }
 % endfor

@@ -39,7 +39,7 @@
         its epilogue (which may read a residual y is written over) runs on every row
         first, and only a row whose vector would reach past the tile is stored in part."""
         return (lanes > 1 and full == 0 and nvecs == 1 and store < lanes and nrows > 1
-                and vectorizable(p['epilogue'], 2))
+                and vectorizable(after, 2))
     shift = p.get('shift', False)
     tap_cols = p.get('tap_cols', [])
     def shift_rows(nrows, nvecs):
@@ -98,12 +98,12 @@
                      for (ph, u, sh_), n in sorted(shuffles.items())]
             out_.append((ro, loads, phases, taps_, sums))
         return out_
-    first = (f'(vf){{0}} + b[ic]' if lanes > 1 else 'b[ic]') if p['bias'] else ('(vf){0}' if lanes > 1 else '0.0f')
+    start, after = sums_start(p['epilogue'], 2, lanes)  # the chain after the sums' start
 %>\
 <%def name="block(nrows, nvecs, store, ox0=None)">\
                     {
 % for i in range(nrows):
-                        ${acc_type} ${', '.join(f'acc{i}_{v} = {first}' for v in range(nvecs))};
+                        ${acc_type} ${', '.join(f'acc{i}_{v} = {start(coords(i, v * lanes))}' for v in range(nvecs))};
 % endfor
 % if direct:
 % for ro, loads, phases, tshuffles, sums in direct_rows(nrows, nvecs, ox0):
@@ -146,18 +146,14 @@
 % endif
 % if spills(nrows, nvecs, store):
 % for i in range(nrows):
-                        ${tl.apply(f'acc{i}_0', lanes, p['epilogue'], coords(i, 0), 2, store)}
+                        ${tl.apply(f'acc{i}_0', lanes, after, coords(i, 0), 2, store)}
 % endfor
 % for i in range(nrows):
-% if (i + 1) * ow + (lanes - ow) <= nrows * ow:
-                        *(vfu *)(${out(i)}) = acc${i}_0;  /* its last lanes land in the next rows */
-% else:
-${tl.store(i, lanes, store, out, [], coords, 2, ' ' * 24)}\
-% endif
+${tl.store(i, lanes, store, out, [], coords, 2, ' ' * 24, spill=(i + 1) * ow + (lanes - ow) <= nrows * ow)}\
 % endfor
 % else:
 % for i in range(nrows):
-${tl.store(i, lanes, store, out, p['epilogue'], coords, 2, ' ' * 24)}\
+${tl.store(i, lanes, store, out, after, coords, 2, ' ' * 24)}\
 % endfor
 % endif
                     }

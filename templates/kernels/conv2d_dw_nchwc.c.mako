@@ -1,4 +1,5 @@
 <%namespace name="tl" file="/kernels/lib/tile.mako"/>\
+<%namespace name="ps" file="/kernels/lib/panel_store.mako"/>\
 <%namespace name="tr" file="/kernels/lib/transpose.mako"/>\
 <%doc>
   Depthwise convolution with the channels in the lanes (ops/conv/depthwise_lanes.py): a block of
@@ -6,10 +7,10 @@
   [image_rows][image_cols][lanes], each output pixel sums its kh * kw taps as whole vectors
   against the packed weights [block][tap][lanes] (a tile of `rows` pixels of an output row
   in registers), into a scratch [oh * ow][lanes], which is transposed back to NCHW a run of
-  `lanes` pixels of every channel at a time. A chain whose ops all have vector forms along
-  the channels runs on the pixel vectors (the bias starts the sums), else (a residual) the
-  chain with the bias first runs on each channel's run as it is stored. The last block of
-  fewer channels loads zeros for the missing ones and stores only its own.
+  `lanes` pixels of every channel at a time. The chain (the bias first) runs on the pixel
+  vectors when all its ops have vector forms along the channels, else (a residual) on each
+  channel's run as it is stored. The last block of fewer channels loads zeros for the
+  missing ones and stores only its own.
 </%doc>\
 <%
     n, c, h, w = p['n'], p['c'], p['h'], p['w']
@@ -22,8 +23,7 @@
     full_tiles, rest_tile = divmod(ow, rows)
     chain = p['epilogue']
     early = vectorizable(chain, 1)
-    bias_add = [["Add", {"operand": "b", "value_first": True, "strides": [0, 1, 0]}]]
-    late = [] if early else (bias_add if p['bias'] else []) + chain
+    late = [] if early else chain
     def dest(f):
         """The scratch image pixel of input pixel f (a C expression of the plane)."""
         if ic == w:
@@ -56,6 +56,7 @@ ${ind}*(vfu *)(sp + ${dest(f'f0 + {i}')} * ${L}u) = t${i};
 <%
     sw, dw, kw = p['sw'], p['dw'], p['kw']
     span = (count - 1) * sw + (kw - 1) * dw + 1
+    start, after = sums_start(chain if early else [], 1, L, cv == L)
     def users(q):
         """(pixel, kx) of the taps that read input column q of the tile."""
         return [((q - kx * dw) // sw, kx) for kx in range(kw)
@@ -63,7 +64,7 @@ ${ind}*(vfu *)(sp + ${dest(f'f0 + {i}')} * ${L}u) = t${i};
 %>\
 ${ind}{
 ${ind}    const float *s0 = sp + ((size_t)oy * ${p['sh'] * ic}u + (size_t)ox0 * ${sw}u) * ${L}u;
-${ind}    vf ${', '.join(f'a{i} = bv' for i in range(count))};
+${ind}    vf ${', '.join(f'a{i} = ' + start(['nb', 'c0', f'oy * {ow} + ox0 + {i}']) for i in range(count))};
 % for ky in range(p['kh']):
 % if ky and count + kw + span + 1 > p['registers']:
 ${ind}    __asm__("" ::: "memory");
@@ -76,8 +77,8 @@ ${ind}        { const vf v = *(const vfu *)(s0 + ${(ky * p['dh'] * ic + q) * L}u
 ${ind}    }
 % endfor
 % for i in range(count):
-% if early and chain:
-${ind}    ${tl.apply(f'a{i}', L, chain, ['nb', 'c0', f'oy * {ow} + ox0 + {i}'], 1, cv)}
+% if early and after:
+${ind}    ${tl.apply(f'a{i}', L, after, ['nb', 'c0', f'oy * {ow} + ox0 + {i}'], 1, cv)}
 % endif
 ${ind}    *(vfu *)(so + ((size_t)oy * ${ow}u + ox0 + ${i}u) * ${L}u) = a${i};
 % endfor
@@ -91,28 +92,11 @@ ${ind}}
     def coords(j, col):
         return ['nb', f'c0 + {j}', f'f0 + {col}']
 %>\
-% for i in range(L):
-% if i < count:
-${ind}vf acc${i}_0 = *(const vfu *)(so + (size_t)(f0 + ${i}) * ${L}u);
-% else:
-${ind}vf acc${i}_0 = (vf){0};
-% endif
-% endfor
-${tr.transpose([f'acc{i}_0' for i in range(L)], L, ind)}\
-% for j in range(cv):
-${tl.store(j, L, count, out, late, coords, 2, ind)}\
-% endfor
+${ps.chunk(0, cv, count, L, L, out, late, coords, ind)}\
 </%def>\
 <%def name="block(cv)">\
             const float *xb = x + ((size_t)nb * ${c} + c0) * ${hw}u;
             const float *wb = w + (size_t)c0 * ${taps}u;
-% if early and p['bias'] and cv == L:
-            const vf bv = *(const vfu *)(b + c0);
-% elif early and p['bias']:
-            vf bv = (vf){0}; memcpy(&bv, b + c0, ${cv}u * sizeof(float));
-% else:
-            const vf bv = (vf){0};
-% endif
 % if hw // L:
             for (int f0 = 0; f0 < ${hw // L * L}; f0 += ${L}) {
 ${fill_chunk(cv, L, ' ' * 16)}\

@@ -21,8 +21,6 @@
         return f"wp[kc * {rows} + {i}]"
     def b_at(t):
         return f"col + (size_t)kc * {columns}u + j0"
-    def init(i):
-        return f"b[oc0 + r0 + {i}]" if p['bias'] else "0.0f"
     def out(i):
         return f"y + ((size_t)nb * {m} + oc0 + r0 + {i}) * {pixels}u + p0 + j0"
     def coords(i, jj):
@@ -53,13 +51,13 @@
                 }
 % if full:
                 for (int j0 = 0; j0 < ${full * width}; j0 += ${width}) {
-${tl.row_blocks(mg, rows, vecs, lanes, k, 1, 'wg', panel, a_at, b_at, init, out, width, p['epilogue'], coords, 2, 20)}\
+${tl.row_blocks(mg, rows, vecs, lanes, k, 1, 'wg', panel, a_at, b_at, out, width, p['epilogue'], coords, 2, 20)}\
                 }
 % endif
 % if rest:
                 {
                     const int j0 = ${full * width};
-${tl.row_blocks(mg, rows, -(-rest // lanes), lanes, k, 1, 'wg', panel, a_at, b_at, init, out, rest, p['epilogue'], coords, 2, 20)}\
+${tl.row_blocks(mg, rows, -(-rest // lanes), lanes, k, 1, 'wg', panel, a_at, b_at, out, rest, p['epilogue'], coords, 2, 20)}\
                 }
 % endif
 </%def>\

@@ -57,8 +57,6 @@
                 return -(-store // lanes) * lanes, [], None
             return store, chain, oh * ow
     full, rest = divmod(ow, width)
-    def zero(i):
-        return "0.0f"
     def t_a_at(i, t):
         return f"pb[(size_t)kc * {cs}u + {offsets[t] + i}u]"
     def g_a_at(i, t):
@@ -103,8 +101,6 @@
         return f"wp[(kc * {taps} + {t}) * {rows} + {i}]"
     def b_at(t):
         return f"pb + (size_t)kc * {cs}u + {offsets[t]}u"
-    def init(i):
-        return f"b[oc0 + r0 + {i}]" if p['bias'] else "0.0f"
     def out(i):
         return f"y + ((size_t)nb * {m} + oc0 + r0 + {i}) * {oh * ow}u + (size_t)oy * {ow}u + ox0"
     def coords(i, jj):
@@ -114,14 +110,14 @@
 % if full_rows:
                     for (int ox0 = 0; ox0 < ${full_rows * rows}; ox0 += ${rows}) {
                         const float *pb = pg + (size_t)(oy - oy0) * ${cols}u + ox0;
-${tl.tile(rows, -(-store // lanes), lanes, cg, taps, t_a_at, t_b_at, zero, t_out, *t_store(store)[:2], t_coords, 1, 24, t_store(store)[2], fence=True)}\
+${tl.tile(rows, -(-store // lanes), lanes, cg, taps, t_a_at, t_b_at, t_out, *t_store(store)[:2], t_coords, 1, 24, t_store(store)[2], fence=True)}\
                     }
 % endif
 % if rest_rows:
                     {
                         const int ox0 = ${full_rows * rows};
                         const float *pb = pg + (size_t)(oy - oy0) * ${cols}u + ox0;
-${tl.tile(rest_rows, -(-store // lanes), lanes, cg, taps, t_a_at, t_b_at, zero, t_out, *t_store(store)[:2], t_coords, 1, 24, t_store(store)[2], fence=True)}\
+${tl.tile(rest_rows, -(-store // lanes), lanes, cg, taps, t_a_at, t_b_at, t_out, *t_store(store)[:2], t_coords, 1, 24, t_store(store)[2], fence=True)}\
                     }
 % endif
 </%def>\
@@ -134,7 +130,7 @@ ${tl.tile(rest_rows, -(-store // lanes), lanes, cg, taps, t_a_at, t_b_at, zero, 
 % if ahead and flat_count > 1:
                     ${tl.attr.next_panel_pass(q, 4 * (panel - width))}
 % endif
-${tl.tile(size, -(-store // lanes), lanes, cg, taps, f_a_at, t_b_at, zero, f_out, *t_store(store)[:2], f_coords, 1, 20, t_store(store)[2], fence=True, prefetch=ahead)}\
+${tl.tile(size, -(-store // lanes), lanes, cg, taps, f_a_at, t_b_at, f_out, *t_store(store)[:2], f_coords, 1, 20, t_store(store)[2], fence=True, prefetch=ahead)}\
                 }
 % endif
 </%def>\
@@ -157,7 +153,7 @@ ${store_bands(store)}\
 % if ahead and passes > 1:
                     ${tl.attr.next_panel_pass(f"(oy - oy0) / {row_group}", 4 * (panel - width))}
 % endif
-${tl.tile(row_group * ow, -(-store // lanes), lanes, cg, taps, g_a_at, t_b_at, zero, t_out, *t_store(store)[:2], t_coords, 1, 20, t_store(store)[2], fence=True, prefetch=ahead)}\
+${tl.tile(row_group * ow, -(-store // lanes), lanes, cg, taps, g_a_at, t_b_at, t_out, *t_store(store)[:2], t_coords, 1, 20, t_store(store)[2], fence=True, prefetch=ahead)}\
                 }
                 for (; oy < (oy0 + ${band} < ${oh} ? oy0 + ${band} : ${oh}); ++oy) {
 % else:
@@ -234,14 +230,14 @@ ${band_rows(rest_channels)}\
 % if full:
                 for (int ox0 = 0; ox0 < ${full * width}; ox0 += ${width}) {
                     const float *pb = pg + (size_t)(oy - oy0) * ${cols}u + ox0;
-${tl.row_blocks(mg, rows, vecs, lanes, cg, taps, 'wg', panel, a_at, b_at, init, out, width, p['epilogue'], coords, 2, 20)}\
+${tl.row_blocks(mg, rows, vecs, lanes, cg, taps, 'wg', panel, a_at, b_at, out, width, p['epilogue'], coords, 2, 20)}\
                 }
 % endif
 % if rest:
                 {
                     const int ox0 = ${full * width};
                     const float *pb = pg + (size_t)(oy - oy0) * ${cols}u + ox0;
-${tl.row_blocks(mg, rows, -(-rest // lanes), lanes, cg, taps, 'wg', panel, a_at, b_at, init, out, rest, p['epilogue'], coords, 2, 20)}\
+${tl.row_blocks(mg, rows, -(-rest // lanes), lanes, cg, taps, 'wg', panel, a_at, b_at, out, rest, p['epilogue'], coords, 2, 20)}\
                 }
 % endif
             }

@@ -45,8 +45,6 @@
         return f"wp[kc * {rows} + {i}]"
     def b_at(k):
         return f"vp + (size_t)kc * {cols}u + j0"
-    def zero(i):
-        return "0.0f"
     def out(i):
         return f"mp + (size_t)(r0 + {i}) * {cols}u + j0"
     def coords(i, jj):
@@ -59,18 +57,11 @@
 ## Pixel (r, s) of tile l (C expressions) stored at `dst`: the bias and epilogue applied
 ## here unless they ran on the vectors; `at`: its offset in the output channel.
 <%def name="store_pixel(r, s, dst, at, ind)">\
-<% t, chain = p['tile'], p['epilogue'] %>\
-% if p['epilogue_on_vectors']:
-${ind}${dst} = o[${r} * ${t} + ${s}][l];
-% else:
+<% late = [] if p['epilogue_on_vectors'] else p['epilogue'] %>\
 ${ind}{
-${ind}    float val = o[${r} * ${t} + ${s}][l]${' + b[oc]' if p['bias'] else ''};
-% if chain:
-${ind}    ${epilogue('val', chain, ['nb', 'oc', at], fast=True)}
-% endif
-${ind}    ${dst} = val;
+${ind}    float acc0_0 = res[${r} * ${p['tile']} + ${s}][l];
+${tl.store(0, 1, 1, lambda i: f"&{dst}", late, lambda i, col: ['nb', 'oc', at], 2, ind + '    ')}\
 ${ind}}
-% endif
 </%def>\
 ${tl.contracted(signature)}
 {
@@ -125,14 +116,14 @@ ${planes.fill(dict(p, sh=t, sw=t), 'xc', 'pc', 12, lanes)}\
                 float *mp = mm + (size_t)pt_ * ${m_point}u;
                 const float *wpt = w + (size_t)pt_ * ${point_floats}u;
                 for (int j0 = 0; j0 < count; j0 += ${width}) {
-${tl.row_blocks(m, rows, vecs, lanes, c, 1, 'wpt', panel, a_at, b_at, zero, out, width, [], coords, 2, 20)}\
+${tl.row_blocks(m, rows, vecs, lanes, c, 1, 'wpt', panel, a_at, b_at, out, width, [], coords, 2, 20)}\
                 }
             }
             for (int oc = 0; oc < ${m}; ++oc) {
                 float *yc = y + ((size_t)nb * ${m} + oc) * ${oh * ow}u;
                 const float *mc = mm + (size_t)oc * ${cols}u;
                 for (int j0 = 0; j0 < count; j0 += ${lanes}) {
-                    float o[${t * t}][${lanes}];
+                    float res[${t * t}][${lanes}]; /* the tiles' pixels, transformed back */
                     {
 % for r in range(a):
                         const vf ${', '.join(f'm{r}_{s} = *(const vfu *)(mc + {(r * a + s) * m_point}u + j0)' for s in range(a))};
@@ -140,21 +131,18 @@ ${tl.row_blocks(m, rows, vecs, lanes, c, 1, 'wpt', panel, a_at, b_at, zero, out,
 % for r in range(a):
                         const vf ${', '.join(f'f{r}_{q} = {form(at[q], [f"m{r}_{s}" for s in range(a)])}' for q in range(t))};
 % endfor
-% if on_vectors and p['bias']:
-                        const vf bias = (vf){0} + b[oc];
-% endif
 % for pp in range(t):
 % for q in range(t):
 % if on_vectors:
                         {
-                            vf val = ${form(at[pp], [f"f{r}_{q}" for r in range(a)])}${' + bias' if p['bias'] else ''};
+                            vf val = ${form(at[pp], [f"f{r}_{q}" for r in range(a)])};
 % if chain:
                             ${tl.apply('val', lanes, chain, ['nb', 'oc', '0'], 2, lanes)}
 % endif
-                            *(vfu *)o[${pp * t + q}] = val;
+                            *(vfu *)res[${pp * t + q}] = val;
                         }
 % else:
-                        *(vfu *)o[${pp * t + q}] = ${form(at[pp], [f"f{r}_{q}" for r in range(a)])};
+                        *(vfu *)res[${pp * t + q}] = ${form(at[pp], [f"f{r}_{q}" for r in range(a)])};
 % endif
 % endfor
 % endfor

@@ -37,8 +37,6 @@
         return lambda i: f"yb + (size_t)(i0 + {i}) * {n}u + {j0}"
     def coords(j0):
         return lambda i, col: (['t'] if len(batches) > 1 else []) + [f"i0 + {i}", f"{j0} + {col}"]
-    def zero(i):
-        return '0.0f'
     operands = sorted({attrs['operand'] for _, attrs in chain if attrs.get('operand')})
     panels = -(-n // width)
     # (each full row block, pass q of full_rows over a panel, prefetches its share of the
@@ -55,17 +53,17 @@
             const float *bq = b + (size_t)(${j0} / ${width} + 1 < ${panels} ? ${j0} / ${width} + 1 : 0) * ${k * width}u;
             for (int i0 = 0; i0 < ${full_rows * rows}; i0 += ${rows}) {
                 ${tl.attr.next_panel_pass(f"i0 / {rows}", 4 * (k - 1) * width)}
-${tl.tile(rows, nvecs, nlanes, count, 1, a_at, b_at(j0), zero, out(j0), store, chain if last else [], coords(j0), lane_axis, 16, accumulate=not first, opaque=opaque(rows, nvecs, last), prefetch=prefetch, prefetch_lines=ahead_lines)}\
+${tl.tile(rows, nvecs, nlanes, count, 1, a_at, b_at(j0), out(j0), store, chain if last else [], coords(j0), lane_axis, 16, accumulate=not first, opaque=opaque(rows, nvecs, last), prefetch=prefetch, prefetch_lines=ahead_lines)}\
             }
 % elif full_rows:
             for (int i0 = 0; i0 < ${full_rows * rows}; i0 += ${rows}) {
-${tl.tile(rows, nvecs, nlanes, count, 1, a_at, b_at(j0), zero, out(j0), store, chain if last else [], coords(j0), lane_axis, 16, accumulate=not first, opaque=opaque(rows, nvecs, last))}\
+${tl.tile(rows, nvecs, nlanes, count, 1, a_at, b_at(j0), out(j0), store, chain if last else [], coords(j0), lane_axis, 16, accumulate=not first, opaque=opaque(rows, nvecs, last))}\
             }
 % endif
 % if rest_rows:
             {
                 const int i0 = ${full_rows * rows};
-${tl.tile(rest_rows, nvecs, nlanes, count, 1, a_at, b_at(j0), zero, out(j0), store, chain if last else [], coords(j0), lane_axis, 16, accumulate=not first, opaque=opaque(rest_rows, nvecs, last))}\
+${tl.tile(rest_rows, nvecs, nlanes, count, 1, a_at, b_at(j0), out(j0), store, chain if last else [], coords(j0), lane_axis, 16, accumulate=not first, opaque=opaque(rest_rows, nvecs, last))}\
             }
 % endif
 </%def>\

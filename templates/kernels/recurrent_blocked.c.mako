@@ -67,7 +67,6 @@
     def state_at(name, d):
         return (f"{name} + (e * {D}u + {d}u) * {H}u" if layout
                 else f"{name} + ({d}u * {B}u + e) * {H}u")
-    zero = lambda i: '0.0f'
 %>\
 <%def name="project(nrows, d)">\
 <%
@@ -85,14 +84,14 @@
 % if full_panels:
                     for (int j0 = 0; j0 < ${full_panels * width}; j0 += ${width}) {
                         const float *wpanel = wd + (size_t)j0 * ${I}u;
-${tl.tile(nrows, vecs, lanes, I, 1, a_at, b_at, zero, out, width, bias_chain, coords, 1, 24)}\
+${tl.tile(nrows, vecs, lanes, I, 1, a_at, b_at, out, width, bias_chain, coords, 1, 24)}\
                     }
 % endif
 % if rest:
                     {
                         const int j0 = ${full_panels * width};
                         const float *wpanel = wd + (size_t)j0 * ${I}u;
-${tl.tile(nrows, rest // lanes, lanes, I, 1, a_at, b_at, zero, out, rest, bias_chain, coords, 1, 24)}\
+${tl.tile(nrows, rest // lanes, lanes, I, 1, a_at, b_at, out, rest, bias_chain, coords, 1, 24)}\
                     }
 % endif
                 }
@@ -105,7 +104,7 @@ ${tl.tile(nrows, rest // lanes, lanes, I, 1, a_at, b_at, zero, out, rest, bias_c
 %>\
                         const float *rpanel = rd + (size_t)(${start}u + jb * ${gw}u) * ${H}u;
                         const float *pb = pt + ${start}u + jb * ${gw}u;
-${tl.tile(1, len(group) * U, lanes, H, 1, lambda i, t: f"{operand}[kc]", lambda t: f"rpanel + (size_t)kc * {gw}u", zero, lambda i: "pre", gw, [], lambda i, col: ["0", col], 0, 24)}\
+${tl.tile(1, len(group) * U, lanes, H, 1, lambda i, t: f"{operand}[kc]", lambda t: f"rpanel + (size_t)kc * {gw}u", lambda i: "pre", gw, [], lambda i, col: ["0", col], 0, 24)}\
 </%def>\
 <%def name="gate(var, q, u, act, extra='')">\
                             ${vt} ${var} = ${ld(f'pre + {q * blk + u * lanes}u')} + ${ld(f'pb + {q * blk + u * lanes}u')}${extra};

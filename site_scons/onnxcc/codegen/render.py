@@ -5,7 +5,7 @@ from mako.lookup import TemplateLookup
 from onnxcc.core.cgen import c_float, c_type
 from onnxcc.core.ctext import c_comment, c_string
 from onnxcc.core.paths import TEMPLATES_DIR
-from onnxcc.ops.common.epilogue import epilogue_code, vector_epilogue_code, vectorizable
+from onnxcc.ops.common.epilogue import epilogue_code, sums_start, vector_epilogue_code, vectorizable
 from onnxcc.ops.unary import expression_code
 
 _lookup = TemplateLookup(directories=[TEMPLATES_DIR], strict_undefined=True,
@@ -18,7 +18,8 @@ def render(template, **values):
     text = _lookup.get_template(template).render(
         c_float=c_float, c_type=c_type, c_comment=c_comment, c_string=c_string,
         epilogue=epilogue_code, expression=expression_code,
-        vector_epilogue=vector_epilogue_code, vectorizable=vectorizable, **values)
+        vector_epilogue=vector_epilogue_code, vectorizable=vectorizable, sums_start=sums_start,
+        **values)
     return text.rstrip() + "\n"
 
 

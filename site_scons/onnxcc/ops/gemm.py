@@ -12,8 +12,8 @@ whose B is one matrix shared by every batch folds the batch into M. Two tactics:
 """
 
 from onnxcc.ops.common.broadcast import broadcast_strides, merge_dims
-from onnxcc.ops.common.epilogue import (epilogue_tag, kernel_epilogue, own_inputs, residual_roles,
-                                        tile_lanes)
+from onnxcc.ops.common.epilogue import (bias_first, epilogue_tag, kernel_epilogue, own_inputs,
+                                        residual_roles, tile_lanes)
 from onnxcc.ops.common.tiling import (aliased_rows, best_tile, column_tails, epilogue_cost,
                                       l2_bytes, registers_needed, scalar_mac_cost, tall_tiles)
 
@@ -149,8 +149,7 @@ def lower_blocked(node, graph, cpu):
     if p["c"] is not None:  # the bias is the epilogue's first op, C its operand
         strides = {"n": [0, 1], "m": [1, 0], "mn": [p["n"], 1], "1": [0, 0]}[p["c"]]
         strides = ([0] if len(p["batches"]) > 1 else []) + strides
-        p["epilogue"] = [["Add", {"operand": "c", "value_first": True, "strides": strides}]] \
-            + p["epilogue"]
+        p["epilogue"] = bias_first(p["epilogue"], "c", strides)
     p["launder"] = _laundering_tiles(p, cpu)
     p["ahead"] = _prefetches(p, cpu)
     specs = {}

@@ -35,11 +35,12 @@ ${ind}}
 % endif
 % endfor
 </%def>
-## Pixels f0 .. f0 + count - 1 of the panel's channel vector cb (its first cv channels).
+## Pixels f0 .. f0 + count - 1 of the panel's channel vector cb (its first cv channels),
+## from a scratch `so` of `width` channels a pixel, transposed, to out(j) (channel j).
 <%def name="chunk(cb, cv, count, width, lanes, out, chain, coords, ind)">\
 % for i in range(lanes):
 % if i < count:
-${ind}vf acc${i}_0 = *(const vfu *)(so + (size_t)(f0 + ${i}) * ${width}u + ${cb * lanes});
+${ind}vf acc${i}_0 = *(const vfu *)(so + (size_t)(f0 + ${i}) * ${width}u${f' + {cb * lanes}' if cb else ''});
 % else:
 ${ind}vf acc${i}_0 = (vf){0};
 % endif

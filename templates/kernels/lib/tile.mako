@@ -69,9 +69,11 @@ ${vector_epilogue(var, chain, coords, lane_axis, lanes, valid)}
   epilogue `chain` and go to pointer out(i), contiguous or `stride` floats apart; coords(i,
   col) are the kernel coordinates of result col (lanes walk coordinate lane_axis). The
   chain always runs, on every result: on the registers when it can (lanes == 1, or every
-  op has a vector form), else on each float on its way out.
+  op has a vector form), else on each float on its way out. `spill`: a row shorter than
+  its vectors is stored as whole vectors all the same, its last lanes landing on results
+  the caller stores after (rows of a depthwise tile narrower than a vector).
 </%doc>
-<%def name="store(i, lanes, width, out, chain, coords, lane_axis, ind, stride=None)">\
+<%def name="store(i, lanes, width, out, chain, coords, lane_axis, ind, stride=None, spill=False)">\
 <%
     count = -(-width // lanes)
     in_registers = lanes == 1 or vectorizable(chain, lane_axis)
@@ -85,7 +87,7 @@ ${ind}${apply(f'acc{i}_{v}', lanes, chain, coords(i, v * lanes), lane_axis, min(
 % endif
 % if lanes == 1:
 ${ind}{ float *o = ${out(i)}; ${' '.join(f'o[{at(v)}] = acc{i}_{v};' for v in range(count))} }
-% elif in_registers and stride is None and width == count * lanes:
+% elif in_registers and stride is None and (width == count * lanes or spill):
 ${ind}{ float *o = ${out(i)}; ${' '.join(f'*(vfu *)(o + {v * lanes}) = acc{i}_{v};' for v in range(count))} }
 % elif in_registers and stride is None:
 ## (a row shorter than its vectors, e.g. an image row: its whole vectors, then the
@@ -109,9 +111,9 @@ ${ind}}
 <%doc>
   One tile. The sum runs over kc = 0..count-1, each with `taps` unrolled steps t:
   a_at(i, t) is the C expression of A's value for row i, b_at(t) the C pointer to the
-  step's first B value (both may use kc); init(i) a row's first value (broadcast), or,
-  with `accumulate`, the partial sums already at out(i) (a sum cut in chunks; contiguous
-  rows only). Row i's first `width` results go to pointer out(i), contiguous, or `stride`
+  step's first B value (both may use kc). The sums start at zero, or at the chain's
+  leading bias (sums_start), or, with `accumulate`, resume from the partial sums already
+  at out(i) (a sum cut in chunks; contiguous rows only). Row i's first `width` results go to pointer out(i), contiguous, or `stride`
   floats apart, through `store` with the epilogue `chain`; coords(i, col) are the kernel
   coordinates of its element col (lanes walk coordinate lane_axis). `fence`: the taps
   read overlapping A values (a convolution's neighbouring pixels, broadcast): an empty
@@ -124,21 +126,23 @@ ${ind}}
   next panel of weights while this one is re-read from the cache), `prefetch_lines` of
   them (default: the step's B vectors' lines; fewer where a step asks for a small share).
 </%doc>
-<%def name="tile(rows, vecs, lanes, count, taps, a_at, b_at, init, out, width, chain, coords, lane_axis, indent, stride=None, accumulate=False, fence=False, opaque=(), prefetch=None, prefetch_lines=None)">\
+<%def name="tile(rows, vecs, lanes, count, taps, a_at, b_at, out, width, chain, coords, lane_axis, indent, stride=None, accumulate=False, fence=False, opaque=(), prefetch=None, prefetch_lines=None)">\
 <%
     assert not (accumulate and stride), "partial sums are resumed from contiguous rows only"
     ind = ' ' * indent
     acc_type = 'vf' if lanes > 1 else 'float'
+    # (the sums start at the chain's leading bias where they can, epilogue.sums_start;
+    # resumed sums have theirs already)
+    start, after = sums_start(chain, lane_axis, lanes, width >= vecs * lanes)
+    if accumulate:
+        after = chain
     def ld(ptr):
         return f'*(const vfu *)({ptr})' if lanes > 1 else f'*({ptr})'
-    def first(i):
-        value = init(i)
-        return value if lanes == 1 else '(vf){0}' if value == '0.0f' else f'(vf){{0}} + {value}'
 %>\
 ${ind}{
 % for i in range(rows):
 % if not accumulate:
-${ind}    ${acc_type} ${', '.join(f'acc{i}_{v} = {first(i)}' for v in range(vecs))};
+${ind}    ${acc_type} ${', '.join(f'acc{i}_{v} = {start(coords(i, v * lanes))}' for v in range(vecs))};
 % else:
 % for v in range(vecs):
 % if lanes == 1:
@@ -170,7 +174,7 @@ ${ind}    }
 ${ind}    __asm__ volatile("" : "+r"(${name}));
 % endfor
 % for i in range(rows):
-${store(i, lanes, width, out, chain, coords, lane_axis, ind + '    ', stride)}\
+${store(i, lanes, width, out, after, coords, lane_axis, ind + '    ', stride)}\
 % endfor
 ${ind}}
 </%def>
@@ -178,10 +182,10 @@ ${ind}}
 <%doc>
   All row blocks of one column tile: A is packed in panels of `rows` rows (`panel`
   floats each) starting at pointer `a_base`; block r0 is bound to `wp` (its panel) and
-  `r0` (its first row) for the caller's a_at / init / out / coords. The last block may
+  `r0` (its first row) for the caller's a_at / out / coords. The last block may
   have fewer rows (its panel is zero-padded).
 </%doc>
-<%def name="row_blocks(m, rows, vecs, lanes, count, taps, a_base, panel, a_at, b_at, init, out, width, chain, coords, lane_axis, indent)">\
+<%def name="row_blocks(m, rows, vecs, lanes, count, taps, a_base, panel, a_at, b_at, out, width, chain, coords, lane_axis, indent)">\
 <%
     ind = ' ' * indent
     full, rest = divmod(m, rows)
@@ -190,14 +194,14 @@ ${ind}}
 ${ind}for (int mb = 0; mb < ${full}; ++mb) {
 ${ind}    const float *wp = ${a_base} + (size_t)mb * ${panel}u;
 ${ind}    const int r0 = mb * ${rows};
-${tile(rows, vecs, lanes, count, taps, a_at, b_at, init, out, width, chain, coords, lane_axis, indent + 4)}\
+${tile(rows, vecs, lanes, count, taps, a_at, b_at, out, width, chain, coords, lane_axis, indent + 4)}\
 ${ind}}
 % endif
 % if rest:
 ${ind}{
 ${ind}    const float *wp = ${a_base} + ${full * panel}u;
 ${ind}    const int r0 = ${full * rows};
-${tile(rest, vecs, lanes, count, taps, a_at, b_at, init, out, width, chain, coords, lane_axis, indent + 4)}\
+${tile(rest, vecs, lanes, count, taps, a_at, b_at, out, width, chain, coords, lane_axis, indent + 4)}\
 ${ind}}
 % endif
 </%def>

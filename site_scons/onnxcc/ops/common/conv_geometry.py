@@ -14,7 +14,7 @@ import it and not each other:
   macs          the multiply-accumulates of a geometry (qlinear_q15's int8 Conv too)
 """
 
-from .epilogue import epilogue_tag, kernel_epilogue, own_inputs
+from .epilogue import bias_first, epilogue_tag, kernel_epilogue, own_inputs
 from .spatial import is_depthwise, window_2d, window_tag
 
 
@@ -25,7 +25,8 @@ def conv_spans(node, graph):
 
 def geometry(node, graph):
     """(g, inputs, outputs) of a Conv node: g its window (spatial.window_2d) with its output
-    channels m, group, bias, fused epilogue and input scale; the kernel's tensors by role."""
+    channels m, group, bias, epilogue (the bias first, then the fused chain) and input
+    scale; the kernel's tensors by role."""
     own = own_inputs(node)
     x, w = own[0], own[1]
     b = own[2] if len(own) > 2 and own[2] else None
@@ -35,6 +36,8 @@ def geometry(node, graph):
     g = window_2d(node, graph.info(x).shape, graph.info(y).shape,
                   node.attrs.get("kernel_shape", w_shape[2:]))
     chain, operands = kernel_epilogue(node, graph, conv_spans(node, graph))
+    if b:
+        chain = bias_first(chain, "b", [0, 1, 0], starts_sums=True)
     g.update(m=w_shape[0], group=node.attrs.get("group", 1), bias=b is not None, epilogue=chain,
              scale=s is not None)
     inputs = [("x", x), ("w", w)] + ([("b", b)] if b else []) + ([("s", s)] if s else []) + operands
@@ -48,7 +51,8 @@ def _kind(g):
 def conv_tag(g, prefix=""):
     """The kernel's tag: the geometry, after a tactic's ``prefix`` (its tile's, say)."""
     scale = "_s" if g["scale"] else ""
-    return f"f32_{prefix}{_kind(g)}_{window_tag(g)}_m{g['m']}{scale}{epilogue_tag(g['epilogue'])}"
+    fused = g["epilogue"][1:] if g["bias"] else g["epilogue"]
+    return f"f32_{prefix}{_kind(g)}_{window_tag(g)}_m{g['m']}{scale}{epilogue_tag(fused)}"
 
 
 def macs(g):
@@ -56,13 +60,8 @@ def macs(g):
 
 
 def with_tile(g, cpu, transposed, rows, vecs):
-    """The template's parameters: the tile, and in the transposed orientation the bias as
-    the epilogue's first op (it varies along the vectors)."""
-    p = dict(g, rows=rows, vecs=vecs, lanes=cpu.lanes(), transposed=transposed)
-    if transposed and g["bias"]:
-        p["epilogue"] = [["Add", {"operand": "b", "value_first": True, "strides": [0, 1, 0]}]] \
-            + g["epilogue"]
-    return p
+    """The template's parameters: the geometry and its tile."""
+    return dict(g, rows=rows, vecs=vecs, lanes=cpu.lanes(), transposed=transposed)
 
 
 def tile_tag(p):

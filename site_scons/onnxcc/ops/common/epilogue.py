@@ -39,6 +39,41 @@ def binary_entry(op, value_first):
     return [op, {"value_first": bool(value_first)}]
 
 
+def bias_first(chain, operand, strides, starts_sums=False):
+    """The chain a kernel applies when its op has a bias: the bias (``operand``, of
+    ``strides`` over the kernel's coordinates) added first. ``starts_sums``: a kernel's
+    sums may start from it instead (sums_start), a weight no kernel writes."""
+    attrs = {"operand": operand, "value_first": True, "strides": strides}
+    return [["Add", dict(attrs, starts_sums=True) if starts_sums else attrs]] + chain
+
+
+def sums_start(chain, lane_axis, lanes, whole=True):
+    """(start, rest): a kernel's sums begin at ``start(coords)``, a C expression at a
+    result's (first) coordinates, and ``rest`` of the chain runs on them after. The
+    leading bias of bias_first(starts_sums) is the start where each accumulator loads it
+    as one expression (broadcast along the lanes, or whole vectors: ``whole``), which
+    saves the add after the sum; else the sums start at zero and the whole chain runs."""
+    if not chain or not chain[0][1].get("starts_sums"):
+        return (lambda coords: "(vf){0}" if lanes > 1 else "0.0f"), chain
+    attrs = chain[0][1]
+    along = attrs["strides"][lane_axis] if lanes > 1 else 0
+    if along not in (0, 1) or (along == 1 and not whole):
+        return (lambda coords: "(vf){0}"), chain
+
+    def start(coords):
+        at = operand_at(attrs, coords)
+        if lanes == 1:
+            return at
+        return f"(vf){{0}} + {at}" if along == 0 else f"*(const vfu *)&{at}"
+    return start, chain[1:]
+
+
+def operand_at(attrs, coords):
+    """The C element of a binary epilogue op's operand at the kernel coordinates."""
+    index = " + ".join(f"({c}) * {s}u" for c, s in zip(coords, attrs["strides"]) if s)
+    return f"{attrs['operand']}[{index or '0'}]"
+
+
 def operand_strides(spans, out_shape, operand_shape):
     """Per coordinate, the operand's element stride; None when its offset is not linear in
     the coordinates. ``spans``: the [first, end) output dimensions of each coordinate,
@@ -209,8 +244,7 @@ def vector_epilogue_code(var, chain, coords, lane_axis, lanes, valid):
     statements = []
     for op, attrs in chain:
         if op in BINARY:
-            index = " + ".join(f"({c}) * {s}u" for c, s in zip(coords, attrs["strides"]) if s)
-            at = f"{attrs['operand']}[{index or '0'}]"
+            at = operand_at(attrs, coords)
             left, right = (var, "operand") if attrs["value_first"] else ("operand", var)
             if attrs["strides"][lane_axis] == 0:
                 load = f"const vf operand = (vf){{0}} + {at};"
@@ -233,8 +267,7 @@ def epilogue_code(var, chain, coords=(), dtype="float32", fast=False):
     statements = []
     for op, attrs in chain:
         if op in BINARY:
-            index = " + ".join(f"({c}) * {s}u" for c, s in zip(coords, attrs["strides"]) if s)
-            other = f"{attrs['operand']}[{index or '0'}]"
+            other = operand_at(attrs, coords)
             left, right = (var, other) if attrs["value_first"] else (other, var)
             statements.append(f"{var} = {left} {BINARY[op]} {right};")
         elif fast and dtype == "float32" and op in SCALAR_MATH:
