@@ -17,7 +17,7 @@ from onnxcc.target import Cpu
 
 RNG = np.random.default_rng(5)
 F = TensorProto.FLOAT
-AVX2 = Cpu(32, 16, True, 32768, ("avx2", "fma"))
+AVX2 = Cpu(32, 16, True, 32768, ("avx2", "fma"), l2_bytes=1 << 20)
 
 
 def w(*shape):

@@ -21,7 +21,7 @@ from onnxcc.target import Cpu
 
 RNG = np.random.default_rng(12)
 F = TensorProto.FLOAT
-AVX2 = Cpu(32, 16, True, 32768, ("avx2", "fma"))
+AVX2 = Cpu(32, 16, True, 32768, ("avx2", "fma"), l2_bytes=1 << 20)
 
 
 def save(path, nodes, inputs, outputs, inits=None, opset=17):

@@ -22,7 +22,7 @@ from onnxcc.target import Cpu, host_cpu_flags, load_target
 
 RNG = np.random.default_rng(11)
 F = TensorProto.FLOAT
-AVX2 = Cpu(32, 16, True, 32768, ("avx2", "fma"))
+AVX2 = Cpu(32, 16, True, 32768, ("avx2", "fma"), l2_bytes=1 << 20)
 #: (target, vector floats): AVX2, NEON and the scalar fallback (and AVX-512 where the host has it)
 TARGETS = [("x86_64", 8), *in_qemu(("aarch64", 4), ("riscv32", 1)),
            pytest.param("x86_64-avx512", 16, marks=pytest.mark.skipif(

@@ -128,7 +128,7 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
                  model, name)
     testdata, testdata_files = _testdata(env, testdata) if testdata else (None, [])
     e = toolchain_.model_env(env, tgt, toolchain, verbose, launcher)
-    e.Replace(ONNXCC_FLASH=tgt.flash_bytes, ONNXCC_RAM=tgt.ram_bytes, ONNXCC_L2=tgt.l2_bytes,
+    e.Replace(ONNXCC_FLASH=tgt.flash_bytes, ONNXCC_RAM=tgt.ram_bytes, ONNXCC_L2=tgt.cpu.l2_bytes,
               ONNXCC_NAME=name,
               ONNXCC_SOURCE=_Text(model.name),
               ONNXCC_INPUT_SHAPE=input_shape or "", ONNXCC_FUSE=bool(fuse),

@@ -39,6 +39,9 @@ class Cpu:
     fma_bytes: int = 0
     # vector shuffles issued a cycle: Intel's one shuffle port, Zen 4's two pipes
     shuffle_ports: int = 1
+    # the level-2 cache: what the cost model reads re-read operands from at cache speed,
+    # and what a row band of an interior block should fit (plan/bands.py); 0: none
+    l2_bytes: int = 0
 
     def lanes(self, itemsize=4):
         """Elements of ``itemsize`` bytes per vector (1: scalar code)."""
@@ -47,7 +50,8 @@ class Cpu:
     def as_dict(self):
         return {"simd_bytes": self.simd_bytes, "registers": self.registers, "fma": self.fma,
                 "l1d_bytes": self.l1d_bytes, "features": list(self.features),
-                "fma_bytes": self.fma_bytes, "shuffle_ports": self.shuffle_ports}
+                "fma_bytes": self.fma_bytes, "shuffle_ports": self.shuffle_ports,
+                "l2_bytes": self.l2_bytes}
 
     @classmethod
     def from_dict(cls, d):
@@ -75,9 +79,6 @@ class Target:
     # default, like the verify harness)
     footprint_sources: list = None
     footprint_linkflags: list = None
-    # the cache (L2) a row band of an interior block should fit (plan/bands.py, the
-    # [cpu] table's l2_bytes); 0: no block runs in bands unless forced
-    l2_bytes: int = 0
     # the CPUs target=native picks this target for before any other (its [native] table:
     # vendor, families), when the cost model is fitted to them; None: any CPU with its
     # features

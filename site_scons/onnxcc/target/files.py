@@ -200,13 +200,14 @@ def load_target(name):
                   fma, t.get("runner", []), t.get("runner_package", ""),
                   Cpu(int(cpu.get("simd_bytes", 0)), int(cpu.get("registers", 16)), fma,
                       int(cpu.get("l1d_bytes", 0)), tuple(cpu.get("features", ())),
-                      int(cpu.get("fma_bytes", 0)), int(cpu.get("shuffle_ports", 1))),
+                      int(cpu.get("fma_bytes", 0)), int(cpu.get("shuffle_ports", 1)),
+                      int(cpu.get("l2_bytes", 0))),
                   t.get("bench", {}), exit_status=exit_status,
                   footprint_sources=[os.path.join(REPO_ROOT, s) for s in t["footprint_sources"]]
                   if "footprint_sources" in t else None,
                   footprint_linkflags=[_repo_path(a) for a in t["footprint_linkflags"]]
                   if "footprint_linkflags" in t else None,
-                  l2_bytes=int(cpu.get("l2_bytes", 0)), native=t.get("native"),
+                  native=t.get("native"),
                   isa_cflags=isa_cflags)
 
 

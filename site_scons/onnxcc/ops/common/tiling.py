@@ -153,9 +153,8 @@ def copy_cost(elements, cpu, contiguous=True):
 
 
 def l2_bytes(cpu):
-    """The level-2 cache the cost model assumes (target files name only the level 1): 16
-    times the level 1; 0 without a cache."""
-    return 16 * cpu.l1d_bytes
+    """The level-2 cache (the target file's); 0 without one."""
+    return cpu.l2_bytes
 
 
 def reread_cost(size, passes, cpu):

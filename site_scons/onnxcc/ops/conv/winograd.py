@@ -36,8 +36,8 @@ def _winograd_cpu(cpu):
 
 
 def _winograd_budget(cpu):
-    """Bytes of transformed tiles per chunk: about the level-2 cache (that of a 16 KiB
-    level 1 on a CPU that names none)."""
+    """Bytes of transformed tiles per chunk: about the level-2 cache; 256 KiB on a CPU
+    without one."""
     return l2_bytes(cpu) or 16 * 16384
 
 
