@@ -1,3 +1,4 @@
+<%namespace name="simd" file="/kernels/lib/simd.mako"/>\
 <%doc>
   The padded input of a convolution or pooling window split into stride phases
   (ops/common/conv_geometry.py: phase_planes), which conv2d_implicit, conv2d_depthwise and
@@ -143,7 +144,7 @@ def split(vectors, c, width):
     sw = len(vectors)
 
     def mask(idx):
-        return f"(vpm{width}){{{', '.join(str(i) for i in (idx * width)[:width])}}}"
+        return f"(vi{width}){{{', '.join(str(i) for i in (idx * width)[:width])}}}"
     level = [f"__builtin_shuffle({lo}, {hi}, {mask([c + sw * i for i in range(2 * width // sw)])})"
              for lo, hi in zip(vectors[::2], vectors[1::2])]
     held = 2 * width // sw
@@ -187,9 +188,9 @@ ${ind}}
 %>\
 % for q0, q1, width in runs:
 ${ind}for (int q = ${q0}; q < ${q1}; q += ${width}) {
-${ind}    const vp${width} ${', '.join(f'sv{j} = *(const vp{width} *)(s + {sw} * q + {j * width - pl})' for j in range(sw))};
+${ind}    const vfu${width} ${', '.join(f'sv{j} = *(const vfu{width} *)(s + {sw} * q + {j * width - pl})' for j in range(sw))};
 % for f, d, c in phases:
-${ind}    *(vp${width} *)(${d} + q) = ${split([f'sv{j}' for j in range(sw)], c, width)};
+${ind}    *(vfu${width} *)(${d} + q) = ${split([f'sv{j}' for j in range(sw)], c, width)};
 % endfor
 ${ind}}
 % endfor
@@ -202,8 +203,7 @@ ${ind}    ${d}[q] = s[q * ${sw} + ${col0}];
 ## The vector types of the shuffle runs of `splits`.
 <%def name="split_types(splits, ind)">\
 % for width in sorted({run[2] for _, runs in splits for run in runs}):
-${ind}typedef float vp${width} __attribute__((vector_size(${4 * width}), aligned(4), may_alias));
-${ind}typedef int32_t vpm${width} __attribute__((vector_size(${4 * width})));
+${simd.sized_types(width, ind)}\
 % endfor
 </%def>
 

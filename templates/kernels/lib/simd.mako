@@ -12,6 +12,14 @@
     typedef float vfu __attribute__((vector_size(${4 * lanes}), aligned(4), may_alias, unused));
 </%def>
 <%doc>
+  The types of vectors of `width` floats beside a kernel's own (conv_planes' splits of
+  rows into column phases): vfu<width> and vi<width>, as vfu and vi above.
+</%doc>
+<%def name="sized_types(width, ind)">\
+${ind}typedef float vfu${width} __attribute__((vector_size(${4 * width}), aligned(4), may_alias));
+${ind}typedef int32_t vi${width} __attribute__((vector_size(${4 * width})));
+</%def>
+<%doc>
   `for (size_t i = start; i < stop; i += step) { body }` -- the whole vectors of a row
   (step: lanes) or the elements after them (step 1) -- or nothing where the loop has no
   iteration: a tensor, row or patch shorter than a vector has no vector loop (`i < 0u`
