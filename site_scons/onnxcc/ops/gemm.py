@@ -15,7 +15,7 @@ from onnxcc.ops.common.broadcast import broadcast_strides, merge_dims
 from onnxcc.ops.common.epilogue import (bias_first, epilogue_tag, kernel_epilogue, own_inputs,
                                         residual_roles, tile_lanes)
 from onnxcc.ops.common.tiling import (aliased_rows, best_tile, column_tails, epilogue_cost,
-                                      l2_bytes, registers_needed, scalar_mac_cost, tall_tiles)
+                                      l2_share, registers_needed, scalar_mac_cost, tall_tiles)
 
 from . import KernelCall, Tactic, in_place
 from .common import packing
@@ -166,7 +166,7 @@ def _prefetches(p, cpu):
     prefetch the next (gemm_blocked.c.mako's ``ahead``)."""
     width = p["vecs"] * p["lanes"]
     return (p["packed"] and cpu.simd_bytes >= 32 and p["k_chunk"] == p["k"] and p["m"] // p["rows"] > 1
-            and p["n"] > width and 8 * p["k"] * p["n"] > l2_bytes(cpu))
+            and p["n"] > width and 8 * p["k"] * p["n"] > l2_share(cpu))
 
 
 def _laundering_tiles(p, cpu):

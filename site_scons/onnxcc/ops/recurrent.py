@@ -13,7 +13,7 @@ peepholes, clip, activations (any of ONNX's list, with their alpha / beta). Two 
              The states, the projection and the peepholes live in scratch (the arena).
 
 The projection's scratch is ``chunk x gates x hidden`` floats: the whole sequence when
-it fits a level-2 cache (8x the level-1), else chunks of it; on a CPU without a cache (a
+it fits a quarter of the level-2 cache, else chunks of it; on a CPU without a cache (a
 microcontroller) one tile's rows of steps at a time, so the RAM stays near the
 reference's stack.
 """
@@ -22,7 +22,7 @@ import math
 
 from onnxcc.core.cgen import c_float
 from onnxcc.core.errors import OnnxccError
-from onnxcc.ops.common.tiling import (best_tile, epilogue_cost, l2_bytes, scalar_mac_cost,
+from onnxcc.ops.common.tiling import (best_tile, epilogue_cost, l2_share, scalar_mac_cost,
                                       tile_shapes)
 
 from . import KernelCall, Tactic, unsupported
@@ -192,9 +192,9 @@ def _units(p, cpu):
 
 
 def _chunk(p, rows, padded, cpu):
-    """Steps projected at a time: all of them when their scratch fits half the level-2
-    cache, else a whole number of row tiles that does; without a cache, one row tile."""
-    budget = l2_bytes(cpu) // 2
+    """Steps projected at a time: all of them when their scratch fits half the level 2's
+    share (tiling.l2_share), else a whole number of row tiles that does; without a cache, one row tile."""
+    budget = l2_share(cpu) // 2
     per_step = 4 * p["gates"] * padded
     if per_step * p["seq"] <= budget:
         return p["seq"]

@@ -88,7 +88,7 @@ ${ind}${apply(f'acc{i}_{v}', lanes, chain, coords(i, v * lanes), lane_axis, min(
 % if lanes == 1:
 ${ind}{ float *o = ${out(i)}; ${' '.join(f'o[{at(v)}] = acc{i}_{v};' for v in range(count))} }
 % elif in_registers and stride is None and (width == count * lanes or spill):
-${ind}{ float *o = ${out(i)}; ${' '.join(f'*(vfu *)(o + {v * lanes}) = acc{i}_{v};' for v in range(count))} }
+${ind}{ float *o = ${out(i)}; ${' '.join(f'*(vfu *)(o + {v * lanes}) = acc{i}_{v};' for v in range(count))} }${'  /* its last lanes land in the next rows */' if width < count * lanes else ''}
 % elif in_registers and stride is None:
 ## (a row shorter than its vectors, e.g. an image row: its whole vectors, then the
 ## first floats of the last one, as one copy rather than float by float)

@@ -152,19 +152,20 @@ def copy_cost(elements, cpu, contiguous=True):
     return 2.0 * elements + 4
 
 
-def l2_bytes(cpu):
-    """The level-2 cache (the target file's); 0 without one."""
-    return cpu.l2_bytes
+def l2_share(cpu):
+    """The part of the level-2 cache (the target file's ``l2_bytes``) a kernel's operands
+    may count on: half of it, the rest holding the layer's other tensors; 0 without one."""
+    return cpu.l2_bytes // 2
 
 
 def reread_cost(size, passes, cpu):
     """Cycles to read an operand of ``size`` bytes again ``passes`` times, beyond what the
     tiles count (they read from the level-1 or level-2 cache): a kernel whose loops
     re-read all its weights for every row of output stalls on the caches outside the
-    core. A level-2 (``l2_bytes``) streams 32 bytes a cycle, what outgrows it 8."""
+    core. The level 2 (its ``l2_share``) streams 32 bytes a cycle, what outgrows it 8."""
     if not cpu.l1d_bytes or size <= cpu.l1d_bytes // 2:
         return 0.0
-    return passes * size / (32 if size <= l2_bytes(cpu) else 8)
+    return passes * size / (32 if size <= l2_share(cpu) else 8)
 
 
 #: cycles (or instructions) per float of the unary ops whose C calls libm, in the

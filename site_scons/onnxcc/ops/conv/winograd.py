@@ -6,7 +6,7 @@ from dataclasses import replace
 from onnxcc.ops import KernelCall
 from onnxcc.ops.common import packing, winograd
 from onnxcc.ops.common.conv_geometry import SPLIT_STRIDES, conv_tag, geometry
-from onnxcc.ops.common.tiling import (best_tile, copy_cost, epilogue_cost, gemm_cost, l2_bytes,
+from onnxcc.ops.common.tiling import (best_tile, copy_cost, epilogue_cost, gemm_cost, l2_share,
                                       reread_cost)
 
 
@@ -36,9 +36,9 @@ def _winograd_cpu(cpu):
 
 
 def _winograd_budget(cpu):
-    """Bytes of transformed tiles per chunk: about the level-2 cache; 256 KiB on a CPU
+    """Bytes of transformed tiles per chunk: the level 2's share; 256 KiB on a CPU
     without one."""
-    return l2_bytes(cpu) or 16 * 16384
+    return l2_share(cpu) or 16 * 16384
 
 
 def _winograd_plan(g, cpu):
