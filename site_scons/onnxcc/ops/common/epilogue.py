@@ -53,7 +53,7 @@ def sums_start(chain, lane_axis, lanes, whole=True):
     leading bias of bias_first(starts_sums) is the start where each accumulator loads it
     as one expression (broadcast along the lanes, or whole vectors: ``whole``), which
     saves the add after the sum; else the sums start at zero and the whole chain runs."""
-    if not chain or not chain[0][1].get("starts_sums"):
+    if after_sums(chain) is chain:
         return (lambda coords: "(vf){0}" if lanes > 1 else "0.0f"), chain
     attrs = chain[0][1]
     along = attrs["strides"][lane_axis] if lanes > 1 else 0
@@ -65,7 +65,13 @@ def sums_start(chain, lane_axis, lanes, whole=True):
         if lanes == 1:
             return at
         return f"(vf){{0}} + {at}" if along == 0 else f"*(const vfu *)&{at}"
-    return start, chain[1:]
+    return start, after_sums(chain)
+
+
+def after_sums(chain):
+    """The chain without a leading bias that may start the sums (bias_first): what a
+    kernel that starts them there applies after them, and its cost counts."""
+    return chain[1:] if chain and chain[0][1].get("starts_sums") else chain
 
 
 def operand_at(attrs, coords):

@@ -19,7 +19,7 @@ the padding every window reads. SIMD CPUs (4, 8 or 16 lanes) only.
 import math
 
 from onnxcc.ops.common import packing
-from onnxcc.ops.common.epilogue import tile_lanes, vectorizable
+from onnxcc.ops.common.epilogue import after_sums, tile_lanes, vectorizable
 from onnxcc.ops.common.spatial import window_reach
 from onnxcc.ops.common.tiling import copy_cost, epilogue_cost
 
@@ -96,4 +96,4 @@ def epilogue_cycles(g, cpu):
         elements = -(-g["c"] // lanes) * lanes * pixels
     else:
         elements = g["c"] * -(-pixels // lanes) * lanes
-    return epilogue_cost(g["n"] * elements, chain, tile_lanes(chain, cpu))
+    return epilogue_cost(g["n"] * elements, after_sums(chain), tile_lanes(chain, cpu))

@@ -25,7 +25,7 @@ panel_store.mako).
 
 from onnxcc.ops import KernelCall, Tactic, in_place
 from onnxcc.ops.common.conv_geometry import conv_spans, conv_tag, geometry, macs
-from onnxcc.ops.common.epilogue import residual_roles
+from onnxcc.ops.common.epilogue import after_sums, residual_roles
 from onnxcc.ops.common.tiling import epilogue_cost, scalar_mac_cost
 
 from .depthwise import (cost_depthwise, cost_direct_s2, cost_nchwc, cost_shift, depthwise_applies,
@@ -45,7 +45,7 @@ def lower_direct(node, graph, cpu=None):
 def cost_direct(node, graph, cpu):
     g, _, _ = geometry(node, graph)
     pixels = g["n"] * g["m"] * g["oh"] * g["ow"]
-    return macs(g) * scalar_mac_cost(cpu) + pixels * 6 + epilogue_cost(pixels, g["epilogue"])
+    return macs(g) * scalar_mac_cost(cpu) + pixels * 6 + epilogue_cost(pixels, after_sums(g["epilogue"]))
 
 
 
