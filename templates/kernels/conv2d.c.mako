@@ -21,7 +21,7 @@
 %>\
 <%def name="scaled(value, channel)">${f'({value} * s[{channel}])' if p.get('scale') else value}</%def>\
 <% start, after = sums_start(p['epilogue'], 2, 1) %>\
-<%def name="store(dst, pixel, ind)">${tl.store(0, 1, 1, lambda i: f"&{dst}", after, lambda i, col: ['nb', 'oc', pixel], 2, ind)}</%def>\
+<%def name="store(dst, pixel, ind)">${tl.store(0, 1, 1, lambda i: f"&{dst}", after, lambda i, col: ['nb', 'oc', pixel], 2, ind, fast=False)}</%def>\
 ${signature}
 {
 % if in_place == 'pixel':

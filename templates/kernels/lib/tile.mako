@@ -55,9 +55,9 @@ ${simd.types(lanes)}\
   `lane_axis` (`valid` of them are results), or a float (lanes == 1); coords: the kernel
   coordinates of its (first) element.
 </%doc>
-<%def name="apply(var, lanes, chain, coords, lane_axis, valid)" filter="trim">\
+<%def name="apply(var, lanes, chain, coords, lane_axis, valid, fast=True)" filter="trim">\
 % if lanes == 1:
-${epilogue(var, chain, coords, fast=True)}
+${epilogue(var, chain, coords, fast=fast)}
 % else:
 ${vector_epilogue(var, chain, coords, lane_axis, lanes, valid)}
 % endif
@@ -71,9 +71,11 @@ ${vector_epilogue(var, chain, coords, lane_axis, lanes, valid)}
   chain always runs, on every result: on the registers when it can (lanes == 1, or every
   op has a vector form), else on each float on its way out. `spill`: a row shorter than
   its vectors is stored as whole vectors all the same, its last lanes landing on results
-  the caller stores after (rows of a depthwise tile narrower than a vector).
+  the caller stores after (rows of a depthwise tile narrower than a vector). `fast`: floats
+  call the vmath functions where they beat libm (epilogue_code's; False: a reference
+  kernel, which opt=size keeps on libm).
 </%doc>
-<%def name="store(i, lanes, width, out, chain, coords, lane_axis, ind, stride=None, spill=False)">\
+<%def name="store(i, lanes, width, out, chain, coords, lane_axis, ind, stride=None, spill=False, fast=True)">\
 <%
     count = -(-width // lanes)
     in_registers = lanes == 1 or vectorizable(chain, lane_axis)
@@ -82,7 +84,7 @@ ${vector_epilogue(var, chain, coords, lane_axis, lanes, valid)}
 %>\
 % if chain and in_registers:
 % for v in range(count):
-${ind}${apply(f'acc{i}_{v}', lanes, chain, coords(i, v * lanes), lane_axis, min(lanes, width - v * lanes))}
+${ind}${apply(f'acc{i}_{v}', lanes, chain, coords(i, v * lanes), lane_axis, min(lanes, width - v * lanes), fast)}
 % endfor
 % endif
 % if lanes == 1:
@@ -100,7 +102,7 @@ ${ind}    ${' '.join(f'*(vfu *)(part + {v * lanes}) = acc{i}_{v};' for v in rang
 ${ind}    for (int jj = 0; jj < ${width}; ++jj) {
 ${ind}        float v = part[jj];
 % if chain and not in_registers:
-${ind}        ${epilogue('v', chain, coords(i, 'jj'), fast=True)}
+${ind}        ${epilogue('v', chain, coords(i, 'jj'), fast=fast)}
 % endif
 ${ind}        (${out(i)})[${at('jj')}] = v;
 ${ind}    }

@@ -42,7 +42,7 @@ def binary_entry(op, value_first):
 def bias_first(chain, operand, strides, starts_sums=False):
     """The chain a kernel applies when its op has a bias: the bias (``operand``, of
     ``strides`` over the kernel's coordinates) added first. ``starts_sums``: a kernel's
-    sums may start from it instead (sums_start), a weight no kernel writes."""
+    sums may start from it instead (sums_start): an input the kernel never writes."""
     attrs = {"operand": operand, "value_first": True, "strides": strides}
     return [["Add", dict(attrs, starts_sums=True) if starts_sums else attrs]] + chain
 
