@@ -161,6 +161,7 @@ def _recount(model, pending, where, nested):
             where=where, hint="export the pools with ceil_mode=0 and explicit right pads")
     return done
 
+
 def hint(rewritten):
     """What a shape conflict after rewriting ``rewritten`` nodes means."""
     names = ", ".join(f"'{n.name}' ({n.op_type})" for n in rewritten)

@@ -193,7 +193,8 @@ def _units(p, cpu):
 
 def _chunk(p, rows, padded, cpu):
     """Steps projected at a time: all of them when their scratch fits half the level 2's
-    share (tiling.l2_share), else a whole number of row tiles that does; without a cache, one row tile."""
+    share (tiling.l2_share), else a whole number of row tiles that does; without a cache,
+    one row tile."""
     budget = l2_share(cpu) // 2
     per_step = 4 * p["gates"] * padded
     if per_step * p["seq"] <= budget:

@@ -14,7 +14,7 @@ import it and not each other:
   macs          the multiply-accumulates of a geometry (qlinear_q15's int8 Conv too)
 """
 
-from .epilogue import bias_first, epilogue_tag, kernel_epilogue, own_inputs
+from .epilogue import after_sums, bias_first, epilogue_tag, kernel_epilogue, own_inputs
 from .spatial import is_depthwise, window_2d, window_tag
 
 
@@ -51,8 +51,8 @@ def _kind(g):
 def conv_tag(g, prefix=""):
     """The kernel's tag: the geometry, after a tactic's ``prefix`` (its tile's, say)."""
     scale = "_s" if g["scale"] else ""
-    fused = g["epilogue"][1:] if g["bias"] else g["epilogue"]
-    return f"f32_{prefix}{_kind(g)}_{window_tag(g)}_m{g['m']}{scale}{epilogue_tag(fused)}"
+    fused = epilogue_tag(after_sums(g["epilogue"]))
+    return f"f32_{prefix}{_kind(g)}_{window_tag(g)}_m{g['m']}{scale}{fused}"
 
 
 def macs(g):

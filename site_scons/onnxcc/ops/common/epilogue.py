@@ -17,6 +17,7 @@ from onnxcc.ops.unary import (EXPRESSIONS, epilogue_of,  # noqa: F401 (shared wi
                               epilogue_tag, expression_code)
 
 from .broadcast import broadcast_strides
+from .tiling import epilogue_cost
 
 #: the arithmetic ops with a C operator: fused binary epilogue steps and the float32
 #: ``binary`` kernel
@@ -53,7 +54,8 @@ def sums_start(chain, lane_axis, lanes, whole=True):
     leading bias of bias_first(starts_sums) is the start where each accumulator loads it
     as one expression (broadcast along the lanes, or whole vectors: ``whole``), which
     saves the add after the sum; else the sums start at zero and the whole chain runs."""
-    if after_sums(chain) is chain:
+    after = after_sums(chain)
+    if after is chain:
         return (lambda coords: "(vf){0}" if lanes > 1 else "0.0f"), chain
     attrs = chain[0][1]
     along = attrs["strides"][lane_axis] if lanes > 1 else 0
@@ -65,7 +67,7 @@ def sums_start(chain, lane_axis, lanes, whole=True):
         if lanes == 1:
             return at
         return f"(vf){{0}} + {at}" if along == 0 else f"*(const vfu *)&{at}"
-    return start, after_sums(chain)
+    return start, after
 
 
 def after_sums(chain):
@@ -234,6 +236,12 @@ def tile_lanes(chain, cpu):
     """The lanes a speed tactic's epilogue runs on (for its cost): the CPU's when every
     unary op in ``chain`` has a vector form, else 1 (floats, with the vmath functions)."""
     return cpu.lanes() if all(op in VECTOR_STATEMENTS or op in BINARY for op, _ in chain) else 1
+
+
+def tile_epilogue_cost(elements, chain, cpu):
+    """What a speed tactic whose sums start from its bias (sums_start) pays for the rest of
+    its chain, on the lanes tile_lanes gives."""
+    return epilogue_cost(elements, after_sums(chain), tile_lanes(chain, cpu))
 
 
 def vectorizable(chain, lane_axis):

@@ -20,9 +20,9 @@ import math
 from onnxcc.ops import KernelCall, in_place, unsupported
 from onnxcc.ops.common.conv_geometry import (SPLIT_STRIDES, conv_tag, geometry, phase_planes,
                                              tile_tag, with_tile)
-from onnxcc.ops.common.epilogue import after_sums, residual_roles, tile_lanes
+from onnxcc.ops.common.epilogue import residual_roles, tile_epilogue_cost, tile_lanes
 from onnxcc.ops.common.spatial import channel_fits_over_x, is_depthwise
-from onnxcc.ops.common.tiling import copy_cost, epilogue_cost, tile_cost
+from onnxcc.ops.common.tiling import copy_cost, tile_cost
 
 from . import depthwise_lanes
 
@@ -159,7 +159,7 @@ def cost_direct_s2(node, graph, cpu):
     g, _, _ = geometry(node, graph)
     lanes = tile_lanes(g["epilogue"], cpu)
     outputs = g["n"] * g["m"] * g["oh"] * -(-g["ow"] // lanes) * lanes
-    return _plan_direct(g, cpu)[2] + epilogue_cost(outputs, after_sums(g["epilogue"]), lanes)
+    return _plan_direct(g, cpu)[2] + tile_epilogue_cost(outputs, g["epilogue"], cpu)
 
 
 def _depthwise_call(g, inputs, outputs, cpu, shift):
@@ -187,7 +187,7 @@ def _depthwise_cost(g, cpu, shift):
     lanes = tile_lanes(g["epilogue"], cpu)
     # the epilogue runs on whole vectors along each output row (7 of 16 lanes on 7x7)
     outputs = g["n"] * g["m"] * g["oh"] * -(-g["ow"] // lanes) * lanes
-    return _plan_depthwise(g, cpu, shift)[3] + epilogue_cost(outputs, after_sums(g["epilogue"]), lanes)
+    return _plan_depthwise(g, cpu, shift)[3] + tile_epilogue_cost(outputs, g["epilogue"], cpu)
 
 
 def cost_depthwise(node, graph, cpu):

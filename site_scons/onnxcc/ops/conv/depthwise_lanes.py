@@ -19,9 +19,9 @@ the padding every window reads. SIMD CPUs (4, 8 or 16 lanes) only.
 import math
 
 from onnxcc.ops.common import packing
-from onnxcc.ops.common.epilogue import after_sums, tile_lanes, vectorizable
+from onnxcc.ops.common.epilogue import tile_epilogue_cost, vectorizable
 from onnxcc.ops.common.spatial import window_reach
-from onnxcc.ops.common.tiling import copy_cost, epilogue_cost
+from onnxcc.ops.common.tiling import copy_cost
 
 
 def applies(g, cpu):
@@ -96,4 +96,4 @@ def epilogue_cycles(g, cpu):
         elements = -(-g["c"] // lanes) * lanes * pixels
     else:
         elements = g["c"] * -(-pixels // lanes) * lanes
-    return epilogue_cost(g["n"] * elements, after_sums(chain), tile_lanes(chain, cpu))
+    return tile_epilogue_cost(g["n"] * elements, chain, cpu)

@@ -9,9 +9,9 @@ from dataclasses import replace
 from onnxcc.ops import KernelCall, in_place
 from onnxcc.ops.common import packing
 from onnxcc.ops.common.conv_geometry import conv_tag, geometry, tile_tag, with_tile
-from onnxcc.ops.common.epilogue import after_sums, residual_roles, tile_lanes
+from onnxcc.ops.common.epilogue import residual_roles, tile_epilogue_cost
 from onnxcc.ops.common.spatial import is_unit_window, pointwise_fits_over_x
-from onnxcc.ops.common.tiling import best_tile, column_tails, copy_cost, epilogue_cost, reread_cost
+from onnxcc.ops.common.tiling import best_tile, column_tails, copy_cost, reread_cost
 
 
 def gemm_shape(g):
@@ -95,8 +95,7 @@ def cost_gemm1x1(node, graph, cpu):
     g, _, _ = geometry(node, graph)
     outputs = g["n"] * g["m"] * g["oh"] * g["ow"]
     scale = copy_cost(g["m"] * g["c"], cpu) if g["scale"] else 0  # a multiply pass over the weights
-    chain = g["epilogue"]
-    return _plan_1x1(g, cpu)[3] + scale + epilogue_cost(outputs, after_sums(chain), tile_lanes(chain, cpu))
+    return _plan_1x1(g, cpu)[3] + scale + tile_epilogue_cost(outputs, g["epilogue"], cpu)
 
 
 def _im2col_columns(g, cpu, k, width):
@@ -139,8 +138,7 @@ def lower_im2col(node, graph, cpu):
 def cost_im2col(node, graph, cpu):
     g, _, _ = geometry(node, graph)
     outputs = g["n"] * g["m"] * g["oh"] * g["ow"]
-    chain = g["epilogue"]
-    return _plan_im2col(g, cpu)[2] + epilogue_cost(outputs, after_sums(chain), tile_lanes(chain, cpu))
+    return _plan_im2col(g, cpu)[2] + tile_epilogue_cost(outputs, g["epilogue"], cpu)
 
 
 def gemm1x1_in_place(node, graph, cpu, tensor):

@@ -8,9 +8,9 @@ from typing import NamedTuple
 from onnxcc.ops import KernelCall
 from onnxcc.ops.common.conv_geometry import (SPLIT_STRIDES, conv_tag, geometry, phase_planes,
                                              tile_tag, with_tile)
-from onnxcc.ops.common.epilogue import after_sums, tile_lanes
-from onnxcc.ops.common.tiling import (MAX_ROWS, MAX_VECS, best_tile, copy_cost, epilogue_cost,
-                                      gemm_cost, reread_cost, tile_fits)
+from onnxcc.ops.common.epilogue import tile_epilogue_cost
+from onnxcc.ops.common.tiling import (MAX_ROWS, MAX_VECS, best_tile, copy_cost, gemm_cost,
+                                      reread_cost, tile_fits)
 
 from .gemm import gemm_shape, packed_weights, panel_width
 
@@ -226,5 +226,4 @@ def lower_implicit(node, graph, cpu):
 def cost_implicit(node, graph, cpu):
     g, _, _ = geometry(node, graph)
     outputs = g["n"] * g["m"] * g["oh"] * g["ow"]
-    chain = g["epilogue"]
-    return _plan_implicit(g, cpu).cycles + epilogue_cost(outputs, after_sums(chain), tile_lanes(chain, cpu))
+    return _plan_implicit(g, cpu).cycles + tile_epilogue_cost(outputs, g["epilogue"], cpu)
