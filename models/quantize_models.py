@@ -1,10 +1,8 @@
 #!/usr/bin/env python3
 """Quantize the example float models to int8 with onnxruntime's static quantization.
 
-Each model is first pre-processed the way onnxruntime recommends (its basic graph
-optimizations: BatchNormalization folded into Conv, constants folded; no symbolic shape
-inference, which would need sympy; a BatchNormalization after a Gemm, which onnxruntime
-does not fold, is folded here), then calibrated on seeded random inputs (uniform in
+Each model is first pre-processed as the build's quantize=int8 does it
+(site_scons/onnxcc/quantize/prepare.py), then calibrated on seeded random inputs (uniform in
 [-1, 1], the distribution onnxcc's verify feeds) and quantized twice, into models/int8/:
 
     <name>_qdq.onnx    QDQ form, uint8 activations (onnxruntime's choice for x86: its
@@ -32,8 +30,10 @@ import onnx
 import onnxruntime as ort
 from onnxruntime.quantization import (CalibrationDataReader, CalibrationMethod, QuantFormat,
                                       QuantType, quantize_static)
-from onnx import numpy_helper
-from onnxruntime.quantization.shape_inference import quant_pre_process
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "site_scons"))
+from onnxcc.quantize.prepare import prepare  # noqa: E402
 
 ort.set_default_logger_severity(3)
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -58,46 +58,15 @@ class SeededInputs(CalibrationDataReader):
         return next(self.batches, None)
 
 
-def fold_gemm_batchnorm(model):
-    """Gemm -> BatchNormalization becomes one Gemm (scaled weights and bias)."""
-    g = model.graph
-    inits = {i.name: i for i in g.initializer}
-    producers = {o: n for n in g.node for o in n.output}
-    for bn in [n for n in g.node if n.op_type == "BatchNormalization"]:
-        gemm = producers.get(bn.input[0])
-        if gemm is None or gemm.op_type != "Gemm" or len(gemm.input) < 3:
-            continue
-        trans_b = any(a.name == "transB" and a.i for a in gemm.attribute)
-        eps = next((a.f for a in bn.attribute if a.name == "epsilon"), 1e-5)
-        scale, beta, mean, var = (numpy_helper.to_array(inits[i]).astype(np.float64) for i in bn.input[1:5])
-        k = scale / np.sqrt(var + eps)
-        w = numpy_helper.to_array(inits[gemm.input[1]]).astype(np.float64)
-        b = numpy_helper.to_array(inits[gemm.input[2]]).astype(np.float64)
-        w = w * (k[:, None] if trans_b else k[None, :])
-        inits[gemm.input[1]].CopyFrom(numpy_helper.from_array(w.astype(np.float32), gemm.input[1]))
-        inits[gemm.input[2]].CopyFrom(numpy_helper.from_array(((b - mean) * k + beta).astype(np.float32), gemm.input[2]))
-        gemm.output[0] = bn.output[0]
-        g.node.remove(bn)
-    used = {i for n in g.node for i in n.input}
-    for init in [i for i in g.initializer if i.name not in used]:
-        g.initializer.remove(init)
-    return model
-
-
 def quantize(name, out_dir, samples=16, seed=0):
     """Write ``<name>_qdq.onnx`` and ``<name>_qop.onnx`` into ``out_dir``; return their paths."""
-    source = os.path.join(HERE, f"{name}.onnx")
+    source = name if name.endswith(".onnx") else os.path.join(HERE, f"{name}.onnx")
+    name = os.path.splitext(os.path.basename(name))[0]
     written = []
     os.makedirs(out_dir, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         prepared = os.path.join(tmp, f"{name}.pre.onnx")
-        quant_pre_process(source, prepared, skip_symbolic_shape=True)
-        model = fold_gemm_batchnorm(onnx.load(prepared))
-        keep = {"", "ai.onnx"}  # the pre-processing lists every domain onnxruntime knows
-        imports = [o for o in model.opset_import if o.domain in keep]
-        del model.opset_import[:]
-        model.opset_import.extend(imports)
-        onnx.save(model, prepared)
+        prepare(source, prepared)
         for suffix, (fmt, activations) in FORMATS.items():
             out = os.path.join(out_dir, f"{name}_{suffix}.onnx")
             quantize_static(prepared, out, SeededInputs(prepared, samples, seed),
@@ -135,7 +104,8 @@ def int8_input(model):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("models", nargs="*", default=MODELS, help=f"default: {' '.join(MODELS)}")
+    parser.add_argument("models", nargs="*", default=MODELS, help=f"example names or .onnx files (default: {' '.join(MODELS)}); "
+                             "for your own model, scons quantize=int8 (docs/int8.md)")
     parser.add_argument("-o", "--out-dir", default=os.path.join(HERE, "int8"))
     parser.add_argument("--samples", type=int, default=16, help="calibration inputs per model")
     parser.add_argument("--seed", type=int, default=0)

@@ -5,8 +5,9 @@
         buffers += [(f"input{k}", f"{NAME}_INPUT{k}_BYTES", f"input {k}") for k in range(len(inputs))]
         buffers += [(f"output{k}", f"{NAME}_OUTPUT{k}_BYTES", f"output {k}") for k in range(len(outputs))]
 %>\
-/* harness.c: runs model ${name} once on the inputs in verify_data.c and prints its
- * outputs as hex bytes, for onnxcc's verify to compare with onnxruntime.
+/* harness.c: runs model ${name} on each of the ${samples} sample(s) of inputs in
+ * verify_data.c and prints its outputs as hex bytes, for onnxcc's verify (one sample) and
+ * validate (many) to compare with onnxruntime.
  *
  * Every buffer the model gets (each memory pool, and with io=caller each input and
  * output) sits between two guards of GUARD_BYTES of a known pattern; after the run the
@@ -82,19 +83,22 @@ static void print_hex(const void *data, unsigned long bytes)
     }
 }
 
-int main(void)
+/* runs the model on sample s and prints its outputs; returns its status, and sets
+ * *damaged when it wrote outside its buffers or into an input */
+static int run_sample(unsigned long s, int *damaged)
 {
 % for symbol, size, _ in buffers:
     uint8_t *const ${symbol} = guard(${symbol}_guarded, ${size});
 % endfor
 % if io_in_arena:
 % for k in range(len(inputs)):
-    memcpy(${name}_input${k}(${pool_args}), verify_input${k}, ${NAME}_INPUT${k}_BYTES);
+    memcpy(${name}_input${k}(${pool_args}), (const uint8_t *)verify_input${k} + s * ${NAME}_INPUT${k}_BYTES,
+           ${NAME}_INPUT${k}_BYTES);
 % endfor
     const int status = ${name}_run(${pool_args});
 % else:
 % for k in range(len(inputs)):
-    memcpy(input${k}, verify_input${k}, ${NAME}_INPUT${k}_BYTES);
+    memcpy(input${k}, (const uint8_t *)verify_input${k} + s * ${NAME}_INPUT${k}_BYTES, ${NAME}_INPUT${k}_BYTES);
 % endfor
     const void *inputs[] = {
 % for k in range(len(inputs)):
@@ -108,15 +112,14 @@ int main(void)
         0};
     const int status = ${name}_run(inputs, outputs, ${pool_args});
 % endif
-    int damaged = 0;
 % for symbol, size, what in buffers:
-    damaged |= check_guard(${symbol}_guarded, ${size}, "${what}");
+    *damaged |= check_guard(${symbol}_guarded, ${size}, "${what}");
 % endfor
 % if not io_in_arena:
 % for k in range(len(inputs)):
-    if (memcmp(input${k}, verify_input${k}, ${NAME}_INPUT${k}_BYTES) != 0) {
+    if (memcmp(input${k}, (const uint8_t *)verify_input${k} + s * ${NAME}_INPUT${k}_BYTES, ${NAME}_INPUT${k}_BYTES) != 0) {
         printf("${mark} INPUT_WRITTEN ${k}\n");
-        damaged = 1;
+        *damaged = 1;
     }
 % endfor
 % endif
@@ -128,6 +131,14 @@ int main(void)
     print_hex(output${k}, ${NAME}_OUTPUT${k}_BYTES);
 % endif
 % endfor
+    return status;
+}
+
+int main(void)
+{
+    int status = 0, damaged = 0;
+    for (unsigned long s = 0; s < ${samples}u && status == 0 && !damaged; ++s)
+        status = run_sample(s, &damaged);
     printf("${mark} STATUS %d\n", status);
     fflush(stdout);
     return status == 0 && !damaged ? 0 : 1;

@@ -169,5 +169,35 @@ ${cost(profile["total"], unit)}, ratio ${f3(profile["ratio"])}.</p>
 <p class="note">${profile_note or "No profile yet: `scons target=... model=... profile` measures every step on the target and adds it here."}</p>
 % endif
 </section>
+
+<section id="validate">
+<h2>Validation</h2>
+% if validation:
+<p>${validation["samples"]} samples on ${validation["target"]}: the C model against the models under onnxruntime.</p>
+% for out in validation["outputs"]:
+<h3>Output ${out["index"]} ${out["name"]} ${out["shape"]}</h3>
+% if "accuracy" in out:
+<p>Accuracy on the labels: C ${f1(100 * out["accuracy"]["c"])}%, float ${f1(100 * out["accuracy"]["float"])}%${(", int8 " + f1(100 * out["accuracy"]["int8"]) + "%") if "int8" in out["accuracy"] else ""}.</p>
+% endif
+<table>
+<tr><th>against</th><th class="n">top-1 agreement</th><th class="n">rmse</th><th class="n">mae</th><th class="n">l2r</th><th class="n">cosine</th></tr>
+% for ref, m in out["against"].items():
+<tr><td>${ref}</td><td class="n">${(f1(100 * m["top1_agreement"]) + "%") if "top1_agreement" in m else ""}</td><td class="n">${"%.4g" % m["rmse"]}</td><td class="n">${"%.4g" % m["mae"]}</td><td class="n">${"%.4g" % m["l2r"]}</td><td class="n">${"%.6f" % m["cosine"]}</td></tr>
+% endfor
+</table>
+% endfor
+% if validation["layers"]:
+<h3>Per layer: int8 against float under onnxruntime, worst first</h3>
+<table>
+<tr><th>tensor</th><th class="n">l2r</th><th class="n">sqnr dB</th></tr>
+% for row in validation["layers"]:
+<tr><td>${row["tensor"]}</td><td class="n">${"%.4g" % row["l2r"]}</td><td class="n">${"" if row["sqnr_db"] is None else f1(row["sqnr_db"])}</td></tr>
+% endfor
+</table>
+% endif
+% else:
+<p class="note">Not validated in this build: `scons target=... model=... data=FOLDER validate` runs a data set on the target and adds its accuracy here.</p>
+% endif
+</section>
 </body>
 </html>

@@ -151,7 +151,7 @@ def test_report_html_structure_and_escaping(scons, tmp_path):
     text = (folder / "report.html").read_text()
     page = _Page()
     page.feed(text)
-    assert page.sections == ["memory", "footprint", "tactics", "profile"]
+    assert page.sections == ["memory", "footprint", "tactics", "profile", "validate"]
     assert page.scripts == 0 and "<script>" not in text and "http://" not in text.replace(
         'xmlns="http://www.w3.org/2000/svg"', "")
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text  # the names, escaped

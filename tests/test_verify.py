@@ -221,8 +221,8 @@ def test_testdata_that_is_not_there_or_not_data_is_one_line(scons, tmp_path):
     np.save(tmp_path / "x.npy", np.zeros((2, 3), np.float32))
     (tmp_path / "notes.txt").write_text("inputs")
     for testdata, needles in [
-            ("nope", ("no such test data folder or file", "testdata= takes")),
-            ("notes.txt", ("not a test data folder, .npy or .npz file", "testdata= takes")),
+            ("nope", ("no such data folder or file", "a test_data_set_N folder")),
+            ("notes.txt", ("not a test data folder, .npy or .npz file", "a test_data_set_N folder")),
             ("x.npy", ("a .npy file holds one array; the model takes 2 inputs (x, b)",
                        "numpy.savez"))]:
         _refused(scons, model, tmp_path / testdata, testdata, *needles)

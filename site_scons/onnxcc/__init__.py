@@ -10,10 +10,11 @@ LAYERS = (
     "ops",        # operator families: lowering to kernel calls, tactics, cost models
     "passes",     # graph rewrites and the optimize stage
     "importer",   # import stage: model file -> checked, normalized graph
+    "quantize",   # quantize stage: float model + data set -> QDQ model (onnxruntime's tools)
     "tactics",    # tactics stage: one implementation per node
     "plan",       # plan stage: schedule, in-place forwarding, arena placement, patches
     "codegen",    # generate stage: kernel calls -> C sources and weights
     "footprint",  # ELF sizes, stack, memory fit, size gate
-    "verbs",      # verify, bench, profile, autotune, report, integration
+    "verbs",      # verify, validate, bench, profile, autotune, report, integration
     "build",      # the SCons builders, scanners, emitters and toolchain environments
 )

@@ -11,6 +11,7 @@ from onnxcc.build import toolchain as toolchain_
 from onnxcc.build.actions import BUILDERS, action, declaration
 from onnxcc.build.module_deps import keep_cache_in
 from onnxcc.codegen import stage as codegen
+from onnxcc.core import dataset
 from onnxcc.core.ctext import model_c_name
 from onnxcc.core.errors import OnnxccError
 from onnxcc.core.paths import RUNTIME_DIR
@@ -18,13 +19,13 @@ from onnxcc.plan.bands import check_bands
 from onnxcc.plan.patches import check_grid as check_patches
 from onnxcc.plan.pools import parse_pools
 from onnxcc.plan.stage import check_options as check_plan_options
+from onnxcc.quantize.stage import check_options as check_quantize_options
 from onnxcc.tactics import stage as tactics
 from onnxcc.target import NATIVE, load_target, with_memory
 from onnxcc.verbs import autotune as autotuner
 from onnxcc.verbs import bench, integration
 from onnxcc.verbs import profile as profiler
 from onnxcc.verbs import sanitize as sanitizer
-from onnxcc.verbs import verify
 
 
 @dataclass
@@ -37,6 +38,7 @@ class OnnxModelNodes:
     size: object       # size.json: flash and RAM of the model on its target
     show_size: object  # an alias that prints the size table
     verify: object     # runs the model on the target and compares it with onnxruntime
+    validate: object   # its accuracy on the data set data= (None: no data set given)
     bench: object      # runs it many times and reports the median cost (None: cannot)
     profile: object    # profile.json: each step's cost, MACs, tactic (None: cannot profile)
     report: object     # report.html: memory timeline, footprint, tactics, profile
@@ -69,11 +71,12 @@ def _claim(folder, model, name):
     return folder
 
 
-def _testdata(env, path):
-    """The node of ``testdata=path`` (a folder or a .npy/.npz file, relative to the calling
-    SConscript) and the files of it that verify reads; one line when it is neither."""
+def _data(env, path):
+    """The node of a data set (``testdata=``, ``calibration=``: a folder or a .npy/.npz
+    file, relative to the calling SConscript) and the files of it that are read; one line
+    when it is neither."""
     entry = env.Entry(path).srcnode()
-    files = verify.testdata_files(entry.abspath)
+    files = dataset.files(entry.abspath)
     return (env.Dir(entry) if os.path.isdir(entry.abspath) else env.File(entry)), files
 
 
@@ -82,7 +85,9 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
               weights_section="", weights_format="bin", input_shape="", fuse=True, seed=0, testdata=None,
               verbose=False, need_runner=False, flash=None, ram=None, planner="auto",
               schedule="memory", pools="", io="caller", patches="auto", bands="auto", opt="speed", tactic="",
-              autotune=False, sanitize=False, launcher="", with_profile=False):
+              autotune=False, sanitize=False, launcher="", with_profile=False, quantize="",
+              calibration=None, calibrate="minmax", per_channel=True, keep_float="",
+              data=None, samples=0, reference=None, with_validate=False):
     """Declare every stage of the ONNX file ``model``, compiled as C prefix ``name`` (None:
     the file's stem) for ``target`` into ``<build_dir>/<target>/<name>/``; relative paths are
     relative to the calling SConscript. ``toolchain='env'`` compiles with this environment's
@@ -95,7 +100,13 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
     everything with ASan and UBSan into ``<build_dir>/<target>-sanitize/<name>/`` (host
     targets only; verify then fails on any report); ``launcher`` runs the C compiles
     through ccache or distcc; ``with_profile``: this build also profiles, so report.html
-    waits for the new profile.json. Returns an
+    waits for the new profile.json. ``quantize='int8'`` compiles the float model quantized
+    (quantized.onnx in the build folder), calibrated by ``calibrate`` on the data set
+    ``calibration`` (else on ``testdata``, else on random inputs), with ``per_channel``
+    weights, the nodes ``keep_float`` names left in float. ``data``: the data set
+    ``validate`` runs (at most ``samples`` of it; 0: all) and measures against the float
+    model ``reference`` (default: the one quantize= started from); ``with_validate``: this build
+    validates, so report.html shows validate.json. Returns an
     :class:`OnnxModelNodes` (unpacks as ``lib, include``)."""
     if toolchain not in toolchain_.TOOLCHAINS:
         raise OnnxccError(f"toolchain={toolchain!r} is not one of {', '.join(toolchain_.TOOLCHAINS)}",
@@ -104,6 +115,7 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
     weights_section = integration.check_section_name(weights_section)
     weights_format = "c" if sanitize else codegen.check_weights_format(weights_format)
     check_plan_options(planner, schedule, io)
+    keep_float = check_quantize_options(quantize, calibrate, keep_float)
     patches = check_patches(patches)
     bands = check_bands(bands)
     parse_pools(pools)
@@ -126,7 +138,9 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
     keep_cache_in(env.Dir(build_dir).abspath)  # the import graph's cache: a build output
     out = _claim(env.Dir(build_dir).Dir(sanitizer.build_folder(tgt.name, sanitize)).Dir(name),
                  model, name)
-    testdata, testdata_files = _testdata(env, testdata) if testdata else (None, [])
+    testdata, testdata_files = _data(env, testdata) if testdata else (None, [])
+    calibration, calibration_files = _data(env, calibration) if calibration else (testdata, testdata_files)
+    data, data_files = _data(env, data) if data else (None, [])
     e = toolchain_.model_env(env, tgt, toolchain, verbose, launcher)
     e.Replace(ONNXCC_FLASH=tgt.flash_bytes, ONNXCC_RAM=tgt.ram_bytes, ONNXCC_L2=tgt.cpu.l2_bytes,
               ONNXCC_NAME=name,
@@ -143,6 +157,10 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
               # (paths as SCons gives them to the stages: relative to the top folder, so
               # that a clone elsewhere has the same signatures and shares a build cache)
               ONNXCC_TESTDATA=testdata.path if testdata else "",
+              ONNXCC_QUANTIZE=quantize, ONNXCC_CALIBRATE=calibrate,
+              ONNXCC_CALIBRATION=calibration.path if calibration else "",
+              ONNXCC_PER_CHANNEL=bool(per_channel), ONNXCC_KEEP_FLOAT=keep_float,
+              ONNXCC_DATA=data.path if data else "", ONNXCC_SAMPLES=int(samples),
               ONNXCC_TUNED=tuned.path if tuned else "", ONNXCC_RECORD=record,
               ONNXCC_TARGET_NAME=tgt.name,
               ONNXCC_CPU=json.dumps(tgt.cpu.as_dict(), sort_keys=True),
@@ -161,6 +179,9 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
 
     # (each builder's emitter adds the files written beside the one named here, and its
     # scanner the compiler modules and templates the stage runs)
+    float_model = model
+    if quantize:  # the model compiled, verified and run from here on is the quantized one
+        model = stages.quantize(e, at("quantized.onnx"), model=model, data=calibration_files)[0]
     imported = stages.import_model(e, at("imported.onnx"), model=model)
     optimized = stages.optimize(e, at("optimized.onnx"), graph=imported[0], weights=imported[1])
     if autotune:  # measures the candidates (with the weights), records the choice
@@ -221,6 +242,20 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
     e.AlwaysBuild(report)
     e.NoCache(report)  # verify means running it
 
+    validated = None
+    if data:  # the harness again, running every sample of the data set
+        checked = stages.validate_case(e, at("validate", "harness.c"), model=model,
+                                       reference=env.File(reference) if reference
+                                       else float_model, data=data_files)
+        e.Depends(checked, imported)
+        validate_elf = e.Program(at("validate", f"{name}_validate"), checked[:2] + startup,
+                                 LIBS=[lib] + tgt.toolchain.libs)
+        e.Depends(validate_elf, link_files)
+        validated = stages.validate_run(e, at("validate", "validate.json"), harness=validate_elf,
+                                        reference=checked[2])
+        e.AlwaysBuild(validated)
+        e.NoCache(validated)  # validate means running it
+
     timing = None
     if tgt.bench:  # the harness runs the model many times on the verify inputs
         bench_c = stages.bench_harness(e, at("bench", "bench.c"), graph=optimized[0])
@@ -255,8 +290,12 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
     # build, without asking for a new one (that runs the model), unless this build profiles
     html = stages.html(e, at("report.html"), plan=plan, tactics=chosen, size=size,
                        program=footprint_elf, graph=optimized[0],
-                       profile=measured if with_profile and measured else [],
-                       variables={"ONNXCC_PROFILE_JSON": profile_json.path if measured else ""})
+                       measured=(measured if with_profile and measured else [])
+                       + (validated if with_validate and validated else []),
+                       variables={"ONNXCC_PROFILE_JSON": profile_json.path if measured else "",
+                                  "ONNXCC_VALIDATE_JSON": validated[0].path
+                                  if with_validate and validated else ""})
     return OnnxModelNodes(name=name, lib=lib[0], include=out, fragments=list(fragments),
-                          size=size, show_size=show_size, verify=report, bench=timing,
+                          size=size, show_size=show_size, verify=report, validate=validated,
+                          bench=timing,
                           profile=measured, report=html, dir=out.abspath, target=tgt, env=e)

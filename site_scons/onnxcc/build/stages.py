@@ -17,13 +17,28 @@ from onnxcc.importer import stage as importer
 from onnxcc.passes import stage as optimizer
 from onnxcc.plan import stage as planner
 from onnxcc.plan.pools import parse_pools
+from onnxcc.quantize import stage as quantizer
 from onnxcc.tactics import stage as tactics
 from onnxcc.verbs import autotune as autotuner
 from onnxcc.verbs import bench, html_report, integration
 from onnxcc.verbs import profile as profiler
+from onnxcc.verbs import validate as validator
 from onnxcc.verbs import verify
 
 # --- compile: model file -> C sources -----------------------------------------------------
+
+
+@stage("quantize", ("model", "data*"),
+       ["ONNXCC_QUANTIZE", "ONNXCC_CALIBRATION", "ONNXCC_CALIBRATE", "ONNXCC_PER_CHANNEL",
+        "ONNXCC_KEEP_FLOAT", "ONNXCC_SEED", "ONNXCC_INPUT_SHAPE"])
+def quantize(targets, src, env):
+    """quantized.onnx: the float model quantized, calibrated on the data set
+    ONNXCC_CALIBRATION (its files are ``data``), or on random inputs when it is empty."""
+    line = quantizer.run(src.model, targets[0], env["ONNXCC_CALIBRATION"],
+                         int(env["ONNXCC_SEED"]), env["ONNXCC_CALIBRATE"],
+                         env["ONNXCC_PER_CHANNEL"], env["ONNXCC_KEEP_FLOAT"],
+                         importer.parse_input_shapes(env["ONNXCC_INPUT_SHAPE"]))
+    return f"[quantize] {env['ONNXCC_NAME']}: {line}"
 
 
 @stage("import", ("model",), ["ONNXCC_INPUT_SHAPE"], emitter=beside("{stem}.bin"))
@@ -218,6 +233,29 @@ def verify_run(targets, src, env):
                       env["ONNXCC_NAME"])
 
 
+@stage("validate", ("model", "reference", "data*"),
+       ["ONNXCC_NAME", "ONNXCC_DATA", "ONNXCC_SAMPLES", "ONNXCC_INPUT_SHAPE", "ONNXCC_POOLS",
+        "ONNXCC_IO", "ONNXCC_FLASH"],
+       templates=("harness.c.mako", "verify_data.c.mako"),
+       emitter=beside("validate_data.c", "reference.npz"))
+def validate_case(targets, src, env):
+    """The validate harness, its samples and references; ``reference``: the float model
+    to measure against (the model itself when there is no other)."""
+    validator.make_case(src.model, src.reference if src.reference != src.model else None,
+                        env["ONNXCC_NAME"],
+                        *targets, env["ONNXCC_DATA"],
+                        importer.parse_input_shapes(env["ONNXCC_INPUT_SHAPE"]),
+                        int(env["ONNXCC_SAMPLES"]), env["ONNXCC_FLASH"], pool_names(env),
+                        env["ONNXCC_IO"] == "arena")
+    return None
+
+
+@stage("validate", ("harness", "reference"))
+def validate_run(targets, src, env):
+    return validator.run(env["ONNXCC_TARGET"], src.harness, src.reference, targets[0],
+                         env["ONNXCC_NAME"])
+
+
 @stage("bench", ("graph",), ["ONNXCC_NAME", "ONNXCC_BENCH", "ONNXCC_POOLS", "ONNXCC_IO"],
        templates=("bench.c.mako", "clock.mako"))
 def bench_harness(targets, src, env):
@@ -253,13 +291,14 @@ def _earlier_profile(node, env):
     return [env.Value(profiler.digest(path))] if path and os.path.isfile(path) else []
 
 
-@stage("report", ("plan", "tactics", "size", "program", "graph", "profile*"),
-       ["ONNXCC_NAME", "ONNXCC_SOURCE", "ONNXCC_PROFILE_JSON"], templates=("report.html.mako",),
-       scan=_earlier_profile)
+@stage("report", ("plan", "tactics", "size", "program", "graph", "measured*"),
+       ["ONNXCC_NAME", "ONNXCC_SOURCE", "ONNXCC_PROFILE_JSON", "ONNXCC_VALIDATE_JSON"],
+       templates=("report.html.mako",), scan=_earlier_profile)
 def html(targets, src, env):
     """report.html from plan.json, tactics.json, size.json, the footprint ELF, the
-    optimized graph and (when there is one) profile.json."""
+    optimized graph and (when there is one) profile.json; with validate.json when this
+    build validates (``measured``: the profile and validate.json this build makes)."""
     html_report.run(targets[0], src.plan, src.tactics, src.size, src.program, src.graph,
                     env["ONNXCC_PROFILE_JSON"], env["ONNXCC_NAME"], env["ONNXCC_TARGET"].name,
-                    str(env["ONNXCC_SOURCE"]))
+                    str(env["ONNXCC_SOURCE"]), env["ONNXCC_VALIDATE_JSON"])
     return f"[report] {env['ONNXCC_NAME']}: {os.path.basename(targets[0])}"

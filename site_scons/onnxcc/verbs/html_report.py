@@ -1,12 +1,12 @@
 """report.html: one self-contained page about a build (inline SVG and CSS, no script).
 
 It reads what the stages wrote -- plan.json (the memory plan), tactics.json, size.json,
-profile.json when ``profile`` made one -- plus the symbol table of the footprint ELF
+profile.json when ``profile`` made one, validate.json when this build validated -- plus the symbol table of the footprint ELF
 (the bytes of every kernel function and weight array) and the optimized graph's shapes
 (MACs, and which kernel and weights each node uses). Sections: the memory plan as a
 timeline per pool (a rectangle per buffer over the steps it is live, at its offsets; the
 peak, the lower bound and the bytes live at each step), flash and RAM by category and by
-node, the tactics, and the profile.
+node, the tactics, the profile and the validation.
 
 Model text (graph, node and tensor names, the file name) reaches the page only through
 html.escape: the template escapes every expression by default.
@@ -116,7 +116,8 @@ def _load(path):
         return json.load(f)
 
 
-def page(plan, chosen, sizes, symbols, graph, name, target, source, profile, profile_note):
+def page(plan, chosen, sizes, symbols, graph, name, target, source, profile, profile_note,
+         validation=None):
     """The values of the template."""
     live = live_at_steps(plan)
     macs = graph_macs(graph)
@@ -151,7 +152,8 @@ def page(plan, chosen, sizes, symbols, graph, name, target, source, profile, pro
                 plan=plan, steps=steps, nodes=nodes, sizes=sizes, categories=categories,
                 flash_total=flash_total, tactics=chosen, candidates=candidates,
                 timelines=[timeline(p, steps, _pool_live(p, steps)) for p in plan["pools"]],
-                profile=profile, profile_note=profile_note, human_bytes=human_bytes,
+                profile=profile, profile_note=profile_note, validation=validation,
+                human_bytes=human_bytes,
                 WIDTH=WIDTH, HEIGHT=HEIGHT)
 
 
@@ -171,11 +173,11 @@ def _profile_for(path, plan_path, tactics_path):
 
 
 def run(report_path, plan_path, tactics_path, size_path, elf_path, graph_path, profile_path,
-        name, target, source):
+        name, target, source, validate_path=""):
     """Write report.html."""
     plan, chosen, sizes = _load(plan_path), _load(tactics_path), _load(size_path)
     graph = planned_graph(graph_path, tactics_path, plan)
     profile, note = _profile_for(profile_path, plan_path, tactics_path)
     values = page(plan, chosen, sizes, symbol_sizes(elf_path), graph, name, target, source,
-                  profile, note)
+                  profile, note, _load(validate_path) if validate_path else None)
     write_text(report_path, _lookup.get_template("report.html.mako").render(**values))

@@ -9,7 +9,6 @@ damaged. Outputs are compared element by element, within bounds decided from the
 (``tolerance``); any damage, sanitizer report (``sanitize``) or mismatch fails in one line.
 """
 
-import glob
 import json
 import math
 import os
@@ -18,9 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
 
 from onnxcc.codegen.render import render
+from onnxcc.core import dataset
 from onnxcc.core.cgen import c_array_body, c_type
 from onnxcc.core.errors import OnnxccError
 from onnxcc.core.files import write_texts
@@ -36,125 +35,29 @@ MARK = "ONNXCC"
 
 def random_inputs(model, input_shapes, seed):
     rng = np.random.default_rng(seed)
-    inits = {i.name for i in model.graph.initializer}
     arrays = []
-    for vi in model.graph.input:
-        if vi.name in inits:
-            continue
-        t = vi.type.tensor_type
-        shape = input_shapes.get(vi.name) or [d.dim_value for d in t.shape.dim]
-        dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(t.elem_type))
+    for spec in dataset.model_inputs(model, input_shapes):
+        dtype = np.dtype(spec.dtype)
         if dtype.kind == "f":
-            arrays.append(rng.uniform(-1.0, 1.0, shape).astype(dtype))
+            arrays.append(rng.uniform(-1.0, 1.0, spec.shape).astype(dtype))
         elif dtype.kind == "b":
-            arrays.append(rng.integers(0, 2, shape).astype(dtype))
+            arrays.append(rng.integers(0, 2, spec.shape).astype(dtype))
         else:
-            arrays.append(rng.integers(0, 10, shape).astype(dtype))
+            arrays.append(rng.integers(0, 10, spec.shape).astype(dtype))
     return arrays
-
-
-#: what testdata= takes, for the lines that refuse something else
-TESTDATA_KINDS = ("a test_data_set_N folder (input_K.pb, output_K.pb), a .npy file (the one "
-                  "input) or a .npz file (the inputs by name, or arr_0, arr_1, ... in order)")
-
-
-def testdata_files(path):
-    """The files verify reads for ``testdata=path``, whose edits rebuild its case: a
-    folder's input_K.pb and output_K.pb, or the .npy or .npz file itself."""
-    if os.path.isdir(path):
-        return sorted(glob.glob(os.path.join(path, "*.pb")))
-    if os.path.isfile(path) and path.endswith((".npy", ".npz")):
-        return [path]
-    what = "no such test data folder or file" if not os.path.exists(path) else \
-        "not a test data folder, .npy or .npz file"
-    raise OnnxccError(what, where=path, hint=f"testdata= takes {TESTDATA_KINDS}")
-
-
-def _numbered_tensors(folder, kind):
-    """{K: array} of a folder's ``<kind>_K.pb`` files."""
-    arrays = {}
-    for p in glob.glob(os.path.join(folder, f"{kind}_*.pb")):
-        index = os.path.basename(p)[len(kind) + 1:-3]
-        if not index.isdigit():
-            continue
-        t = onnx.TensorProto()
-        try:
-            with open(p, "rb") as f:
-                t.ParseFromString(f.read())
-            arrays[int(index)] = numpy_helper.to_array(t)
-        except Exception as e:  # protobuf and onnx raise many types
-            raise OnnxccError(f"not a TensorProto file ({type(e).__name__})", where=p,
-                              hint="write it with onnx.numpy_helper.from_array(x)"
-                                   ".SerializeToString()") from None
-    return arrays
-
-
-def _read_folder(folder, graph):
-    """Inputs and expected outputs (empty: none given) of a test_data_set_N folder."""
-    inputs, outputs = _numbered_tensors(folder, "input"), _numbered_tensors(folder, "output")
-    for kind, arrays, names in (("input", inputs, graph.inputs), ("output", outputs, graph.outputs)):
-        if kind == "output" and not arrays:
-            break  # onnxruntime computes them
-        if sorted(arrays) != list(range(len(names))):
-            given = ", ".join(f"{kind}_{j}.pb" for j in sorted(arrays)) or f"no {kind}_K.pb"
-            raise OnnxccError(f"has {given} for the model's {len(names)} {kind}(s) "
-                              f"({', '.join(names)})", where=folder,
-                              hint=f"give {kind}_0.pb to {kind}_{len(names) - 1}.pb"
-                              + (", or no output_K.pb at all for onnxruntime's outputs"
-                                 if kind == "output" else ""))
-    return [inputs[k] for k in range(len(inputs))], [outputs[k] for k in range(len(outputs))]
-
-
-def _read_numpy(path, graph):
-    """The inputs in a .npy (the model's one input) or .npz file (by input name, or
-    arr_0, arr_1, ... in graph input order), in graph input order."""
-    try:
-        data = np.load(path, allow_pickle=False)
-        if isinstance(data, np.ndarray):  # a .npy file
-            arrays = {"arr_0": data}
-        else:  # a .npz file: a zip file of .npy files
-            with data:
-                arrays = {key: data[key] for key in data.files}
-    except Exception as e:  # numpy and zipfile raise many types
-        first = (str(e).split(". ")[0].splitlines() or ["no message"])[0]
-        raise OnnxccError(f"numpy.load cannot read it ({type(e).__name__}: {first})",
-                          where=path, hint="write it with numpy.save or numpy.savez") from None
-    names = graph.inputs
-    if path.endswith(".npy") and len(names) != 1:
-        raise OnnxccError(f"a .npy file holds one array; the model takes {len(names)} inputs "
-                          f"({', '.join(names)})", where=path,
-                          hint="give a .npz file of them: numpy.savez(path, name=array, ...)")
-    numbered = [f"arr_{k}" for k in range(len(names))]
-    keys = names if set(arrays) <= set(names) else numbered
-    missing, unknown = [k for k in keys if k not in arrays], sorted(set(arrays) - set(keys))
-    if missing or unknown:
-        held = ", ".join(f"'{k}'" for k in sorted(arrays)) or "nothing"
-        raise OnnxccError(f"holds {held}; the model's inputs are "
-                          f"{', '.join(repr(n) for n in names)}", where=path,
-                          hint="name the arrays as the inputs, or arr_0, arr_1, ... in their "
-                               "order (numpy.savez(path, *arrays))")
-    return [arrays[k] for k in keys]
 
 
 def read_test_data(path, graph):
     """Inputs and expected outputs of ``testdata=path`` for the imported ``graph``: a
-    folder's .pb files, or a .npy or .npz file of inputs alone. No expected outputs (an
-    empty list) when none are given: onnxruntime computes them. The inputs must have the
-    element types and shapes of the graph's inputs."""
-    testdata_files(path)  # one line when there is no such folder or file
-    if os.path.isdir(path):
-        inputs, outputs = _read_folder(path, graph)
-    else:
-        inputs, outputs = _read_numpy(path, graph), []
-    for k, (name, x) in enumerate(zip(graph.inputs, inputs)):
-        x = np.asarray(x)
-        info = graph.info(name)
-        if x.dtype.name != info.dtype or tuple(x.shape) != tuple(info.shape):
-            raise OnnxccError(f"input {k} ('{name}') is {x.dtype.name} of shape "
-                              f"{list(x.shape)}; the model takes {info.dtype} of shape "
-                              f"{list(info.shape)}", where=path,
-                              hint="convert it: x.astype(dtype).reshape(shape)")
-    return inputs, outputs
+    test_data_set_N folder's .pb files, or a .npy or .npz file of inputs alone (or the
+    first sample of a data set: core/dataset.py). No expected outputs (an empty list) when
+    none are given: onnxruntime computes them. The inputs must have the element types and
+    shapes of the graph's inputs."""
+    specs = [dataset.Input(n, graph.info(n).dtype, tuple(graph.info(n).shape)) for n in graph.inputs]
+    if os.path.isdir(path) and dataset.numbered_tensors(path, "input"):
+        inputs, outputs = dataset.read_folder(path, (graph.inputs, graph.outputs))
+        return dataset.check_sample(path, inputs, specs), outputs
+    return dataset.samples(path, specs, limit=1)[0][0], []
 
 
 #: what a mismatch adds when each element onnxcc gives is one of onnxruntime's, with or
@@ -181,6 +84,21 @@ def exact_outputs(model):
             for o in model.graph.output]
 
 
+def harness_sources(name, samples, output_dtypes, pools, io_in_arena):
+    """The text of harness.c (for the API that ``pools`` and ``io_in_arena`` give) and of
+    the data file holding ``samples`` (each one array per input), which it runs in order."""
+    inputs = [np.array(np.stack([s[k] for s in samples]), order="C")
+              for k in range(len(samples[0]))]
+    data = render("verify_data.c.mako", name=name, inputs=[
+        {"symbol": f"verify_input{k}", "ctype": c_type(x.dtype), "size": max(1, x.size),
+         "body": c_array_body(x if x.size else np.zeros(1, x.dtype))} for k, x in enumerate(inputs)])
+    harness = render("harness.c.mako", name=name, NAME=name.upper(), mark=MARK,
+                     inputs=[c_type(x.dtype) for x in inputs],
+                     outputs=[c_type(dtype) for dtype in output_dtypes],
+                     pools=list(pools), io_in_arena=io_in_arena, samples=len(samples))
+    return harness, data
+
+
 def make_case(model_path, name, harness_c, data_c, expected_npz, input_shapes, seed, testdata,
               pools=("arena",), io_in_arena=False):
     """Write the harness (for the API that ``pools`` and ``io_in_arena`` give), its input
@@ -200,14 +118,8 @@ def make_case(model_path, name, harness_c, data_c, expected_npz, input_shapes, s
     if all(np.array_equal(a, b, equal_nan=np.asarray(a).dtype.kind == "f")
            for a, b in zip(plain, expected)):
         plain = []
-    inputs = [np.array(x, order="C") for x in inputs]
-    data = render("verify_data.c.mako", name=name, inputs=[
-        {"symbol": f"verify_input{k}", "ctype": c_type(x.dtype), "size": max(1, x.size),
-         "body": c_array_body(x if x.size else np.zeros(1, x.dtype))} for k, x in enumerate(inputs)])
-    harness = render("harness.c.mako", name=name, NAME=name.upper(), mark=MARK,
-                     inputs=[c_type(x.dtype) for x in inputs],
-                     outputs=[c_type(np.asarray(y).dtype) for y in expected],
-                     pools=list(pools), io_in_arena=io_in_arena)
+    harness, data = harness_sources(name, [inputs], [np.asarray(y).dtype for y in expected],
+                                    pools, io_in_arena)
     tmp = expected_npz + ".tmp.npz"
     np.savez(tmp, *[np.asarray(y) for y in expected], exact=np.array(exact_outputs(model)),
              **{f"plain_{k}": np.asarray(y) for k, y in enumerate(plain)},
@@ -225,7 +137,7 @@ def parse_outputs(text):
         words = line.split()
         if line.startswith(f"{MARK} OUTPUT "):
             current = int(words[2])
-            outputs[current] = []
+            outputs.setdefault(current, [])  # (one OUTPUT line per sample: concatenated)
         elif line.startswith(f"{MARK} STATUS "):
             status = int(words[2])
             current = None
@@ -341,7 +253,7 @@ def load_expected(expected_npz):
                 [tuple(map(float, t)) for t in f["tolerance"]])
 
 
-def _run_harness(target, elf, timeout):
+def run_harness(target, elf, timeout):
     """The harness's status and printed outputs; OnnxccError when it did not finish, a
     sanitizer reported, or the model wrote outside its buffers."""
     try:
@@ -367,7 +279,7 @@ def _run_harness(target, elf, timeout):
 
 def run(target, elf, expected_npz, report_path, name, timeout=600):
     """Run the harness on the target, compare, write a JSON report; OnnxccError on mismatch."""
-    status, got = _run_harness(target, elf, timeout)
+    status, got = run_harness(target, elf, timeout)
     if status != 0:
         raise OnnxccError(f"{name}_run returned {status}", where=elf)
     expected, exact, tolerances = load_expected(expected_npz)

@@ -1,0 +1,188 @@
+"""quantize=int8 (float model in, int8 library out) and validate (a data set run on the
+target, measured against the float and int8 models under onnxruntime)."""
+
+import json
+import os
+import shutil
+
+import numpy as np
+import onnx
+import pytest
+from conftest import MODELS, in_qemu
+from onnx import numpy_helper
+from test_errors import assert_one_clear_line
+
+from onnxcc.core import dataset
+from onnxcc.core.errors import OnnxccError
+
+KWS = os.path.join(MODELS, "kws.onnx")
+KWS_SHAPE = (1, 1, 49, 10)
+
+
+def _write_sets(folder, calibration=24, validation=100, seed=1):
+    """A calibration folder in every form a data set takes (a batched .npy, one-sample
+    .npy files, a test_data_set_N folder) and a validation set with labels."""
+    rng = np.random.default_rng(seed)
+
+    def draw(*n):
+        return rng.uniform(-1, 1, (*n, *KWS_SHAPE[1:])).astype(np.float32)
+    calib = folder / "calib"
+    calib.mkdir()
+    np.save(calib / "batch.npy", draw(calibration - 3))
+    for k in range(2):
+        np.save(calib / f"one_{k}.npy", draw(1))
+    case = calib / "test_data_set_0"
+    case.mkdir()
+    (case / "input_0.pb").write_bytes(numpy_helper.from_array(draw(1)).SerializeToString())
+    val = folder / "val"
+    val.mkdir()
+    np.savez(val / "samples.npz", input=draw(validation))
+    np.save(val / "labels.npy", rng.integers(0, 12, validation))
+    return calib, val
+
+
+@pytest.mark.parametrize("target", in_qemu("armv7"))
+def test_quantize_then_validate_on_the_target(scons, tmp_path, target):
+    """The float keyword spotter, quantized on a calibration folder, runs 100 samples in
+    qemu: the C model equals the int8 model under onnxruntime on every sample, is close to
+    the float model, and the per-layer table names the quantized activations."""
+    calib, val = _write_sets(tmp_path)
+    args = (f"target={target}", f"model={KWS}", "quantize=int8", f"calibration={calib}",
+            f"data={val}")
+    r = scons(*args, "validate")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "[quantize] kws: int8 (QDQ, per-channel weights), minmax calibration on 24 samples of calib" in r.stdout
+    assert f"[validate] kws on {target}: 100 samples, labelled" in r.stdout
+    assert "per layer, int8 against float under onnxruntime, worst first" in r.stdout
+    folder = scons.build_dir / target / "kws"
+    report = json.loads((folder / "validate" / "validate.json").read_text())
+    out = report["outputs"][0]
+    assert report["samples"] == 100 and out["shape"] == [1, 12]
+    exact = out["against"]["int8 (onnxruntime)"]
+    assert exact["rmse"] == 0 and exact["top1_agreement"] == 1.0 and exact["cosine"] == 1.0
+    close = out["against"]["float (onnxruntime)"]
+    assert 0 < close["l2r"] < 0.1 and close["cosine"] > 0.99
+    assert out["accuracy"]["c"] == out["accuracy"]["int8"]
+    assert len(report["layers"]) > 5 and all(row["l2r"] < 0.2 for row in report["layers"])
+    assert "Validation" in (folder / "report.html").read_text()
+    quantized = onnx.load(folder / "quantized.onnx")
+    ops = {n.op_type for n in quantized.graph.node}
+    assert {"QuantizeLinear", "DequantizeLinear"} <= ops
+    # nothing changed: the quantized model is not made again
+    again = scons(*args)
+    assert again.returncode == 0 and "[quantize]" not in again.stdout, again.stdout
+
+
+def test_quantize_reruns_when_its_data_or_options_change(scons, tmp_path):
+    calib, _ = _write_sets(tmp_path, calibration=8)
+    args = (f"model={KWS}", "quantize=int8", f"calibration={calib}")
+    assert "[quantize] kws" in scons(*args).stdout
+    model = scons.build_dir / "x86_64" / "kws" / "quantized.onnx"
+    first = model.read_bytes()
+    assert "[quantize]" not in scons(*args).stdout
+    r = scons(*args, "calibrate=percentile")
+    assert "percentile calibration" in r.stdout, r.stdout + r.stderr
+    np.save(calib / "one_0.npy", np.full((1, *KWS_SHAPE[1:]), 3.0, np.float32))
+    r = scons(*args)
+    assert "minmax calibration on 8 samples" in r.stdout, r.stdout + r.stderr
+    assert model.read_bytes() != first  # a wider range: other scales
+    r = scons(f"model={KWS}", "quantize=int8", "verify")  # no data: random, and says so
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "16 random inputs: give calibration=FOLDER of real inputs" in r.stdout
+
+
+def test_validate_finds_a_scale_off_by_ten(scons, tmp_path):
+    """An int8 model whose one DequantizeLinear scale is 10 times too large validates
+    against its float model (reference=) with a large error, that layer first."""
+    calib, val = _write_sets(tmp_path, calibration=8, validation=20)
+    good = scons(f"model={KWS}", "quantize=int8", f"calibration={calib}", f"data={val}",
+                 "validate")
+    assert good.returncode == 0, good.stdout + good.stderr
+    folder = scons.build_dir / "x86_64" / "kws"
+    good_l2r = json.loads((folder / "validate" / "validate.json").read_text())[
+        "outputs"][0]["against"]["float (onnxruntime)"]["l2r"]
+    model = onnx.load(folder / "quantized.onnx")
+    dq = next(n for n in model.graph.node if n.op_type == "DequantizeLinear"
+              and n.input[0].startswith("relu_4"))
+    scale = next(i for i in model.graph.initializer if i.name == dq.input[1])
+    wrong = numpy_helper.from_array(numpy_helper.to_array(scale) * 10, "wrong_scale")
+    model.graph.initializer.append(wrong)
+    dq.input[1] = "wrong_scale"
+    bad = tmp_path / "bad.onnx"
+    onnx.save(model, bad)
+    r = scons(f"model={bad}", f"reference={KWS}", f"data={val}", "validate")
+    assert r.returncode == 0, r.stdout + r.stderr
+    report = json.loads((scons.build_dir / "x86_64" / "bad" / "validate" / "validate.json").read_text())
+    bad_l2r = report["outputs"][0]["against"]["float (onnxruntime)"]["l2r"]
+    assert bad_l2r > 10 * good_l2r and bad_l2r > 0.3, (good_l2r, bad_l2r)
+    assert report["layers"][0]["tensor"] == "relu_4" and report["layers"][0]["l2r"] > 1
+
+
+def test_validate_of_a_float_model_measures_c_against_onnxruntime(scons, tmp_path):
+    _, val = _write_sets(tmp_path, calibration=4, validation=10)
+    r = scons(f"model={KWS}", f"data={val}", "samples=4", "validate")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "[validate] kws on x86_64: 4 samples, labelled" in r.stdout
+    report = json.loads((scons.build_dir / "x86_64" / "kws" / "validate" / "validate.json").read_text())
+    m = report["outputs"][0]["against"]["float (onnxruntime)"]
+    assert m["l2r"] < 1e-5 and list(report["outputs"][0]["against"]) == ["float (onnxruntime)"]
+    assert report["layers"] == []
+
+
+@pytest.mark.parametrize("args, needles", [
+    (("quantize=int4",), ("quantize=int4 is not one of int8",)),
+    (("quantize=int8", "calibrate=best"), ("calibrate=best is not one of minmax, entropy, percentile",)),
+    (("validate",), ("validate needs data=FOLDER",)),
+    (("quantize=int8", "keep_float=nope"), ("keep_float= names 'nope'", "no node")),
+    (("quantize=int8", "calibration=nowhere"), ("nowhere: no such data folder or file",)),
+    (("samples=few", "data=models", "validate"), ("samples=few is not a whole number",)),
+])
+def test_bad_quantize_and_validate_options_are_one_line(scons, args, needles):
+    assert_one_clear_line(scons(f"model={KWS}", *args), *needles)
+
+
+def test_quantizing_an_int8_model_or_validating_on_bad_data_is_one_line(scons, tmp_path):
+    assert_one_clear_line(scons(f"model={MODELS}/int8/kws_qdq.onnx", "quantize=int8"),
+                          "kws_qdq.onnx: is already quantized", "give the float model")
+    np.save(tmp_path / "x.npy", np.zeros((3, 1, 49, 11), np.float32))
+    assert_one_clear_line(scons(f"model={KWS}", f"data={tmp_path / 'x.npy'}", "validate"),
+                          "x.npy: input 0 ('input') is float32 of shape [3, 1, 49, 11]",
+                          "a leading count")
+    assert not (scons.build_dir / "x86_64" / "kws" / "validate").exists()
+
+
+# --- data sets ---------------------------------------------------------------------------
+
+SPEC = [dataset.Input("x", "float32", (1, 3))]
+
+
+@pytest.mark.unit
+def test_a_data_set_is_files_and_folders_in_name_order(tmp_path):
+    rows = np.arange(30, dtype=np.float32).reshape(10, 1, 3)
+    np.save(tmp_path / "s10.npy", rows[9])           # one sample, shape (1, 3)
+    np.save(tmp_path / "s2.npy", rows[1:9])          # eight, [N, 1, 3]
+    np.save(tmp_path / "s1.npy", rows[0].reshape(3)[None])  # one, [1, 3]
+    (tmp_path / "notes.txt").write_text("not data")
+    found, labels = dataset.samples(str(tmp_path), SPEC)
+    assert labels is None
+    assert np.array_equal(np.stack([s[0] for s in found]), rows)  # s1, s2, s10
+    assert len(dataset.samples(str(tmp_path), SPEC, limit=3)[0]) == 3
+    np.save(tmp_path / "labels.npy", np.arange(10))
+    assert list(dataset.samples(str(tmp_path), SPEC)[1]) == list(range(10))
+    np.save(tmp_path / "labels.npy", np.arange(4))
+    with pytest.raises(OnnxccError, match="holds 4 int64 values for 10 samples"):
+        dataset.samples(str(tmp_path), SPEC)
+
+
+@pytest.mark.unit
+def test_a_data_set_refuses_what_does_not_fit(tmp_path):
+    with pytest.raises(OnnxccError, match="holds no samples"):
+        dataset.samples(str(tmp_path), SPEC)
+    np.savez(tmp_path / "two.npz", x=np.zeros((2, 3), np.float32), y=np.zeros((2, 3)))
+    with pytest.raises(OnnxccError, match="holds 'x', 'y'; the model's inputs are 'x'"):
+        dataset.samples(str(tmp_path / "two.npz"), SPEC)
+    two = [dataset.Input("a", "float32", (2,)), dataset.Input("b", "float32", (2,))]
+    np.savez(tmp_path / "uneven.npz", a=np.zeros((3, 2), np.float32), b=np.zeros((4, 2), np.float32))
+    with pytest.raises(OnnxccError, match="different numbers of samples"):
+        dataset.samples(str(tmp_path / "uneven.npz"), two)
+    shutil.rmtree(tmp_path)
