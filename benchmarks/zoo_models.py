@@ -70,6 +70,10 @@ class Zoo(GraphBuilder):
     def activation(self, x, kind):
         if kind == "silu":  # torch exports SiLU as x * sigmoid(x)
             return self.op("Mul", [x, self.op("Sigmoid", [x])], name="silu")
+        if kind == "hardswish":  # one op from opset 14 on, in both exporters
+            return self.op("HardSwish", [x])
+        if kind == "hardsigmoid":  # relu6(x + 3) / 6
+            return self.op("HardSigmoid", [x], alpha=1.0 / 6.0, beta=0.5)
         return self.act(x, kind)
 
     def conv1d(self, x, cin, cout, k, stride=1, name="conv1d"):
@@ -105,6 +109,11 @@ class Zoo(GraphBuilder):
                  if stride != 1 or cin != cout else x)
         return self.act(self.op("Add", [short, y] if shortcut_first else [y, short],
                                 name="residual"), "relu")
+
+    def pool(self, x):
+        """``adaptive_avg_pool2d(x, 1)``: ReduceMean keeping the axes (dynamo) or
+        GlobalAveragePool (TorchScript)."""
+        return self.mean(x, [-1, -2], 1) if self.keep_bn else self.op("GlobalAveragePool", [x])
 
     def pool_flatten(self, x):
         """``adaptive_avg_pool2d(x, 1)`` + ``flatten(x, 1)``: ReduceMean + Reshape (dynamo)
@@ -164,6 +173,73 @@ def mobilenet_v2(seed=11):
     x = g.pool_flatten(g.cba(x, cin, 1280, 1, act="relu6", name="head"))
     g.classifier(x, 1280, 1000)
     return g.finish([1, 3, 224, 224], [1, 1000], "MobileNetV2 1.0")
+
+
+def mobilenet_v2_035_96(name, seed, opset, keep_bn):
+    """torchvision mobilenet_v2(width_mult=0.35), 96x96, two classes (visual wake words)."""
+    g = Zoo(name, seed, opset, keep_bn=keep_bn)
+    cin = make_divisible(32 * 0.35)
+    x = g.cba("input", 3, cin, 3, 2, act="relu6", name="stem")
+    for t, c, n, s in [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2),
+                       (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1)]:
+        c = make_divisible(c * 0.35)
+        for i in range(n):
+            x = inverted_residual(g, x, cin, c, 3, s if i == 0 else 1, t, "relu6")
+            cin = c
+    x = g.pool_flatten(g.cba(x, cin, 1280, 1, act="relu6", name="head"))
+    g.classifier(x, 1280, 2)
+    return g.finish([1, 3, 96, 96], [1, 2], "MobileNetV2 0.35, 96x96")
+
+
+def mobilenet_v2_035_96_dyn18(seed=23):
+    """MobileNetV2 0.35 96x96 from the dynamo exporter (opset 18)."""
+    return mobilenet_v2_035_96("mobilenet_v2_035_96_dyn18", seed, 18, True)
+
+
+def mobilenet_v2_035_96_ts13(seed=23):
+    """MobileNetV2 0.35 96x96 from the TorchScript exporter (opset 13)."""
+    return mobilenet_v2_035_96("mobilenet_v2_035_96_ts13", seed, 13, False)
+
+
+def mobilenet_v3_small_96(name, seed, opset, keep_bn):
+    """torchvision mobilenet_v3_small, 96x96, two classes: hard-swish, and squeeze-
+    excitation (pool, 1x1 conv, ReLU, 1x1 conv, hard-sigmoid, Mul) in most blocks."""
+    g = Zoo(name, seed, opset, keep_bn=keep_bn)
+    x = g.cba("input", 3, 16, 3, 2, act="hardswish", name="stem")
+    cin = 16
+    for k, mid, cout, se, act, stride in [
+            (3, 16, 16, True, "relu", 2), (3, 72, 24, False, "relu", 2),
+            (3, 88, 24, False, "relu", 1), (5, 96, 40, True, "hardswish", 2),
+            (5, 240, 40, True, "hardswish", 1), (5, 240, 40, True, "hardswish", 1),
+            (5, 120, 48, True, "hardswish", 1), (5, 144, 48, True, "hardswish", 1),
+            (5, 288, 96, True, "hardswish", 2), (5, 576, 96, True, "hardswish", 1),
+            (5, 576, 96, True, "hardswish", 1)]:
+        y = g.cba(x, cin, mid, 1, act=act, name="expand") if mid != cin else x
+        y = g.cba(y, mid, mid, k, stride, group=mid, act=act, name="dw")
+        if se:
+            sq = make_divisible(mid // 4)
+            s = g.act(g.conv(g.pool(y), mid, sq, 1, name="se_fc1"), "relu")
+            s = g.activation(g.conv(s, sq, mid, 1, name="se_fc2", gain=1.0), "hardsigmoid")
+            y = g.op("Mul", [y, s], name="se_scale")
+        residual = stride == 1 and cin == cout
+        y = g.cba(y, mid, cout, 1, act=None, name="project",
+                  gain=RESIDUAL_GAIN if residual else None)
+        x = g.op("Add", [x, y], name="residual") if residual else y
+        cin = cout
+    x = g.pool_flatten(g.cba(x, cin, 576, 1, act="hardswish", name="head"))
+    x = g.activation(g.dense(x, 576, 1024, "gemm_t", name="fc1"), "hardswish")
+    g.classifier(x, 1024, 2)
+    return g.finish([1, 3, 96, 96], [1, 2], "MobileNetV3-small, 96x96")
+
+
+def mobilenet_v3_small_96_dyn18(seed=24):
+    """MobileNetV3-small 96x96 from the dynamo exporter (opset 18)."""
+    return mobilenet_v3_small_96("mobilenet_v3_small_96_dyn18", seed, 18, True)
+
+
+def mobilenet_v3_small_96_ts14(seed=24):
+    """MobileNetV3-small 96x96 from the TorchScript exporter (opset 14: HardSwish)."""
+    return mobilenet_v3_small_96("mobilenet_v3_small_96_ts14", seed, 14, False)
 
 
 def squeezenet1_1(seed=12):
@@ -400,7 +476,9 @@ def m5_audio(seed=22):
 
 MODELS = {f.__name__: f for f in (
     mobilenet_v2, squeezenet1_1, shufflenet_v2_x0_5, mnasnet0_5, efficientnet_b0, resnet18,
-    regnet_x_400mf, transformer_ts13, transformer_dyn18, lstm_kws, gru_kws, m5_audio)}
+    regnet_x_400mf, transformer_ts13, transformer_dyn18, lstm_kws, gru_kws, m5_audio,
+    mobilenet_v2_035_96_dyn18, mobilenet_v2_035_96_ts13, mobilenet_v3_small_96_dyn18,
+    mobilenet_v3_small_96_ts14)}
 
 
 def build(name):

@@ -38,11 +38,15 @@ extern "C" {
 % endfor
 #define ${NAME}_NUM_INPUTS ${len(inputs)}u
 #define ${NAME}_NUM_OUTPUTS ${len(outputs)}u
-% for k, io in enumerate(inputs):
-#define ${NAME}_INPUT${k}_BYTES ${io['bytes']}u /* "${c_comment(io['tensor'])}": ${shape(io)} */
+% for kind, ios in (('INPUT', inputs), ('OUTPUT', outputs)):
+% for k, io in enumerate(ios):
+#define ${NAME}_${kind}${k}_BYTES ${io['bytes']}u /* "${c_comment(io['tensor'])}": ${shape(io)} */
+% if io['quant']:
+/* quantized: real value = ${NAME}_${kind}${k}_SCALE * (q - ${NAME}_${kind}${k}_ZERO_POINT) */
+#define ${NAME}_${kind}${k}_SCALE ${io['quant'][0]}
+#define ${NAME}_${kind}${k}_ZERO_POINT (${io['quant'][1]})
+% endif
 % endfor
-% for k, io in enumerate(outputs):
-#define ${NAME}_OUTPUT${k}_BYTES ${io['bytes']}u /* "${c_comment(io['tensor'])}": ${shape(io)} */
 % endfor
 
 int ${name}_run(${run_params});

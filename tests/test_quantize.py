@@ -186,3 +186,34 @@ def test_a_data_set_refuses_what_does_not_fit(tmp_path):
     with pytest.raises(OnnxccError, match="different numbers of samples"):
         dataset.samples(str(tmp_path / "uneven.npz"), two)
     shutil.rmtree(tmp_path)
+
+
+# --- io_dtype=int8: the caller quantizes the inputs and dequantizes the outputs ----------
+
+def test_integer_io_takes_int8_and_says_its_scales(scons, tmp_path):
+    """quantize=int8 io_dtype=int8: the C API takes int8 buffers, the header gives the
+    scales and zero points, verify is exact, and validate quantizes the float data set
+    the way a caller would (and measures in real values)."""
+    calib, val = _write_sets(tmp_path, calibration=8, validation=20)
+    r = scons(f"model={KWS}", "quantize=int8", "io_dtype=int8", f"calibration={calib}",
+              f"data={val}", "verify", "validate")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "int8 inputs and outputs" in r.stdout and "max abs error 0," in r.stdout
+    folder = scons.build_dir / "x86_64" / "kws"
+    header = (folder / "kws.h").read_text()
+    assert '#define KWS_INPUT0_BYTES 490u /* "input": int8 [1, 1, 49, 10] */' in header
+    for macro in ("KWS_INPUT0_SCALE", "KWS_INPUT0_ZERO_POINT", "KWS_OUTPUT0_SCALE",
+                  "KWS_OUTPUT0_ZERO_POINT"):
+        assert f"#define {macro} " in header
+    report = json.loads((folder / "validate" / "validate.json").read_text())
+    against = report["outputs"][0]["against"]
+    assert against["int8 (onnxruntime)"]["rmse"] == 0
+    assert against["float (onnxruntime)"]["l2r"] < 0.1 and report["layers"]
+
+
+def test_integer_io_of_a_model_that_is_not_quantized_is_one_line(scons):
+    assert_one_clear_line(scons(f"model={KWS}", "io_dtype=int8"),
+                          "io_dtype=int8: input 'input' is not read by QuantizeLinear",
+                          "quantize=int8 makes one")
+    assert_one_clear_line(scons(f"model={KWS}", "io_dtype=int4"),
+                          "io_dtype=int4 is not one of float, int8")

@@ -87,7 +87,7 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
               schedule="memory", pools="", io="caller", patches="auto", bands="auto", opt="speed", tactic="",
               autotune=False, sanitize=False, launcher="", with_profile=False, quantize="",
               calibration=None, calibrate="minmax", per_channel=True, keep_float="",
-              data=None, samples=0, reference=None, with_validate=False):
+              io_dtype="float", data=None, samples=0, reference=None, with_validate=False):
     """Declare every stage of the ONNX file ``model``, compiled as C prefix ``name`` (None:
     the file's stem) for ``target`` into ``<build_dir>/<target>/<name>/``; relative paths are
     relative to the calling SConscript. ``toolchain='env'`` compiles with this environment's
@@ -103,7 +103,8 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
     waits for the new profile.json. ``quantize='int8'`` compiles the float model quantized
     (quantized.onnx in the build folder), calibrated by ``calibrate`` on the data set
     ``calibration`` (else on ``testdata``, else on random inputs), with ``per_channel``
-    weights, the nodes ``keep_float`` names left in float. ``data``: the data set
+    weights, the nodes ``keep_float`` names left in float; ``io_dtype='int8'`` leaves the
+    quantization of the inputs and outputs to the caller. ``data``: the data set
     ``validate`` runs (at most ``samples`` of it; 0: all) and measures against the float
     model ``reference`` (default: the one quantize= started from); ``with_validate``: this build
     validates, so report.html shows validate.json. Returns an
@@ -115,7 +116,7 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
     weights_section = integration.check_section_name(weights_section)
     weights_format = "c" if sanitize else codegen.check_weights_format(weights_format)
     check_plan_options(planner, schedule, io)
-    keep_float = check_quantize_options(quantize, calibrate, keep_float)
+    keep_float = check_quantize_options(quantize, calibrate, keep_float, io_dtype)
     patches = check_patches(patches)
     bands = check_bands(bands)
     parse_pools(pools)
@@ -157,7 +158,7 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
               # (paths as SCons gives them to the stages: relative to the top folder, so
               # that a clone elsewhere has the same signatures and shares a build cache)
               ONNXCC_TESTDATA=testdata.path if testdata else "",
-              ONNXCC_QUANTIZE=quantize, ONNXCC_CALIBRATE=calibrate,
+              ONNXCC_QUANTIZE=quantize, ONNXCC_CALIBRATE=calibrate, ONNXCC_IO_DTYPE=io_dtype,
               ONNXCC_CALIBRATION=calibration.path if calibration else "",
               ONNXCC_PER_CHANNEL=bool(per_channel), ONNXCC_KEEP_FLOAT=keep_float,
               ONNXCC_DATA=data.path if data else "", ONNXCC_SAMPLES=int(samples),
@@ -180,7 +181,7 @@ def OnnxModel(env, name, model, target="x86_64", *, build_dir="build", toolchain
     # (each builder's emitter adds the files written beside the one named here, and its
     # scanner the compiler modules and templates the stage runs)
     float_model = model
-    if quantize:  # the model compiled, verified and run from here on is the quantized one
+    if quantize or io_dtype != "float":  # from here on the model is quantized.onnx
         model = stages.quantize(e, at("quantized.onnx"), model=model, data=calibration_files)[0]
     imported = stages.import_model(e, at("imported.onnx"), model=model)
     optimized = stages.optimize(e, at("optimized.onnx"), graph=imported[0], weights=imported[1])

@@ -29,14 +29,16 @@ from onnxcc.verbs import verify
 
 
 @stage("quantize", ("model", "data*"),
-       ["ONNXCC_QUANTIZE", "ONNXCC_CALIBRATION", "ONNXCC_CALIBRATE", "ONNXCC_PER_CHANNEL",
-        "ONNXCC_KEEP_FLOAT", "ONNXCC_SEED", "ONNXCC_INPUT_SHAPE"])
+       ["ONNXCC_QUANTIZE", "ONNXCC_IO_DTYPE", "ONNXCC_CALIBRATION", "ONNXCC_CALIBRATE",
+        "ONNXCC_PER_CHANNEL", "ONNXCC_KEEP_FLOAT", "ONNXCC_SEED", "ONNXCC_INPUT_SHAPE"])
 def quantize(targets, src, env):
-    """quantized.onnx: the float model quantized, calibrated on the data set
-    ONNXCC_CALIBRATION (its files are ``data``), or on random inputs when it is empty."""
-    line = quantizer.run(src.model, targets[0], env["ONNXCC_CALIBRATION"],
-                         int(env["ONNXCC_SEED"]), env["ONNXCC_CALIBRATE"],
-                         env["ONNXCC_PER_CHANNEL"], env["ONNXCC_KEEP_FLOAT"],
+    """quantized.onnx: the model quantized (calibrated on the data set
+    ONNXCC_CALIBRATION, whose files are ``data``, or on random inputs when it is empty),
+    and with io_dtype=int8 its integer inputs and outputs."""
+    line = quantizer.run(src.model, targets[0], env["ONNXCC_QUANTIZE"], env["ONNXCC_IO_DTYPE"],
+                         env["ONNXCC_CALIBRATION"], int(env["ONNXCC_SEED"]),
+                         env["ONNXCC_CALIBRATE"], env["ONNXCC_PER_CHANNEL"],
+                         env["ONNXCC_KEEP_FLOAT"],
                          importer.parse_input_shapes(env["ONNXCC_INPUT_SHAPE"]))
     return f"[quantize] {env['ONNXCC_NAME']}: {line}"
 

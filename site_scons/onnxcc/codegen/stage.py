@@ -7,7 +7,7 @@ import re
 import numpy as np
 
 from onnxcc import ops
-from onnxcc.core.cgen import c_array_body, c_type
+from onnxcc.core.cgen import c_array_body, c_float, c_type
 from onnxcc.core.collector import paused
 from onnxcc.core.errors import OnnxccError
 from onnxcc.core.files import write_files, write_texts
@@ -24,8 +24,16 @@ from .render import render
 
 
 def _io(graph, names):
+    """The header's view of inputs or outputs; ``quant``: (scale literal, zero point) of an
+    integer one quantized per tensor (real = scale * (q - zero point)), else None."""
+    def quant(t):
+        q = graph.info(t).quant
+        if not q or len(set(q["scale"])) != 1 or len(set(q["zero_point"])) != 1:
+            return None
+        return c_float(q["scale"][0]), int(q["zero_point"][0])
     return [{"tensor": t, "ctype": c_type(graph.info(t).dtype), "dtype": graph.info(t).dtype,
-             "shape": list(graph.info(t).shape), "bytes": graph.info(t).nbytes} for t in names]
+             "shape": list(graph.info(t).shape), "bytes": graph.info(t).nbytes,
+             "quant": quant(t)} for t in names]
 
 
 def _pools(plan):

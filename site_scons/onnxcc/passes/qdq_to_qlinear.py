@@ -30,6 +30,10 @@ MOVERS = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose"}
 UNARY = {"AveragePool": "QLinearAveragePool", "GlobalAveragePool": "QLinearGlobalAveragePool",
          "Softmax": "QLinearSoftmax", "Sigmoid": "QLinearSigmoid", "LeakyRelu": "QLinearLeakyRelu"}
 QUANT_OPS = {"QuantizeLinear", "DequantizeLinear"}
+#: the groups whose fused arithmetic differs from their float ops': fused only where
+#: onnxruntime fuses them (Conv and Gemm, fused or not, round the exact sum alike but at
+#: rare float ties, so they are always fused)
+ORT_ARITHMETIC = {"Softmax", "Add", "GlobalAveragePool"}
 INTEGER_OPS = {"ConvInteger", "MatMulInteger"}
 
 
@@ -64,6 +68,33 @@ class _Matcher:
         if quant is None or (constant is not None and self.g.is_constant(p.inputs[0]) != constant):
             return None
         return p.inputs[0], quant
+
+    def ort_type(self, name, reader=None):
+        """The element type onnxruntime computes the int8 activation ``name`` in on x86:
+        its QDQS8ToU8 transform makes a QuantizeLinear -> DequantizeLinear pair uint8
+        (the QuantizeLinear's only reader a DequantizeLinear, its output not a graph
+        output); anything else keeps its type. ``reader``: the DequantizeLinear reading a
+        group's input (None: ``name`` is a group's output)."""
+        dtype = self.g.info(name).dtype
+        if dtype != "int8":
+            return dtype
+        sole = self.g.sole_reader(name, self.consumers)
+        if reader is None:
+            paired = sole is not None and sole.op == "DequantizeLinear"
+        else:
+            producer = self.producers.get(name)
+            paired = sole is reader and producer is not None and producer.op == "QuantizeLinear"
+        return "uint8" if paired else dtype
+
+    def ort_fuses(self, node, y):
+        """Whether onnxruntime fuses the group of ``node`` (its DequantizeLinear inputs,
+        the QuantizeLinear writing ``y``): only when the types it sees agree."""
+        types = {self.ort_type(y)}
+        for name in node.inputs:
+            dq = self.producers.get(name)
+            if dq is not None and dq.op == "DequantizeLinear" and not self.g.is_constant(dq.inputs[0]):
+                types.add(self.ort_type(dq.inputs[0], dq))
+        return len(types) == 1
 
     def q_output(self, node):
         """(Q node, activation nodes between, quant) for the QuantizeLinear after ``node``."""
@@ -154,6 +185,8 @@ def _fuse(m, node):
     if clamp != list(int_range(g.info(y).dtype)):
         attrs["onnxcc_clamp"] = clamp
     op, inputs = None, None
+    if node.op in ORT_ARITHMETIC and not m.ort_fuses(node, y):
+        return None  # onnxruntime computes it in float: so does onnxcc (docs/int8.md)
     if node.op == "Conv":
         x, w = m.dq_input(node.inputs[0], False), m.dq_input(node.inputs[1], True)
         b = m.dq_input(node.inputs[2], True) if len(node.inputs) > 2 and node.inputs[2] else ()

@@ -12,6 +12,7 @@ same name, both under onnxruntime (the C model's own tensors equal the int8 mode
 verify checks), worst first: where the accuracy goes.
 """
 
+import dataclasses
 import json
 import os
 import tempfile
@@ -25,6 +26,7 @@ from onnxcc.core.files import write_files, write_text
 from onnxcc.core.onnxruntime_session import session
 from onnxcc.core.report import human_bytes
 from onnxcc.importer.stage import read_model
+from onnxcc.quantize.integer_io import io_quant
 
 from . import verify
 
@@ -44,10 +46,11 @@ def _outputs(model, samples):
     return [np.stack([np.asarray(r[k]) for r in runs]) for k in range(len(runs[0]))]
 
 
-def layer_errors(float_path, quant_path, samples):
+def layer_errors(float_path, quant_path, samples, quant_samples=None):
     """Per quantized activation of the QDQ model ``quant_path`` that the float model has
     by name: its relative L2 error and signal-to-quantization-noise ratio against the float
-    tensor over all samples, worst first."""
+    tensor over all samples (``quant_samples``: the QDQ model's, when it takes others),
+    worst first."""
     from onnxruntime.quantization.qdq_loss_debug import \
         modify_model_output_intermediate_tensors as save_intermediates
     from onnxruntime.quantization.quant_utils import DEQUANT_OUTPUT_SUFFIX
@@ -59,11 +62,10 @@ def layer_errors(float_path, quant_path, samples):
             out = os.path.join(tmp, f"{k}.onnx")
             save_intermediates(path, out)
             runs.append(session(onnx.load(out), optimize=False))
-        names = [i.name for i in runs[0].get_inputs()]
-        for x in samples:
-            feeds = dict(zip(names, x))
-            floats, quants = ({o.name: v for o, v in zip(r.get_outputs(), r.run(None, feeds))}
-                              for r in runs)
+        names = [[i.name for i in r.get_inputs()] for r in runs]
+        for x, xq in zip(samples, quant_samples or samples):
+            floats, quants = ({o.name: v for o, v in zip(r.get_outputs(), r.run(None, dict(zip(n, feed))))}
+                              for r, n, feed in zip(runs, names, (x, xq)))
             for name, q in quants.items():
                 base = name[:-len(saved)] if name.endswith(saved) else ""
                 tensor = base[:-len(DEQUANT_OUTPUT_SUFFIX)] if base.endswith(DEQUANT_OUTPUT_SUFFIX) else ""
@@ -89,7 +91,13 @@ def make_case(model_path, float_path, name, harness_c, data_c, reference_npz, da
     ``model_path`` and of the float model ``float_path`` (None: the same model), the
     labels and the per-layer errors."""
     model = read_model(model_path)
-    found, labels = dataset.samples(data, dataset.model_inputs(model, input_shapes), limit or None)
+    io = io_quant(model)  # io_dtype=int8: the data set stays float, the harness gets int8
+    specs = [dataclasses.replace(s, dtype="float32") if s.name in io else s
+             for s in dataset.model_inputs(model, input_shapes)]
+    floats_in, labels = dataset.samples(data, specs, limit or None)
+    found = [[quantize(x, io[s.name], s.dtype) if s.name in io else x
+              for x, s in zip(sample, dataset.model_inputs(model, input_shapes))]
+             for sample in floats_in]
     total = sum(x.nbytes for sample in found for x in sample)
     if flash_bytes and total > flash_bytes // 2:
         raise OnnxccError(f"its {len(found)} samples take {human_bytes(total)}, more than the "
@@ -97,8 +105,8 @@ def make_case(model_path, float_path, name, harness_c, data_c, reference_npz, da
                           "validate program may give them", where=data,
                           hint="validate on fewer: samples=N")
     compiled = _outputs(model, found)
-    floats = _outputs(read_model(float_path), found) if float_path else compiled
-    layers = layer_errors(float_path, model_path, found) if float_path else []
+    floats = _outputs(read_model(float_path), floats_in) if float_path else compiled
+    layers = layer_errors(float_path, model_path, floats_in, found) if float_path else []
     harness, text = verify.harness_sources(name, found, [y.dtype for y in compiled], pools,
                                            io_in_arena)
     with tempfile.TemporaryDirectory() as tmp:
@@ -107,10 +115,25 @@ def make_case(model_path, float_path, name, harness_c, data_c, reference_npz, da
                  **{f"float_{k}": y for k, y in enumerate(floats)},
                  labels=labels if labels is not None else np.zeros(0, np.int64),
                  quantized=np.array(bool(float_path)), layers=np.array(json.dumps(layers)),
-                 names=np.array(json.dumps([o.name for o in model.graph.output])))
+                 names=np.array(json.dumps([o.name for o in model.graph.output])),
+                 io=np.array(json.dumps(io)))
         with open(npz, "rb") as f:
             reference = f.read()
     write_files({harness_c: harness, data_c: text, reference_npz: [reference]})
+
+
+def quantize(x, params, dtype):
+    """``x`` as QuantizeLinear gives it: x / scale rounded half to even, plus the zero
+    point, saturated (what the caller of an io_dtype=int8 model does)."""
+    scale, zero_point = params
+    info = np.iinfo(np.dtype(dtype))
+    q = np.rint(np.asarray(x, np.float32) / np.float32(scale)) + zero_point
+    return np.clip(q, info.min, info.max).astype(dtype)
+
+
+def dequantize(q, params):
+    scale, zero_point = params
+    return (q.astype(np.float32) - np.float32(zero_point)) * np.float32(scale)
 
 
 def metrics(got, ref):
@@ -171,7 +194,7 @@ def run(target, elf, reference_npz, report_path, name, timeout=1800):
         floats = [f[f"float_{k}"] for k in range(n)]
         labels = f["labels"] if f["labels"].size else None
         quantized, layers = bool(f["quantized"]), json.loads(str(f["layers"]))
-        output_names = json.loads(str(f["names"]))
+        output_names, io = json.loads(str(f["names"])), json.loads(str(f["io"]))
     status, got = verify.run_harness(target, elf, timeout)
     if status != 0:
         raise OnnxccError(f"{name}_run returned {status}", where=elf)
@@ -184,6 +207,8 @@ def run(target, elf, reference_npz, report_path, name, timeout=1800):
             raise OnnxccError(f"output {k}: {len(raw)} bytes printed, {want.nbytes} expected",
                               where=elf)
         c = np.frombuffer(raw, dtype=want.dtype).reshape(want.shape)
+        if output_names[k] in io:  # measured in real values, as the float model gives them
+            c, want = dequantize(c, io[output_names[k]]), dequantize(want, io[output_names[k]])
         against = {"float (onnxruntime)": metrics(c, flt)}
         if quantized:
             against["int8 (onnxruntime)"] = metrics(c, want)
