@@ -130,8 +130,8 @@ def qoperator_zoo(tmp_path, elem, name):
 
 
 def qdq_float_island(tmp_path, relu_zp):
-    """DQ -> MaxPool -> Q (no integer MaxPool: it stays float) and DQ -> Conv -> Relu -> Q
-    (the Relu becomes the integer range)."""
+    """DQ -> MaxPool -> Q (equal quantizations: the integer pool alone) and DQ -> Conv ->
+    Relu -> Q (the Relu becomes the integer range)."""
     w = RNG.integers(-50, 50, (4, 2, 3, 3)).astype(np.int8)
     w_s = RNG.uniform(0.005, 0.01, 4).astype(np.float32)
     inits = (qparams("x", 0.02, 10, U8) + qparams("r", 0.03, relu_zp, U8) + [
@@ -181,12 +181,11 @@ def test_qdq_to_qlinear_fuses_groups_and_keeps_quantization(tmp_path):
 
 
 @pytest.mark.unit
-def test_relu_becomes_the_integer_range_and_unfused_ops_stay_float(tmp_path):
+def test_relu_becomes_the_integer_range_and_max_pool_runs_on_the_integers(tmp_path):
     g = optimize(import_model(qdq_float_island(tmp_path, 40)), "test")
     ops = [n.op for n in g.nodes]
-    assert ops == ["QuantizeLinear", "DequantizeLinear", "MaxPool", "QuantizeLinear",
-                   "QLinearConv", "DequantizeLinear"]
-    assert g.nodes[4].attrs["onnxcc_clamp"] == [40, 255]  # Relu: nothing below the zero point
+    assert ops == ["QuantizeLinear", "MaxPool", "QLinearConv", "DequantizeLinear"]
+    assert g.nodes[2].attrs["onnxcc_clamp"] == [40, 255]  # Relu: nothing below the zero point
 
 
 @pytest.mark.parametrize("target", ["x86_64", *in_qemu("armv7")])
@@ -621,3 +620,89 @@ def test_accumulator_bits_bounds_every_sum_from_the_weights(tmp_path):
         conv = next(n for n in graph.nodes if n.op == "QLinearConv")
         assert conv.attrs["onnxcc_sum_bits"] == bits
         assert qlinear_q15.lower_gemm(conv, graph, None).params["wide"] == (bits > 23)
+
+
+# --- issue 35: MaxPool, ReduceMean and unary tables on the integers --------------------------
+
+class QdqChain:
+    """A QDQ chain on float x: each ``op`` is DQ -> float op -> Q (its own output
+    quantization unless ``same``), the last one dequantized into y."""
+
+    def __init__(self, elem, x_shape):
+        self.elem, self.nodes, self.inits = elem, [], []
+        self.lo, self.hi = (-128, 127) if elem == I8 else (0, 255)
+        self.x_shape, self.t = x_shape, "xq"
+        self.inits += qparams("xq", 0.05, self.zp(), elem)
+        self.nodes.append(helper.make_node("QuantizeLinear", ["x", "xq_s", "xq_z"], ["xq"]))
+
+    def zp(self):
+        return int(RNG.integers(self.lo + 30, self.hi - 30))
+
+    def op(self, op, name, between=(), same=False, scale=None, extra=(), **attrs):
+        """DQ -> op(x, *extra) -> between (Relu / Clip) -> Q."""
+        t = self.t
+        self.nodes.append(helper.make_node("DequantizeLinear", [t, f"{t}_s", f"{t}_z"], [f"{name}_in"]))
+        self.nodes.append(helper.make_node(op, [f"{name}_in", *extra], [f"{name}_f"], name=name, **attrs))
+        f = f"{name}_f"
+        for k, act in enumerate(between):
+            self.nodes.append(helper.make_node(act, [f], [f"{f}{k}"]))
+            f = f"{f}{k}"
+        if same:
+            self.inits += [_init(f"{name}_s", numpy_helper.to_array(self._init(f"{t}_s"))),
+                           _init(f"{name}_z", numpy_helper.to_array(self._init(f"{t}_z")))]
+        else:
+            self.inits += qparams(name, scale or float(RNG.uniform(0.02, 0.06)), self.zp(), self.elem)
+        self.nodes.append(helper.make_node("QuantizeLinear", [f, f"{name}_s", f"{name}_z"], [name]))
+        self.t = name
+        return name
+
+    def _init(self, name):
+        return next(i for i in self.inits if i.name == name)
+
+    def save(self, tmp_path, name, y_shape):
+        t = self.t
+        self.nodes.append(helper.make_node("DequantizeLinear", [t, f"{t}_s", f"{t}_z"], ["y"]))
+        return save(tmp_path, self.nodes, [helper.make_tensor_value_info("x", F, self.x_shape)],
+                    [helper.make_tensor_value_info("y", F, y_shape)], self.inits, name)
+
+
+def qdq_max_pools(tmp_path, elem, name):
+    """MaxPool with x's quantization (the integer pool alone), MaxPool to another one and
+    GlobalMaxPool -> Relu (a table after the pool)."""
+    c = QdqChain(elem, [1, 3, 9, 8])
+    c.op("MaxPool", "mp_same", same=True, kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2])
+    c.op("MaxPool", "mp_other", kernel_shape=[2, 2], pads=[0, 1, 0, 1], strides=[1, 1])
+    c.op("GlobalMaxPool", "gmp", between=["Relu"])
+    return c.save(tmp_path, name, [1, 3, 1, 1])
+
+
+@pytest.mark.unit
+def test_max_pools_run_on_the_integers(tmp_path):
+    g = optimize(import_model(qdq_max_pools(tmp_path, U8, "mp")), "test")
+    assert [n.op for n in g.nodes] == ["QuantizeLinear", "MaxPool", "MaxPool", "QLinearRequantize",
+                                       "GlobalMaxPool", "QLinearRequantize", "DequantizeLinear"]
+    assert all(g.info(t).dtype == "uint8" for n in g.nodes[1:-1] for t in n.inputs + n.outputs)
+    assert g.nodes[5].attrs["onnxcc_clamp"][0] == g.info("gmp").quant["zero_point"][0]  # the Relu
+
+
+def qoperator_max_pool(tmp_path, elem, name):
+    """onnxruntime's quantizer writes a plain MaxPool on the integer tensor of a
+    QOperator model (padded: the padding is the type's lowest value, never a winner)."""
+    g = QGraph(elem)
+    g.q("x")
+    t = g.conv("x", "c", 3, 4, 3, pads=[1, 1, 1, 1])
+    g.nodes.append(helper.make_node("MaxPool", [t], ["mp"], name="mp", kernel_shape=[3, 3],
+                                    pads=[1, 1, 1, 1], strides=[2, 2]))
+    g.nodes.append(helper.make_node("MaxPool", ["mp"], ["y"], name="y", kernel_shape=[2, 2]))
+    return g.save(tmp_path, name, [1, 3, 7, 6], "y", [1, 4, 3, 2])
+
+
+@pytest.mark.parametrize("target", ["x86_64", *in_qemu("armv7")])
+@pytest.mark.slow
+def test_integer_max_pools_match_onnxruntime_exactly(scons, tmp_path, target):
+    for elem, form in ((I8, "qdq"), (U8, "qdq"), (I8, "qop"), (U8, "qop")):
+        name = f"mp_{form}_{'s8' if elem == I8 else 'u8'}"
+        model = (qdq_max_pools if form == "qdq" else qoperator_max_pool)(tmp_path, elem, name)
+        r = scons(f"target={target}", f"model={model}", "verify")
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "max abs error 0," in r.stdout and "warning" not in r.stdout + r.stderr

@@ -166,12 +166,13 @@ def leaky_relu(x, alpha):
     return np.where(x >= 0, x, x * F32(alpha)).astype(F32)
 
 
-def lookup_table(fn, x_quant, y_quant, x_dtype, y_dtype):
+def lookup_table(fn, x_quant, y_quant, x_dtype, y_dtype, clamp=None):
     """y code of every x code, indexed by the code's byte: quantize(fn(dequantize(x))) in
-    onnxruntime's float32 arithmetic (QuantizeLinear divides by the scale)."""
+    onnxruntime's float32 arithmetic (QuantizeLinear divides by the scale), within
+    ``clamp`` (the range a Relu / Clip after fn leaves; quantization is monotonic)."""
     x_scale, x_zp = F32(x_quant[0]), x_quant[1]
     y_scale, y_zp = F32(y_quant[0]), y_quant[1]
-    lo, hi = int_range(y_dtype)
+    lo, hi = clamp or int_range(y_dtype)
     codes = np.arange(int_range(x_dtype)[0], int_range(x_dtype)[1] + 1)
     v = fn((codes - x_zp).astype(F32) * x_scale)
     v = np.clip((v / y_scale).astype(F32), F32(lo - y_zp), F32(hi - y_zp))

@@ -7,6 +7,12 @@ QLinearLeakyRelu), so that both compute the same integers. A Relu or Clip betwee
 output range (exact: quantization is monotonic). Ops that only move data (the reshape
 family, Transpose) between equal quantizations run on the integers directly.
 
+MaxPool and GlobalMaxPool run on the integers (max commutes with the monotonic
+dequantize and quantize, so the result is exactly onnxruntime's, whether it drops the Q/DQ
+pair, as it does for equal quantizations, or runs the float op); a different output
+quantization, or a Relu / Clip after, becomes a 256-entry table after the integer pool
+(QLinearRequantize, QLinearConcat's table).
+
 ConvInteger and MatMulInteger (int32 outputs) keep their op; their zero points move onto
 the tensors too.
 
@@ -21,7 +27,7 @@ import dataclasses
 
 import numpy as np
 
-from onnxcc.core.ir import Names, Node
+from onnxcc.core.ir import Names, Node, TensorInfo
 from onnxcc.core.quant import fixed_point, int_range, make_quant, output_scales
 
 from .remove_noops import prune_unused
@@ -29,6 +35,8 @@ from .remove_noops import prune_unused
 MOVERS = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose"}
 UNARY = {"AveragePool": "QLinearAveragePool", "GlobalAveragePool": "QLinearGlobalAveragePool",
          "Softmax": "QLinearSoftmax", "Sigmoid": "QLinearSigmoid", "LeakyRelu": "QLinearLeakyRelu"}
+#: ops that commute with quantization (monotonic): they run on the codes
+MAX_POOLS = {"MaxPool", "GlobalMaxPool"}
 QUANT_OPS = {"QuantizeLinear", "DequantizeLinear"}
 INTEGER_OPS = {"ConvInteger", "MatMulInteger"}
 
@@ -190,6 +198,10 @@ def _fuse(m, node):
         x = m.dq_input(node.inputs[0], False)
         if x and x[1] == y_quant and not acts:
             op, inputs = node.op, [x] + [(i, None) for i in node.inputs[1:]]
+    elif node.op in MAX_POOLS and not any(node.outputs[1:]):
+        x = m.dq_input(node.inputs[0], False)
+        if x and x[1]["axis"] is None:
+            return _max_pool(m, node, x, (q, acts, y_quant), attrs)
     if op is None:
         return None
     for name, quant in inputs:
@@ -199,7 +211,25 @@ def _fuse(m, node):
     names = [name for name, _ in inputs]
     if op in ("QLinearConv", "QGemm") and len(g.info(names[1]).quant["scale"]) > 1:
         names = names[:3] + [""] * (3 - len(names)) + _requant_tables(m, node, names, y, attrs)
-    return q, acts, Node(node.name, op, names, [y], attrs)
+    return q, acts, [Node(node.name, op, names, [y], attrs)]
+
+
+def _max_pool(m, node, x, out, attrs):
+    """The pool on x's codes; then, unless y's codes are the same, a table to them (the
+    requantization and the range a Relu / Clip leaves: both monotonic, as max is)."""
+    (g, (x_name, x_quant)), (q, acts, y_quant) = (m.g, x), out
+    y = q.outputs[0]
+    _set_quant(g, x_name, x_quant)
+    _set_quant(g, y, y_quant)
+    pool_attrs = {k: v for k, v in attrs.items() if k != "onnxcc_clamp"}
+    if x_quant == y_quant and g.info(x_name).dtype == g.info(y).dtype and "onnxcc_clamp" not in attrs:
+        return q, acts, [Node(node.name, node.op, [x_name], [y], pool_attrs)]
+    codes = m.names.unique(f"{node.outputs[0]}_codes")
+    g.tensors[codes] = TensorInfo(codes, g.info(x_name).dtype, g.info(node.outputs[0]).shape, x_quant)
+    table_attrs = {k: v for k, v in attrs.items() if k == "onnxcc_clamp"}
+    return q, acts, [Node(node.name, node.op, [x_name], [codes], pool_attrs),
+                     Node(m.names.unique(f"{node.name}_requantize"), "QLinearRequantize",
+                          [codes], [y], table_attrs)]
 
 
 def _requant_tables(m, node, names, y, attrs):
@@ -266,7 +296,8 @@ def qdq_to_qlinear(graph):
             q, acts, new = fused
             replaced[node.name] = new
             dropped.update(id(n) for n in [q] + acts)
-    graph.nodes = [replaced.get(n.name, n) for n in graph.nodes if id(n) not in dropped]
+    graph.nodes = [new for n in graph.nodes if id(n) not in dropped
+                   for new in replaced.get(n.name, [n])]
     # what stays float: explicit quantize / dequantize kernels of activations
     for node in graph.nodes:
         if node.op in QUANT_OPS and not graph.is_constant(node.inputs[0]):

@@ -11,8 +11,9 @@ time, with the arithmetic onnxruntime's CPU kernels use (see ``quant`` and docs/
   the QLinearAdd after it: passes/fuse_residual_qadd.py);
 * QLinearAdd, QLinearAveragePool, QLinearSoftmax, QuantizeLinear, DequantizeLinear:
   float32 arithmetic in onnxruntime's order (its kernels compute these in float);
-* QLinearConcat, QLinearSigmoid, QLinearLeakyRelu: 256-entry tables (onnxruntime's float32
-  function of every input code, quantized).
+* QLinearConcat and the table ops (QLinearSigmoid, QLinearLeakyRelu, QLinearRequantize,
+  ...: TABLES): 256-entry tables (onnxruntime's float32 function of every input code,
+  quantized).
 """
 
 import numpy as np
@@ -289,16 +290,18 @@ def lower_qconcat(node, graph):
                       [(f"x{i}", x) for i, x in enumerate(node.inputs)], [("y", y)])
 
 
+#: op -> (attributes -> onnxruntime's float32 function) of the table ops
+TABLES = {"QLinearSigmoid": lambda a: logistic,
+          "QLinearLeakyRelu": lambda a: lambda v: leaky_relu(v, a.get("alpha", 0.01)),
+          "QLinearRequantize": lambda a: _identity}
+
+
 def lower_qlookup(node, graph):
-    """QLinearSigmoid, QLinearLeakyRelu: one 256-entry table, computed here."""
+    """QLinearSigmoid, QLinearLeakyRelu, ... (TABLES): one 256-entry table, computed here."""
     x, y = node.inputs[0], node.outputs[0]
-    if node.op == "QLinearSigmoid":
-        fn = logistic
-    else:
-        alpha = node.attrs.get("alpha", 0.01)
-        fn = lambda v: leaky_relu(v, alpha)  # noqa: E731
-    table = lookup_table(fn, _per_tensor(graph, node, x), _per_tensor(graph, node, y),
-                         graph.info(x).dtype, graph.info(y).dtype)
+    table = lookup_table(TABLES[node.op](node.attrs), _per_tensor(graph, node, x),
+                         _per_tensor(graph, node, y), graph.info(x).dtype, graph.info(y).dtype,
+                         node.attrs.get("onnxcc_clamp"))
     n = graph.info(y).size
     return KernelCall("qlookup", f"{node.op[7:].lower()}_{SHORT[graph.info(x).dtype]}_n{n}",
                       {"n": n, "table": table}, [("x", x)], [("y", y)])
@@ -325,9 +328,8 @@ LOWERINGS = {"QLinearConv": lower_qconv, "QGemm": lower_qgemm,
              "QLinearGlobalAveragePool": lower_qglobal_avgpool,
              "QLinearAveragePool": lower_qavgpool, "QLinearAdd": lower_qadd,
              "QLinearSoftmax": lower_qsoftmax, "QLinearConcat": lower_qconcat,
-             "QLinearSigmoid": lower_qlookup, "QLinearLeakyRelu": lower_qlookup,
+             **{op: lower_qlookup for op in TABLES},
              "QuantizeLinear": lower_quantize, "DequantizeLinear": lower_dequantize,
              "ConvInteger": lower_conv_integer, "MatMulInteger": lower_matmul_integer}
 TYPED_OPS = set(LOWERINGS)  # integer tensors, each kernel for the types it takes
-ELEMENTWISE = {"QLinearAdd", "QLinearSigmoid", "QLinearLeakyRelu", "QuantizeLinear",
-               "DequantizeLinear"}
+ELEMENTWISE = {"QLinearAdd", "QuantizeLinear", "DequantizeLinear", *TABLES}
