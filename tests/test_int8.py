@@ -706,3 +706,14 @@ def test_integer_max_pools_match_onnxruntime_exactly(scons, tmp_path, target):
         r = scons(f"target={target}", f"model={model}", "verify")
         assert r.returncode == 0, r.stdout + r.stderr
         assert "max abs error 0," in r.stdout and "warning" not in r.stdout + r.stderr
+
+
+@pytest.mark.unit
+def test_a_range_the_kernel_cannot_apply_keeps_the_group_float(tmp_path):
+    """QLinearSoftmax and QLinearConcat have no output range: a Relu / Clip that narrows
+    it keeps their group float (never silently dropped)."""
+    c = QdqChain(U8, [1, 2, 4])
+    c.op("Softmax", "sm", between=["Relu"], axis=-1)
+    c.op("Concat", "cat", between=["Relu"], axis=1)
+    g = optimize(import_model(c.save(tmp_path, "ranges", [1, 2, 4])), "test")
+    assert {"Softmax", "Concat"} <= {n.op for n in g.nodes}

@@ -202,7 +202,8 @@ def _fuse(m, node):
         x = m.dq_input(node.inputs[0], False)
         if x and x[1]["axis"] is None:
             return _max_pool(m, node, x, (q, acts, y_quant), attrs)
-    if op is None:
+    # their kernels have no output range: a Relu / Clip that narrows it stays float
+    if op is None or op in ("QLinearSoftmax", "QLinearConcat") and "onnxcc_clamp" in attrs:
         return None
     for name, quant in inputs:
         if quant is not None:
