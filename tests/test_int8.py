@@ -697,17 +697,6 @@ def qoperator_max_pool(tmp_path, elem, name):
     return g.save(tmp_path, name, [1, 3, 7, 6], "y", [1, 4, 3, 2])
 
 
-@pytest.mark.parametrize("target", ["x86_64", *in_qemu("armv7")])
-@pytest.mark.slow
-def test_integer_max_pools_match_onnxruntime_exactly(scons, tmp_path, target):
-    for elem, form in ((I8, "qdq"), (U8, "qdq"), (I8, "qop"), (U8, "qop")):
-        name = f"mp_{form}_{'s8' if elem == I8 else 'u8'}"
-        model = (qdq_max_pools if form == "qdq" else qoperator_max_pool)(tmp_path, elem, name)
-        r = scons(f"target={target}", f"model={model}", "verify")
-        assert r.returncode == 0, r.stdout + r.stderr
-        assert "max abs error 0," in r.stdout and "warning" not in r.stdout + r.stderr
-
-
 @pytest.mark.unit
 def test_a_range_the_kernel_cannot_apply_keeps_the_group_float(tmp_path):
     """QLinearSoftmax and QLinearConcat have no output range: a Relu / Clip that narrows
@@ -717,3 +706,75 @@ def test_a_range_the_kernel_cannot_apply_keeps_the_group_float(tmp_path):
     c.op("Concat", "cat", between=["Relu"], axis=1)
     g = optimize(import_model(c.save(tmp_path, "ranges", [1, 2, 4])), "test")
     assert {"Softmax", "Concat"} <= {n.op for n in g.nodes}
+
+
+def qdq_tables(tmp_path, elem, name):
+    """Tanh, HardSigmoid, HardSwish and LeakyRelu -> Relu between DQ and Q: onnxruntime
+    runs them in float, onnxcc as tables of its float32 arithmetic."""
+    c = QdqChain(elem, [1, 4, 6, 7])
+    c.inits[0] = _init("xq_s", np.float32(0.06))  # codes spanning about +-7.5 (tanh saturates)
+    c.op("Tanh", "tanh", scale=1 / 128)
+    c.op("HardSigmoid", "hsig", alpha=2.7, beta=0.4)
+    c.op("HardSwish", "hswish")
+    c.op("LeakyRelu", "leaky", between=["Relu"], alpha=0.3)
+    return c.save(tmp_path, name, [1, 4, 6, 7])
+
+
+@pytest.mark.unit
+def test_unary_groups_become_tables(tmp_path):
+    g = optimize(import_model(qdq_tables(tmp_path, I8, "tables")), "test")
+    assert [n.op for n in g.nodes] == ["QuantizeLinear", "QLinearTanh", "QLinearHardSigmoid",
+                                       "QLinearHardSwish", "QLinearLeakyRelu", "DequantizeLinear"]
+    assert g.nodes[4].attrs["onnxcc_clamp"][0] == g.info("leaky").quant["zero_point"][0]
+
+
+def _ort(graph, feeds):
+    ort = pytest.importorskip("onnxruntime")
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return sess.run(None, feeds)[0]
+
+
+TABLE_FUNCTIONS = (("Tanh", {}, quant.tanh),
+                   ("HardSigmoid", {"alpha": 0.37, "beta": -0.2},
+                    lambda v: quant.hard_sigmoid(v, 0.37, -0.2)),
+                   ("HardSwish", {}, quant.hard_swish))
+
+
+@pytest.mark.unit
+def test_tables_are_onnxruntime_float32_functions():
+    """Each function against onnxruntime's float kernel on random floats, and each table
+    against onnxruntime's DQ -> op -> Q on all 256 codes, for random quantizations."""
+    x = np.concatenate([RNG.standard_normal(20000) * 4, RNG.uniform(-12, 12, 20000)]).astype(np.float32)
+    for op, attrs, fn in TABLE_FUNCTIONS:
+        graph = helper.make_graph([helper.make_node(op, ["x"], ["y"], **attrs)], op,
+                                  [helper.make_tensor_value_info("x", F, [x.size])],
+                                  [helper.make_tensor_value_info("y", F, [x.size])])
+        assert np.array_equal(_ort(graph, {"x": x}), fn(x)), op
+        for elem in (I8, U8) * 10:
+            lo, hi = (-128, 127) if elem == I8 else (0, 255)
+            xq, yq = [(np.float32(RNG.uniform(0.002, 0.1)), int(RNG.integers(lo, hi + 1)))
+                      for _ in range(2)]
+            inits = qparams("x", *xq, elem) + qparams("y", *yq, elem)
+            nodes = [helper.make_node("DequantizeLinear", ["c", "x_s", "x_z"], ["f"]),
+                     helper.make_node(op, ["f"], ["g"], **attrs),
+                     helper.make_node("QuantizeLinear", ["g", "y_s", "y_z"], ["y"])]
+            graph = helper.make_graph(nodes, op, [helper.make_tensor_value_info("c", elem, [256])],
+                                      [helper.make_tensor_value_info("y", elem, [256])], inits)
+            codes = np.arange(lo, hi + 1).astype(NP[elem])
+            dtype = np.dtype(NP[elem]).name
+            table = quant.lookup_table(fn, xq, yq, dtype, dtype)
+            assert [table[c & 0xFF] for c in codes.tolist()] == _ort(graph, {"c": codes}).tolist(), op
+
+
+@pytest.mark.parametrize("target", ["x86_64", *in_qemu("armv7")])
+@pytest.mark.slow
+def test_groups_onnxruntime_runs_in_float_match_it_exactly(scons, tmp_path, target):
+    """The integer MaxPools (QDQ and QOperator), the tables and ReduceMean's pool: the same
+    integers as onnxruntime's float ops between DQ and Q."""
+    for make in (qdq_max_pools, qoperator_max_pool, qdq_tables):
+        for elem in (I8, U8):
+            name = f"{make.__name__}_{'s8' if elem == I8 else 'u8'}"
+            r = scons(f"target={target}", f"model={make(tmp_path, elem, name)}", "verify")
+            assert r.returncode == 0, r.stdout + r.stderr
+            assert "max abs error 0," in r.stdout and "warning" not in r.stdout + r.stderr

@@ -3,8 +3,10 @@
 The same groups onnxruntime fuses when graph optimizations are on (its default), into
 the same integer ops (QLinearConv, QGemm, QLinearAdd, QLinearAveragePool,
 QLinearGlobalAveragePool, QLinearSoftmax, QLinearConcat, QLinearSigmoid,
-QLinearLeakyRelu), so that both compute the same integers. A Relu or Clip between the op and its QuantizeLinear becomes the integer
-output range (exact: quantization is monotonic). Ops that only move data (the reshape
+QLinearLeakyRelu), so that both compute the same integers; and Tanh, HardSigmoid and
+HardSwish, which onnxruntime runs in float between the DQ and Q, as tables of its float32
+arithmetic (the same integers, for each of the 256 codes). A Relu or Clip between the op
+and its QuantizeLinear becomes the integer output range (exact: quantization is monotonic). Ops that only move data (the reshape
 family, Transpose) between equal quantizations run on the integers directly.
 
 MaxPool and GlobalMaxPool run on the integers (max commutes with the monotonic
@@ -34,7 +36,10 @@ from .remove_noops import prune_unused
 
 MOVERS = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose"}
 UNARY = {"AveragePool": "QLinearAveragePool", "GlobalAveragePool": "QLinearGlobalAveragePool",
-         "Softmax": "QLinearSoftmax", "Sigmoid": "QLinearSigmoid", "LeakyRelu": "QLinearLeakyRelu"}
+         "Softmax": "QLinearSoftmax", "Sigmoid": "QLinearSigmoid", "LeakyRelu": "QLinearLeakyRelu",
+         # not fused by onnxruntime: its float op then QuantizeLinear, which the table of
+         # every code computes at compile time with its float32 arithmetic (core/quant.py)
+         "Tanh": "QLinearTanh", "HardSigmoid": "QLinearHardSigmoid", "HardSwish": "QLinearHardSwish"}
 #: ops that commute with quantization (monotonic): they run on the codes
 MAX_POOLS = {"MaxPool", "GlobalMaxPool"}
 QUANT_OPS = {"QuantizeLinear", "DequantizeLinear"}

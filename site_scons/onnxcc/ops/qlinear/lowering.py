@@ -19,8 +19,9 @@ time, with the arithmetic onnxruntime's CPU kernels use (see ``quant`` and docs/
 import numpy as np
 
 from onnxcc.core.cgen import c_type
-from onnxcc.core.quant import (F32, fixed_point, int_range, leaky_relu, logistic, lookup_table,
-                               output_scales, qlinear_add_constants, scalar, softmax_exp_table)
+from onnxcc.core.quant import (F32, fixed_point, hard_sigmoid, hard_swish, int_range, leaky_relu,
+                               logistic, lookup_table, output_scales, qlinear_add_constants,
+                               scalar, softmax_exp_table, tanh)
 from onnxcc.ops import KernelCall, unsupported
 from onnxcc.ops.common.broadcast import broadcast_strides, merge_dims
 from onnxcc.ops.common.spatial import window_2d, window_tag
@@ -293,7 +294,10 @@ def lower_qconcat(node, graph):
 #: op -> (attributes -> onnxruntime's float32 function) of the table ops
 TABLES = {"QLinearSigmoid": lambda a: logistic,
           "QLinearLeakyRelu": lambda a: lambda v: leaky_relu(v, a.get("alpha", 0.01)),
-          "QLinearRequantize": lambda a: _identity}
+          "QLinearRequantize": lambda a: _identity,
+          "QLinearTanh": lambda a: tanh, "QLinearHardSwish": lambda a: hard_swish,
+          "QLinearHardSigmoid": lambda a: lambda v: hard_sigmoid(v, a.get("alpha", 0.2),
+                                                                 a.get("beta", 0.5))}
 
 
 def lower_qlookup(node, graph):
