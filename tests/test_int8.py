@@ -659,11 +659,12 @@ class QdqChain:
     def _init(self, name):
         return next(i for i in self.inits if i.name == name)
 
-    def save(self, tmp_path, name, y_shape):
+    def save(self, tmp_path, name, y_shape, opset=17):
         t = self.t
         self.nodes.append(helper.make_node("DequantizeLinear", [t, f"{t}_s", f"{t}_z"], ["y"]))
-        return save(tmp_path, self.nodes, [helper.make_tensor_value_info("x", F, self.x_shape)],
-                    [helper.make_tensor_value_info("y", F, y_shape)], self.inits, name)
+        g = helper.make_graph(self.nodes, name, [helper.make_tensor_value_info("x", F, self.x_shape)],
+                              [helper.make_tensor_value_info("y", F, y_shape)], initializer=self.inits)
+        return save_graph(tmp_path / f"{name}.onnx", g, opset=opset)
 
 
 def qdq_max_pools(tmp_path, elem, name):
@@ -767,14 +768,48 @@ def test_tables_are_onnxruntime_float32_functions():
             assert [table[c & 0xFF] for c in codes.tolist()] == _ort(graph, {"c": codes}).tolist(), op
 
 
+def qdq_reduce_mean(tmp_path, elem, name, keepdims=1, pool="ReduceMean", shape=(4, 64, 4, 4)):
+    """DQ -> ReduceMean over H x W -> Q with x's own quantization (means of codes: many
+    exact ties in the integers, which onnxruntime's float sum rounds either way), as the
+    TorchScript exporter's GlobalAveragePool, or as the dynamo exporter's opset-18
+    ReduceMean with its axes an input (keepdims=0: then [N, C])."""
+    c = QdqChain(elem, list(shape))
+    if pool == "GlobalAveragePool":
+        c.op(pool, "mean", same=True)
+        return c.save(tmp_path, name, [shape[0], shape[1], 1, 1])
+    c.inits.append(_init("axes", np.array([-2, -1], np.int64)))
+    c.op("ReduceMean", "mean", same=True, extra=["axes"], keepdims=keepdims)
+    return c.save(tmp_path, name, [shape[0], shape[1]] + [1, 1] * keepdims, opset=18)
+
+
+@pytest.mark.unit
+def test_reduce_mean_plans_as_global_average_pool(tmp_path):
+    """The dynamo exporter's ReduceMean and the TorchScript exporter's GlobalAveragePool:
+    one QLinearGlobalAveragePool each (ReduceMean's with onnxruntime's float steps), and
+    the same memory plan."""
+    plans = []
+    for pool, keepdims in (("GlobalAveragePool", 1), ("ReduceMean", 1), ("ReduceMean", 0)):
+        g = optimize(import_model(qdq_reduce_mean(tmp_path, U8, pool, keepdims, pool)), "test")
+        ops = [n.op for n in g.nodes]
+        assert ops == ["QuantizeLinear", "QLinearGlobalAveragePool"] + ["Reshape"] * (1 - keepdims) \
+            + ["DequantizeLinear"], ops
+        assert bool(g.nodes[1].attrs.get("onnxcc_float_mean")) == (pool == "ReduceMean")
+        plan = planner.plan(g, io="arena", schedule="graph")
+        plans.append((plan["arena_bytes"], [s.get("overwrites") for s in plan["schedule"]
+                                            if s["code"] == "kernel"]))
+    assert plans[0] == plans[1] == plans[2], plans
+
+
 @pytest.mark.parametrize("target", ["x86_64", *in_qemu("armv7")])
 @pytest.mark.slow
 def test_groups_onnxruntime_runs_in_float_match_it_exactly(scons, tmp_path, target):
     """The integer MaxPools (QDQ and QOperator), the tables and ReduceMean's pool: the same
     integers as onnxruntime's float ops between DQ and Q."""
-    for make in (qdq_max_pools, qoperator_max_pool, qdq_tables):
+    means = [lambda t, e, n: qdq_reduce_mean(t, e, n, 1), lambda t, e, n: qdq_reduce_mean(
+        t, e, n, 0, shape=(2, 40, 6, 7))]
+    for k, make in enumerate([qdq_max_pools, qoperator_max_pool, qdq_tables] + means):
         for elem in (I8, U8):
-            name = f"{make.__name__}_{'s8' if elem == I8 else 'u8'}"
+            name = f"case{k}_{'s8' if elem == I8 else 'u8'}"
             r = scons(f"target={target}", f"model={make(tmp_path, elem, name)}", "verify")
             assert r.returncode == 0, r.stdout + r.stderr
             assert "max abs error 0," in r.stdout and "warning" not in r.stdout + r.stderr

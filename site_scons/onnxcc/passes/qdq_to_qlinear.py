@@ -15,6 +15,9 @@ pair, as it does for equal quantizations, or runs the float op); a different out
 quantization, or a Relu / Clip after, becomes a 256-entry table after the integer pool
 (QLinearRequantize, QLinearConcat's table).
 
+A ReduceMean over H x W (what the dynamo exporter writes for a global average pool)
+becomes QLinearGlobalAveragePool too, with onnxruntime's float steps (it does not fuse it).
+
 ConvInteger and MatMulInteger (int32 outputs) keep their op; their zero points move onto
 the tensors too.
 
@@ -203,6 +206,10 @@ def _fuse(m, node):
         x = m.dq_input(node.inputs[0], False)
         if x and x[1] == y_quant and not acts:
             op, inputs = node.op, [x] + [(i, None) for i in node.inputs[1:]]
+    elif node.op == "ReduceMean" and _spatial_axes(g, node):
+        x = m.dq_input(node.inputs[0], False)
+        if x and x[1]["axis"] is None:
+            return _reduce_mean(m, node, x, (q, acts, y_quant), attrs)
     elif node.op in MAX_POOLS and not any(node.outputs[1:]):
         x = m.dq_input(node.inputs[0], False)
         if x and x[1]["axis"] is None:
@@ -218,6 +225,35 @@ def _fuse(m, node):
     if op in ("QLinearConv", "QGemm") and len(g.info(names[1]).quant["scale"]) > 1:
         names = names[:3] + [""] * (3 - len(names)) + _requant_tables(m, node, names, y, attrs)
     return q, acts, [Node(node.name, op, names, [y], attrs)]
+
+
+def _spatial_axes(graph, node):
+    """Whether a ReduceMean averages H x W of an NCHW tensor (axes attribute or constant
+    input): a global average pool."""
+    axes = node.attrs.get("axes")
+    if len(node.inputs) > 1 and node.inputs[1]:
+        if not graph.is_constant(node.inputs[1]):
+            return False
+        axes = np.asarray(graph.constants[node.inputs[1]]).reshape(-1).tolist()
+    return len(graph.info(node.inputs[0]).shape) == 4 and sorted(a % 4 for a in axes or []) == [2, 3]
+
+
+def _reduce_mean(m, node, x, out, attrs):
+    """QLinearGlobalAveragePool computing onnxruntime's float ReduceMean and QuantizeLinear
+    (which it does not fuse) exactly (onnxcc_float_mean); keepdims=0: a Reshape after."""
+    (g, (x_name, x_quant)), (q, acts, y_quant) = (m.g, x), out
+    y = q.outputs[0]
+    _set_quant(g, x_name, x_quant)
+    _set_quant(g, y, y_quant)
+    attrs = {"onnxcc_float_mean": 1, **{k: v for k, v in attrs.items() if k == "onnxcc_clamp"}}
+    if node.attrs.get("keepdims", 1):
+        return q, acts, [Node(node.name, "QLinearGlobalAveragePool", [x_name], [y], attrs)]
+    pooled = m.names.unique(f"{node.outputs[0]}_pooled")
+    g.tensors[pooled] = TensorInfo(pooled, g.info(y).dtype, tuple(g.info(x_name).shape[:2]) + (1, 1), y_quant)
+    shape = m.names.unique(f"{node.name}_shape")
+    g.add_constant(shape, np.array(g.info(y).shape, np.int64))
+    return q, acts, [Node(node.name, "QLinearGlobalAveragePool", [x_name], [pooled], attrs),
+                     Node(m.names.unique(f"{node.name}_reshape"), "Reshape", [pooled, shape], [y])]
 
 
 def _max_pool(m, node, x, out, attrs):

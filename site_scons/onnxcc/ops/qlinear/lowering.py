@@ -214,7 +214,24 @@ def _global_pool(node, graph, x, y):
 
 
 def lower_qglobal_avgpool(node, graph):
+    if node.attrs.get("onnxcc_float_mean"):
+        return _float_mean(node, graph, node.inputs[0], node.outputs[0])
     return _global_pool(node, graph, node.inputs[0], node.outputs[0])
+
+
+def _float_mean(node, graph, x, y):
+    """A ReduceMean over H x W between DQ and Q (passes/qdq_to_qlinear): onnxruntime's
+    float32 ReduceMean then QuantizeLinear, step by step (the integer sum rounds once,
+    where its float sum rounds at every add: they differ near ties)."""
+    shape = graph.info(x).shape
+    x_scale, x_zp = _per_tensor(graph, node, x)
+    y_scale, _ = _per_tensor(graph, node, y)
+    y_zp, lo, hi = _output(graph, node, y)
+    p = {"outer": shape[0] * shape[1], "inner": int(np.prod(shape[2:])), "float_mean": True,
+         "x_scale": float(x_scale), "x_zp": x_zp, "y_scale": float(y_scale), "y_zp": y_zp,
+         "lo": lo, "hi": hi, "x_type": c_type(graph.info(x).dtype)}
+    tag = f"{SHORT[graph.info(x).dtype]}_{p['outer']}x{p['inner']}_mean"
+    return KernelCall("qglobal_avgpool", tag, p, [("x", x)], [("y", y)])
 
 
 def lower_qavgpool(node, graph):
