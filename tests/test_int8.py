@@ -813,3 +813,16 @@ def test_groups_onnxruntime_runs_in_float_match_it_exactly(scons, tmp_path, targ
             r = scons(f"target={target}", f"model={make(tmp_path, elem, name)}", "verify")
             assert r.returncode == 0, r.stdout + r.stderr
             assert "max abs error 0," in r.stdout and "warning" not in r.stdout + r.stderr
+
+
+@pytest.mark.unit
+def test_no_float_kernel_between_the_first_q_and_the_last_dq(tmp_path):
+    """Every group of issue 35 runs on the integers: each tensor between the first
+    QuantizeLinear and the last DequantizeLinear is int8 / uint8 (shapes constants aside)."""
+    for make in (qdq_max_pools, qdq_tables, qdq_reduce_mean,
+                 lambda t, e, n: qdq_reduce_mean(t, e, n, 0, shape=(2, 40, 6, 7))):
+        for elem in (I8, U8):
+            g = optimize(import_model(make(tmp_path, elem, "chain")), "test")
+            assert g.nodes[0].op == "QuantizeLinear" and g.nodes[-1].op == "DequantizeLinear"
+            for n in g.nodes[1:-1]:
+                assert all(g.info(t).dtype in ("int8", "uint8") for t in n.inputs[:1] + n.outputs), n
