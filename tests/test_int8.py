@@ -130,8 +130,8 @@ def qoperator_zoo(tmp_path, elem, name):
 
 
 def qdq_float_island(tmp_path, relu_zp):
-    """DQ -> MaxPool -> Q (no integer MaxPool: it stays float) and DQ -> Conv -> Relu -> Q
-    (the Relu becomes the integer range)."""
+    """DQ -> MaxPool -> Q (equal quantizations: the integer pool alone) and DQ -> Conv ->
+    Relu -> Q (the Relu becomes the integer range)."""
     w = RNG.integers(-50, 50, (4, 2, 3, 3)).astype(np.int8)
     w_s = RNG.uniform(0.005, 0.01, 4).astype(np.float32)
     inits = (qparams("x", 0.02, 10, U8) + qparams("r", 0.03, relu_zp, U8) + [
@@ -181,12 +181,11 @@ def test_qdq_to_qlinear_fuses_groups_and_keeps_quantization(tmp_path):
 
 
 @pytest.mark.unit
-def test_relu_becomes_the_integer_range_and_unfused_ops_stay_float(tmp_path):
+def test_relu_becomes_the_integer_range_and_max_pool_runs_on_the_integers(tmp_path):
     g = optimize(import_model(qdq_float_island(tmp_path, 40)), "test")
     ops = [n.op for n in g.nodes]
-    assert ops == ["QuantizeLinear", "DequantizeLinear", "MaxPool", "QuantizeLinear",
-                   "QLinearConv", "DequantizeLinear"]
-    assert g.nodes[4].attrs["onnxcc_clamp"] == [40, 255]  # Relu: nothing below the zero point
+    assert ops == ["QuantizeLinear", "MaxPool", "QLinearConv", "DequantizeLinear"]
+    assert g.nodes[2].attrs["onnxcc_clamp"] == [40, 255]  # Relu: nothing below the zero point
 
 
 @pytest.mark.parametrize("target", ["x86_64", *in_qemu("armv7")])
@@ -621,3 +620,209 @@ def test_accumulator_bits_bounds_every_sum_from_the_weights(tmp_path):
         conv = next(n for n in graph.nodes if n.op == "QLinearConv")
         assert conv.attrs["onnxcc_sum_bits"] == bits
         assert qlinear_q15.lower_gemm(conv, graph, None).params["wide"] == (bits > 23)
+
+
+# --- issue 35: MaxPool, ReduceMean and unary tables on the integers --------------------------
+
+class QdqChain:
+    """A QDQ chain on float x: each ``op`` is DQ -> float op -> Q (its own output
+    quantization unless ``same``), the last one dequantized into y."""
+
+    def __init__(self, elem, x_shape):
+        self.elem, self.nodes, self.inits = elem, [], []
+        self.lo, self.hi = (-128, 127) if elem == I8 else (0, 255)
+        self.x_shape, self.t = x_shape, "xq"
+        self.inits += qparams("xq", 0.05, self.zp(), elem)
+        self.nodes.append(helper.make_node("QuantizeLinear", ["x", "xq_s", "xq_z"], ["xq"]))
+
+    def zp(self):
+        return int(RNG.integers(self.lo + 30, self.hi - 30))
+
+    def op(self, op, name, between=(), same=False, scale=None, extra=(), **attrs):
+        """DQ -> op(x, *extra) -> between (Relu / Clip) -> Q."""
+        t = self.t
+        self.nodes.append(helper.make_node("DequantizeLinear", [t, f"{t}_s", f"{t}_z"], [f"{name}_in"]))
+        self.nodes.append(helper.make_node(op, [f"{name}_in", *extra], [f"{name}_f"], name=name, **attrs))
+        f = f"{name}_f"
+        for k, act in enumerate(between):
+            self.nodes.append(helper.make_node(act, [f], [f"{f}{k}"]))
+            f = f"{f}{k}"
+        if same:
+            self.inits += [_init(f"{name}_s", numpy_helper.to_array(self._init(f"{t}_s"))),
+                           _init(f"{name}_z", numpy_helper.to_array(self._init(f"{t}_z")))]
+        else:
+            self.inits += qparams(name, scale or float(RNG.uniform(0.02, 0.06)), self.zp(), self.elem)
+        self.nodes.append(helper.make_node("QuantizeLinear", [f, f"{name}_s", f"{name}_z"], [name]))
+        self.t = name
+        return name
+
+    def _init(self, name):
+        return next(i for i in self.inits if i.name == name)
+
+    def save(self, tmp_path, name, y_shape, opset=17):
+        t = self.t
+        self.nodes.append(helper.make_node("DequantizeLinear", [t, f"{t}_s", f"{t}_z"], ["y"]))
+        g = helper.make_graph(self.nodes, name, [helper.make_tensor_value_info("x", F, self.x_shape)],
+                              [helper.make_tensor_value_info("y", F, y_shape)], initializer=self.inits)
+        return save_graph(tmp_path / f"{name}.onnx", g, opset=opset)
+
+
+def qdq_max_pools(tmp_path, elem, name):
+    """MaxPool with x's quantization (the integer pool alone), MaxPool to another one and
+    GlobalMaxPool -> Relu (a table after the pool)."""
+    c = QdqChain(elem, [1, 3, 9, 8])
+    c.op("MaxPool", "mp_same", same=True, kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2])
+    c.op("MaxPool", "mp_other", kernel_shape=[2, 2], pads=[0, 1, 0, 1], strides=[1, 1])
+    c.op("GlobalMaxPool", "gmp", between=["Relu"])
+    return c.save(tmp_path, name, [1, 3, 1, 1])
+
+
+@pytest.mark.unit
+def test_max_pools_run_on_the_integers(tmp_path):
+    g = optimize(import_model(qdq_max_pools(tmp_path, U8, "mp")), "test")
+    assert [n.op for n in g.nodes] == ["QuantizeLinear", "MaxPool", "MaxPool", "QLinearRequantize",
+                                       "GlobalMaxPool", "QLinearRequantize", "DequantizeLinear"]
+    assert all(g.info(t).dtype == "uint8" for n in g.nodes[1:-1] for t in n.inputs + n.outputs)
+    assert g.nodes[5].attrs["onnxcc_clamp"][0] == g.info("gmp").quant["zero_point"][0]  # the Relu
+
+
+def qoperator_max_pool(tmp_path, elem, name):
+    """onnxruntime's quantizer writes a plain MaxPool on the integer tensor of a
+    QOperator model (padded: the padding is the type's lowest value, never a winner)."""
+    g = QGraph(elem)
+    g.q("x")
+    t = g.conv("x", "c", 3, 4, 3, pads=[1, 1, 1, 1])
+    g.nodes.append(helper.make_node("MaxPool", [t], ["mp"], name="mp", kernel_shape=[3, 3],
+                                    pads=[1, 1, 1, 1], strides=[2, 2]))
+    g.nodes.append(helper.make_node("MaxPool", ["mp"], ["y"], name="y", kernel_shape=[2, 2]))
+    return g.save(tmp_path, name, [1, 3, 7, 6], "y", [1, 4, 3, 2])
+
+
+@pytest.mark.unit
+def test_a_range_the_kernel_cannot_apply_keeps_the_group_float(tmp_path):
+    """QLinearSoftmax and QLinearConcat have no output range: a Relu / Clip that narrows
+    it keeps their group float (never silently dropped)."""
+    c = QdqChain(U8, [1, 2, 4])
+    c.op("Softmax", "sm", between=["Relu"], axis=-1)
+    c.op("Concat", "cat", between=["Relu"], axis=1)
+    g = optimize(import_model(c.save(tmp_path, "ranges", [1, 2, 4])), "test")
+    assert {"Softmax", "Concat"} <= {n.op for n in g.nodes}
+
+
+def qdq_tables(tmp_path, elem, name):
+    """Tanh, HardSigmoid, HardSwish and LeakyRelu -> Relu between DQ and Q: onnxruntime
+    runs them in float, onnxcc as tables of its float32 arithmetic."""
+    c = QdqChain(elem, [1, 4, 6, 7])
+    c.inits[0] = _init("xq_s", np.float32(0.06))  # codes spanning about +-7.5 (tanh saturates)
+    c.op("Tanh", "tanh", scale=1 / 128)
+    c.op("HardSigmoid", "hsig", alpha=2.7, beta=0.4)
+    c.op("HardSwish", "hswish")
+    c.op("LeakyRelu", "leaky", between=["Relu"], alpha=0.3)
+    return c.save(tmp_path, name, [1, 4, 6, 7])
+
+
+@pytest.mark.unit
+def test_unary_groups_become_tables(tmp_path):
+    g = optimize(import_model(qdq_tables(tmp_path, I8, "tables")), "test")
+    assert [n.op for n in g.nodes] == ["QuantizeLinear", "QLinearTanh", "QLinearHardSigmoid",
+                                       "QLinearHardSwish", "QLinearLeakyRelu", "DequantizeLinear"]
+    assert g.nodes[4].attrs["onnxcc_clamp"][0] == g.info("leaky").quant["zero_point"][0]
+
+
+def _ort(graph, feeds):
+    ort = pytest.importorskip("onnxruntime")
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return sess.run(None, feeds)[0]
+
+
+TABLE_FUNCTIONS = (("Tanh", {}, quant.tanh),
+                   ("HardSigmoid", {"alpha": 0.37, "beta": -0.2},
+                    lambda v: quant.hard_sigmoid(v, 0.37, -0.2)),
+                   ("HardSwish", {}, quant.hard_swish))
+
+
+@pytest.mark.unit
+def test_tables_are_onnxruntime_float32_functions():
+    """Each function against onnxruntime's float kernel on random floats, and each table
+    against onnxruntime's DQ -> op -> Q on all 256 codes, for random quantizations."""
+    x = np.concatenate([RNG.standard_normal(20000) * 4, RNG.uniform(-12, 12, 20000)]).astype(np.float32)
+    for op, attrs, fn in TABLE_FUNCTIONS:
+        graph = helper.make_graph([helper.make_node(op, ["x"], ["y"], **attrs)], op,
+                                  [helper.make_tensor_value_info("x", F, [x.size])],
+                                  [helper.make_tensor_value_info("y", F, [x.size])])
+        assert np.array_equal(_ort(graph, {"x": x}), fn(x)), op
+        for elem in (I8, U8) * 10:
+            lo, hi = (-128, 127) if elem == I8 else (0, 255)
+            xq, yq = [(np.float32(RNG.uniform(0.002, 0.1)), int(RNG.integers(lo, hi + 1)))
+                      for _ in range(2)]
+            inits = qparams("x", *xq, elem) + qparams("y", *yq, elem)
+            nodes = [helper.make_node("DequantizeLinear", ["c", "x_s", "x_z"], ["f"]),
+                     helper.make_node(op, ["f"], ["g"], **attrs),
+                     helper.make_node("QuantizeLinear", ["g", "y_s", "y_z"], ["y"])]
+            graph = helper.make_graph(nodes, op, [helper.make_tensor_value_info("c", elem, [256])],
+                                      [helper.make_tensor_value_info("y", elem, [256])], inits)
+            codes = np.arange(lo, hi + 1).astype(NP[elem])
+            dtype = np.dtype(NP[elem]).name
+            table = quant.lookup_table(fn, xq, yq, dtype, dtype)
+            assert [table[c & 0xFF] for c in codes.tolist()] == _ort(graph, {"c": codes}).tolist(), op
+
+
+def qdq_reduce_mean(tmp_path, elem, name, keepdims=1, pool="ReduceMean", shape=(4, 64, 4, 4)):
+    """DQ -> ReduceMean over H x W -> Q with x's own quantization (means of codes: many
+    exact ties in the integers, which onnxruntime's float sum rounds either way), as the
+    TorchScript exporter's GlobalAveragePool, or as the dynamo exporter's opset-18
+    ReduceMean with its axes an input (keepdims=0: then [N, C])."""
+    c = QdqChain(elem, list(shape))
+    if pool == "GlobalAveragePool":
+        c.op(pool, "mean", same=True)
+        return c.save(tmp_path, name, [shape[0], shape[1], 1, 1])
+    c.inits.append(_init("axes", np.array([-2, -1], np.int64)))
+    c.op("ReduceMean", "mean", same=True, extra=["axes"], keepdims=keepdims)
+    return c.save(tmp_path, name, [shape[0], shape[1]] + [1, 1] * keepdims, opset=18)
+
+
+@pytest.mark.unit
+def test_reduce_mean_plans_as_global_average_pool(tmp_path):
+    """The dynamo exporter's ReduceMean and the TorchScript exporter's GlobalAveragePool:
+    one QLinearGlobalAveragePool each (ReduceMean's with onnxruntime's float steps), and
+    the same memory plan."""
+    plans = []
+    for pool, keepdims in (("GlobalAveragePool", 1), ("ReduceMean", 1), ("ReduceMean", 0)):
+        g = optimize(import_model(qdq_reduce_mean(tmp_path, U8, pool, keepdims, pool)), "test")
+        ops = [n.op for n in g.nodes]
+        assert ops == ["QuantizeLinear", "QLinearGlobalAveragePool"] + ["Reshape"] * (1 - keepdims) \
+            + ["DequantizeLinear"], ops
+        assert bool(g.nodes[1].attrs.get("onnxcc_float_mean")) == (pool == "ReduceMean")
+        plan = planner.plan(g, io="arena", schedule="graph")
+        plans.append((plan["arena_bytes"], [s.get("overwrites") for s in plan["schedule"]
+                                            if s["code"] == "kernel"]))
+    assert plans[0] == plans[1] == plans[2], plans
+
+
+@pytest.mark.parametrize("target", ["x86_64", *in_qemu("armv7")])
+@pytest.mark.slow
+def test_groups_onnxruntime_runs_in_float_match_it_exactly(scons, tmp_path, target):
+    """The integer MaxPools (QDQ and QOperator), the tables and ReduceMean's pool: the same
+    integers as onnxruntime's float ops between DQ and Q."""
+    means = [lambda t, e, n: qdq_reduce_mean(t, e, n, 1), lambda t, e, n: qdq_reduce_mean(
+        t, e, n, 0, shape=(2, 40, 6, 7))]
+    for k, make in enumerate([qdq_max_pools, qoperator_max_pool, qdq_tables] + means):
+        for elem in (I8, U8):
+            name = f"case{k}_{'s8' if elem == I8 else 'u8'}"
+            r = scons(f"target={target}", f"model={make(tmp_path, elem, name)}", "verify")
+            assert r.returncode == 0, r.stdout + r.stderr
+            assert "max abs error 0," in r.stdout and "warning" not in r.stdout + r.stderr
+
+
+@pytest.mark.unit
+def test_no_float_kernel_between_the_first_q_and_the_last_dq(tmp_path):
+    """Every group of issue 35 runs on the integers: each tensor between the first
+    QuantizeLinear and the last DequantizeLinear is int8 / uint8 (shapes constants aside)."""
+    for make in (qdq_max_pools, qdq_tables, qdq_reduce_mean,
+                 lambda t, e, n: qdq_reduce_mean(t, e, n, 0, shape=(2, 40, 6, 7))):
+        for elem in (I8, U8):
+            g = optimize(import_model(make(tmp_path, elem, "chain")), "test")
+            assert g.nodes[0].op == "QuantizeLinear" and g.nodes[-1].op == "DequantizeLinear"
+            for n in g.nodes[1:-1]:
+                assert all(g.info(t).dtype in ("int8", "uint8") for t in n.inputs[:1] + n.outputs), n

@@ -1,9 +1,9 @@
 ${signature}
 {
     for (size_t o = 0; o < ${p['outer']}u; ++o) {
-        const float *xo = x + o * ${p['inner']}u;
+        const ${p['ctype']} *xo = x + o * ${p['inner']}u;
 % if p['kind'] == 'max':
-        float acc = -INFINITY;  /* NaN inputs never win, as in pool2d */
+        ${p['ctype']} acc = ${p['lowest']};  /* NaN inputs never win, as in pool2d */
         for (size_t i = 0; i < ${p['inner']}u; ++i)
             acc = xo[i] > acc ? xo[i] : acc;
         y[o] = acc;

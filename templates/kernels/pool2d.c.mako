@@ -1,5 +1,6 @@
 <%doc>
-  Max or average pooling over NCHW. Padded positions never win a max; an average divides
+  Max or average pooling over NCHW. Padded positions never win a max (it starts at the
+  type's lowest value: float32, or int8 / uint8 codes); an average (float32) divides
   by the number of real inputs unless count_include_pad (then by the padded window
   clipped to the padded input, as ONNX specifies).
 </%doc>\
@@ -7,21 +8,22 @@
     n, c, h, w, oh, ow = p['n'], p['c'], p['h'], p['w'], p['oh'], p['ow']
     kh, kw, sh, sw, dh, dw, pt, pl = p['kh'], p['kw'], p['sh'], p['sw'], p['dh'], p['dw'], p['pt'], p['pl']
     is_max = p['kind'] == 'max'
+    t = p['ctype']
 %>\
 ${signature}
 {
     for (int nc = 0; nc < ${n * c}; ++nc) {
-        const float *xc = x + (size_t)nc * ${h * w}u;
+        const ${t} *xc = x + (size_t)nc * ${h * w}u;
 % if p.get('in_place'):
-        float *yc = (float *)scratch; /* copied over y's channel once x's is read */
+        ${t} *yc = (${t} *)scratch; /* copied over y's channel once x's is read */
 % else:
-        float *yc = y + (size_t)nc * ${oh * ow}u;
+        ${t} *yc = y + (size_t)nc * ${oh * ow}u;
 % endif
         for (int oy = 0; oy < ${oh}; ++oy) {
             const int iy0 = oy * ${sh} - ${pt};
             for (int ox = 0; ox < ${ow}; ++ox) {
                 const int ix0 = ox * ${sw} - ${pl};
-                float acc = ${'-INFINITY' if is_max else '0.0f'};
+                ${t} acc = ${p['lowest'] if is_max else '0.0f'};
 % if not is_max:
                 int count = 0;
 % endif
@@ -31,7 +33,7 @@ ${signature}
                     for (int kx = 0; kx < ${kw}; ++kx) {
                         const int ix = ix0 + kx * ${dw};
                         if (ix < 0 || ix >= ${w}) continue;
-                        const float v = xc[iy * ${w} + ix];
+                        const ${t} v = xc[iy * ${w} + ix];
 % if is_max:
                         acc = v > acc ? v : acc;
 % else:
@@ -56,7 +58,7 @@ ${signature}
             }
         }
 % if p.get('in_place'):
-        memcpy(y + (size_t)nc * ${oh * ow}u, yc, ${oh * ow}u * sizeof(float));
+        memcpy(y + (size_t)nc * ${oh * ow}u, yc, ${oh * ow}u * sizeof(${t}));
 % endif
     }
 }

@@ -161,17 +161,56 @@ def logistic(x):
     return np.array(out, dtype=F32)
 
 
+#: MlasTanhKernel's rational approximation (Eigen's; the x86 FMA3 kernel fuses a * b + c)
+_TANH_ALPHA = [-2.76076847742355e-16, 2.00018790482477e-13, -8.60467152213735e-11,
+               5.12229709037114e-08, 1.48572235717979e-05, 6.37261928875436e-04,
+               4.89352455891786e-03]
+_TANH_BETA = [1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03,
+              4.89352518554385e-03]
+
+
+def _fma_poly(v, coefficients):
+    p = _fma(v, F32(coefficients[0]), F32(coefficients[1]))
+    for c in coefficients[2:]:
+        p = _fma(p, v, F32(c))
+    return p
+
+
+def tanh(x):
+    """onnxruntime's float32 tanh (MlasComputeTanh), element by element: the same on every
+    float32 of 400,000 probes."""
+    out = []
+    for v in np.asarray(x, dtype=F32).reshape(-1):
+        v = min(max(v, F32(-9.0)), F32(9.0))
+        v2 = F32(v * v)
+        out.append(F32(F32(_fma_poly(v2, _TANH_ALPHA) * v) / _fma_poly(v2, _TANH_BETA)))
+    return np.array(out, dtype=F32)
+
+
+def hard_sigmoid(x, alpha, beta):
+    """onnxruntime's float32 HardSigmoid: max(0, min(1, x * alpha + beta)), not fused."""
+    v = (np.asarray(x, dtype=F32) * F32(alpha)).astype(F32) + F32(beta)
+    return np.minimum(np.maximum(v.astype(F32), F32(0.0)), F32(1.0)).astype(F32)
+
+
+def hard_swish(x):
+    """onnxruntime's HardSwish: ONNX's function body, x * HardSigmoid(x, 1/6, 0.5)."""
+    x = np.asarray(x, dtype=F32)
+    return (x * hard_sigmoid(x, F32(1.0 / 6.0), 0.5)).astype(F32)
+
+
 def leaky_relu(x, alpha):
     x = np.asarray(x, dtype=F32)
     return np.where(x >= 0, x, x * F32(alpha)).astype(F32)
 
 
-def lookup_table(fn, x_quant, y_quant, x_dtype, y_dtype):
+def lookup_table(fn, x_quant, y_quant, x_dtype, y_dtype, clamp=None):
     """y code of every x code, indexed by the code's byte: quantize(fn(dequantize(x))) in
-    onnxruntime's float32 arithmetic (QuantizeLinear divides by the scale)."""
+    onnxruntime's float32 arithmetic (QuantizeLinear divides by the scale), within
+    ``clamp`` (the range a Relu / Clip after fn leaves; quantization is monotonic)."""
     x_scale, x_zp = F32(x_quant[0]), x_quant[1]
     y_scale, y_zp = F32(y_quant[0]), y_quant[1]
-    lo, hi = int_range(y_dtype)
+    lo, hi = clamp or int_range(y_dtype)
     codes = np.arange(int_range(x_dtype)[0], int_range(x_dtype)[1] + 1)
     v = fn((codes - x_zp).astype(F32) * x_scale)
     v = np.clip((v / y_scale).astype(F32), F32(lo - y_zp), F32(hi - y_zp))

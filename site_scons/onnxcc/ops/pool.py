@@ -7,11 +7,38 @@
              its window's count (rows at run time times a table of columns)
 
 Only the reference kernels write over their input (INPLACE).
+
+MaxPool and GlobalMaxPool also run on int8 / uint8 (the reference kernels, over the
+codes: max commutes with quantization, and onnxruntime runs MaxPool on the integers
+too); padding never wins, as the lowest value of the type starts every window.
 """
 
-from onnxcc.ops.common.spatial import window_2d, window_over_x, window_tag
+import numpy as np
+
+from onnxcc.core.cgen import c_type
 
 from . import KernelCall, Tactic, in_place, unsupported
+from .common.spatial import window_2d, window_over_x, window_tag
+from .unary import dtype_tag
+
+#: element types of the max kernels (the average ones are float32: ops.lower checks)
+MAX_TYPES = {"float32": "-INFINITY", "int8": "-128", "uint8": "0"}
+
+
+def _dtype(node, graph):
+    """The element type of the pool (a max pool's may be an integer one)."""
+    dtype = graph.info(node.inputs[0]).dtype
+    types = MAX_TYPES if node.op in TYPED_OPS else ["float32"]
+    if dtype not in types or graph.info(node.outputs[0]).dtype != dtype:
+        raise unsupported(node, f"element type {dtype}",
+                          hint=f"onnxcc compiles {node.op} for {', '.join(types)}")
+    return dtype
+
+
+def _typed(g, dtype):
+    """The C type of the elements and the lowest value (where a max starts)."""
+    g.update(ctype=c_type(dtype), lowest=MAX_TYPES[dtype], dtype=dtype)
+    return g
 
 
 def _window(node, graph):
@@ -25,7 +52,7 @@ def _window(node, graph):
     g.update(kind=kind, count_include_pad=int(node.attrs.get("count_include_pad", 0)))
     if kind == "avg" and (g["dh"], g["dw"]) != (1, 1):
         raise unsupported(node, "dilations on AveragePool")
-    return g
+    return _typed(g, _dtype(node, graph))
 
 
 def _is_global(g):
@@ -34,10 +61,10 @@ def _is_global(g):
             and (g["pt"], g["pl"], g["pb"], g["pr"]) == (0, 0, 0, 0))
 
 
-def global_call(kind, outer, inner, x, y, lanes=1):
+def global_call(kind, outer, inner, x, y, lanes=1, dtype="float32"):
     template = "global_pool" if lanes == 1 else "global_pool_vector"
-    return KernelCall(template, f"{kind}_f32_{outer}x{inner}",
-                      {"kind": kind, "outer": outer, "inner": inner, "lanes": lanes},
+    return KernelCall(template, f"{kind}_{dtype_tag(dtype)}_{outer}x{inner}",
+                      _typed({"kind": kind, "outer": outer, "inner": inner, "lanes": lanes}, dtype),
                       [("x", x)], [("y", y)])
 
 
@@ -45,14 +72,14 @@ def lower_pool(node, graph, cpu=None):
     g = _window(node, graph)
     x, y = node.inputs[0], node.outputs[0]
     if _is_global(g):
-        return global_call(g["kind"], g["n"] * g["c"], g["h"] * g["w"], x, y)
-    tag = f"{g['kind']}_f32_{window_tag(g)}" + ("_incpad" if g["count_include_pad"] else "")
+        return global_call(g["kind"], g["n"] * g["c"], g["h"] * g["w"], x, y, dtype=g["dtype"])
+    tag = (f"{g['kind']}_{dtype_tag(g['dtype'])}_{window_tag(g)}"
+           + ("_incpad" if g["count_include_pad"] else ""))
     return KernelCall("pool2d", tag, g, [("x", x)], [("y", y)])
 
 
 def _vectorizable(node, graph, cpu):
-    _window(node, graph)
-    return cpu.lanes() > 1
+    return _window(node, graph)["dtype"] == "float32" and cpu.lanes() > 1
 
 
 def _column_counts(g, width):
@@ -116,7 +143,12 @@ def lower_global_pool(node, graph, cpu=None):
     for d in shape[2:]:
         inner *= d
     kind = "max" if node.op == "GlobalMaxPool" else "avg"
-    return global_call(kind, outer, inner, x, y, cpu.lanes() if cpu and inner > 1 else 1)
+    dtype = _dtype(node, graph)
+    return global_call(kind, outer, inner, x, y, cpu.lanes() if cpu and inner > 1 else 1, dtype)
+
+
+def _global_vectorizable(node, graph, cpu):
+    return _dtype(node, graph) == "float32" and cpu.lanes() > 1
 
 
 def cost_global(node, graph, cpu, vector=False):
@@ -153,7 +185,7 @@ def vector_in_place(node, graph, cpu, tensor):
 _WINDOWED = [Tactic("reference", lower_pool, cost=cost_reference),
              Tactic("vector", lower_vector, _vectorizable, cost_vector, vector_in_place)]
 _GLOBAL = [Tactic("reference", lambda n, g, cpu: lower_global_pool(n, g), cost=cost_global),
-           Tactic("vector", lower_global_pool, lambda n, g, cpu: cpu.lanes() > 1,
+           Tactic("vector", lower_global_pool, _global_vectorizable,
                   lambda n, g, cpu: cost_global(n, g, cpu, vector=True),
                   lambda n, g, cpu, t: in_place(lower_global_pool(n, g, cpu), t, ("x",)))]
 TACTICS = {"MaxPool": _WINDOWED, "AveragePool": _WINDOWED,
@@ -166,7 +198,7 @@ def pool_in_place(node, graph, tensor):
     call = lower_pool(node, graph)
     if call.template == "global_pool":
         return in_place(call, tensor, ("x",))
-    return window_over_x(call, tensor, 4)
+    return window_over_x(call, tensor, np.dtype(call.params["dtype"]).itemsize)
 
 
 def global_pool_in_place(node, graph, tensor):
@@ -176,3 +208,4 @@ def global_pool_in_place(node, graph, tensor):
 
 INPLACE = {"MaxPool": pool_in_place, "AveragePool": pool_in_place,
            "GlobalAveragePool": global_pool_in_place, "GlobalMaxPool": global_pool_in_place}
+TYPED_OPS = {"MaxPool", "GlobalMaxPool"}  # float32, int8, uint8 (_dtype checks)

@@ -3,9 +3,20 @@
 The same groups onnxruntime fuses when graph optimizations are on (its default), into
 the same integer ops (QLinearConv, QGemm, QLinearAdd, QLinearAveragePool,
 QLinearGlobalAveragePool, QLinearSoftmax, QLinearConcat, QLinearSigmoid,
-QLinearLeakyRelu), so that both compute the same integers. A Relu or Clip between the op and its QuantizeLinear becomes the integer
-output range (exact: quantization is monotonic). Ops that only move data (the reshape
+QLinearLeakyRelu), so that both compute the same integers; and Tanh, HardSigmoid and
+HardSwish, which onnxruntime runs in float between the DQ and Q, as tables of its float32
+arithmetic (the same integers, for each of the 256 codes). A Relu or Clip between the op
+and its QuantizeLinear becomes the integer output range (exact: quantization is monotonic). Ops that only move data (the reshape
 family, Transpose) between equal quantizations run on the integers directly.
+
+MaxPool and GlobalMaxPool run on the integers (max commutes with the monotonic
+dequantize and quantize, so the result is exactly onnxruntime's, whether it drops the Q/DQ
+pair, as it does for equal quantizations, or runs the float op); a different output
+quantization, or a Relu / Clip after, becomes a 256-entry table after the integer pool
+(QLinearRequantize, QLinearConcat's table).
+
+A ReduceMean over H x W (what the dynamo exporter writes for a global average pool)
+becomes QLinearGlobalAveragePool too, with onnxruntime's float steps (it does not fuse it).
 
 ConvInteger and MatMulInteger (int32 outputs) keep their op; their zero points move onto
 the tensors too.
@@ -21,14 +32,19 @@ import dataclasses
 
 import numpy as np
 
-from onnxcc.core.ir import Names, Node
+from onnxcc.core.ir import Names, Node, TensorInfo
 from onnxcc.core.quant import fixed_point, int_range, make_quant, output_scales
 
 from .remove_noops import prune_unused
 
 MOVERS = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose"}
 UNARY = {"AveragePool": "QLinearAveragePool", "GlobalAveragePool": "QLinearGlobalAveragePool",
-         "Softmax": "QLinearSoftmax", "Sigmoid": "QLinearSigmoid", "LeakyRelu": "QLinearLeakyRelu"}
+         "Softmax": "QLinearSoftmax", "Sigmoid": "QLinearSigmoid", "LeakyRelu": "QLinearLeakyRelu",
+         # not fused by onnxruntime: its float op then QuantizeLinear, which the table of
+         # every code computes at compile time with its float32 arithmetic (core/quant.py)
+         "Tanh": "QLinearTanh", "HardSigmoid": "QLinearHardSigmoid", "HardSwish": "QLinearHardSwish"}
+#: ops that commute with quantization (monotonic): they run on the codes
+MAX_POOLS = {"MaxPool", "GlobalMaxPool"}
 QUANT_OPS = {"QuantizeLinear", "DequantizeLinear"}
 #: the groups whose fused arithmetic differs from their float ops': fused only where
 #: onnxruntime fuses them (Conv and Gemm, fused or not, round the exact sum alike but at
@@ -223,7 +239,16 @@ def _fuse(m, node):
         x = m.dq_input(node.inputs[0], False)
         if x and x[1] == y_quant and not acts:
             op, inputs = node.op, [x] + [(i, None) for i in node.inputs[1:]]
-    if op is None:
+    elif node.op == "ReduceMean" and _spatial_axes(g, node):
+        x = m.dq_input(node.inputs[0], False)
+        if x and x[1]["axis"] is None:
+            return _reduce_mean(m, node, x, (q, acts, y_quant), attrs)
+    elif node.op in MAX_POOLS and not any(node.outputs[1:]):
+        x = m.dq_input(node.inputs[0], False)
+        if x and x[1]["axis"] is None:
+            return _max_pool(m, node, x, (q, acts, y_quant), attrs)
+    # their kernels have no output range: a Relu / Clip that narrows it stays float
+    if op is None or op in ("QLinearSoftmax", "QLinearConcat") and "onnxcc_clamp" in attrs:
         return None
     for name, quant in inputs:
         if quant is not None:
@@ -232,7 +257,54 @@ def _fuse(m, node):
     names = [name for name, _ in inputs]
     if op in ("QLinearConv", "QGemm") and len(g.info(names[1]).quant["scale"]) > 1:
         names = names[:3] + [""] * (3 - len(names)) + _requant_tables(m, node, names, y, attrs)
-    return q, acts, Node(node.name, op, names, [y], attrs)
+    return q, acts, [Node(node.name, op, names, [y], attrs)]
+
+
+def _spatial_axes(graph, node):
+    """Whether a ReduceMean averages H x W of an NCHW tensor (axes attribute or constant
+    input): a global average pool."""
+    axes = node.attrs.get("axes")
+    if len(node.inputs) > 1 and node.inputs[1]:
+        if not graph.is_constant(node.inputs[1]):
+            return False
+        axes = np.asarray(graph.constants[node.inputs[1]]).reshape(-1).tolist()
+    return len(graph.info(node.inputs[0]).shape) == 4 and sorted(a % 4 for a in axes or []) == [2, 3]
+
+
+def _reduce_mean(m, node, x, out, attrs):
+    """QLinearGlobalAveragePool computing onnxruntime's float ReduceMean and QuantizeLinear
+    (which it does not fuse) exactly (onnxcc_float_mean); keepdims=0: a Reshape after."""
+    (g, (x_name, x_quant)), (q, acts, y_quant) = (m.g, x), out
+    y = q.outputs[0]
+    _set_quant(g, x_name, x_quant)
+    _set_quant(g, y, y_quant)
+    attrs = {"onnxcc_float_mean": 1, **{k: v for k, v in attrs.items() if k == "onnxcc_clamp"}}
+    if node.attrs.get("keepdims", 1):
+        return q, acts, [Node(node.name, "QLinearGlobalAveragePool", [x_name], [y], attrs)]
+    pooled = m.names.unique(f"{node.outputs[0]}_pooled")
+    g.tensors[pooled] = TensorInfo(pooled, g.info(y).dtype, tuple(g.info(x_name).shape[:2]) + (1, 1), y_quant)
+    shape = m.names.unique(f"{node.name}_shape")
+    g.add_constant(shape, np.array(g.info(y).shape, np.int64))
+    return q, acts, [Node(node.name, "QLinearGlobalAveragePool", [x_name], [pooled], attrs),
+                     Node(m.names.unique(f"{node.name}_reshape"), "Reshape", [pooled, shape], [y])]
+
+
+def _max_pool(m, node, x, out, attrs):
+    """The pool on x's codes; then, unless y's codes are the same, a table to them (the
+    requantization and the range a Relu / Clip leaves: both monotonic, as max is)."""
+    (g, (x_name, x_quant)), (q, acts, y_quant) = (m.g, x), out
+    y = q.outputs[0]
+    _set_quant(g, x_name, x_quant)
+    _set_quant(g, y, y_quant)
+    pool_attrs = {k: v for k, v in attrs.items() if k != "onnxcc_clamp"}
+    if x_quant == y_quant and g.info(x_name).dtype == g.info(y).dtype and "onnxcc_clamp" not in attrs:
+        return q, acts, [Node(node.name, node.op, [x_name], [y], pool_attrs)]
+    codes = m.names.unique(f"{node.outputs[0]}_codes")
+    g.tensors[codes] = TensorInfo(codes, g.info(x_name).dtype, g.info(node.outputs[0]).shape, x_quant)
+    table_attrs = {k: v for k, v in attrs.items() if k == "onnxcc_clamp"}
+    return q, acts, [Node(node.name, node.op, [x_name], [codes], pool_attrs),
+                     Node(m.names.unique(f"{node.name}_requantize"), "QLinearRequantize",
+                          [codes], [y], table_attrs)]
 
 
 def _requant_tables(m, node, names, y, attrs):
@@ -299,7 +371,8 @@ def qdq_to_qlinear(graph):
             q, acts, new = fused
             replaced[node.name] = new
             dropped.update(id(n) for n in [q] + acts)
-    graph.nodes = [replaced.get(n.name, n) for n in graph.nodes if id(n) not in dropped]
+    graph.nodes = [new for n in graph.nodes if id(n) not in dropped
+                   for new in replaced.get(n.name, [n])]
     # what stays float: explicit quantize / dequantize kernels of activations
     for node in graph.nodes:
         if node.op in QUANT_OPS and not graph.is_constant(node.inputs[0]):

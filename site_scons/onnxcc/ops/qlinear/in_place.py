@@ -14,8 +14,9 @@ import numpy as np
 from onnxcc.ops import in_place
 from onnxcc.ops.common.spatial import conv_over_x, window_over_x
 
-from .lowering import (RESIDUAL_INPUT, lower_dequantize, lower_qadd, lower_qavgpool, lower_qconv,
-                       lower_qglobal_avgpool, lower_qlookup, lower_qsoftmax, lower_quantize)
+from .lowering import (RESIDUAL_INPUT, TABLES, lower_dequantize, lower_qadd, lower_qavgpool,
+                       lower_qconv, lower_qglobal_avgpool, lower_qlookup, lower_qsoftmax,
+                       lower_quantize)
 
 
 def _widths(graph, node, tensor):
@@ -30,7 +31,7 @@ def same_width(graph, node, tensor):
 
 def _elementwise(lower):
     """For kernels that read each element of x right before writing the same element of y
-    (QLinearSigmoid / LeakyRelu tables), or a whole row before writing any of it and then
+    (the table ops: QLinearSigmoid, ...), or a whole row before writing any of it and then
     element by element (QLinearSoftmax); QLinearGlobalAveragePool writes y[o] after row o
     of x is read, at or before that row."""
     def fn(node, graph, tensor):
@@ -94,6 +95,5 @@ INPLACE = {"QLinearConv": qconv_in_place, "QLinearAdd": qadd_in_place,
            "QLinearAveragePool": qavgpool_in_place,
            "QLinearGlobalAveragePool": _elementwise(lower_qglobal_avgpool),
            "QLinearSoftmax": _elementwise(lower_qsoftmax),
-           "QLinearSigmoid": _elementwise(lower_qlookup),
-           "QLinearLeakyRelu": _elementwise(lower_qlookup), "QuantizeLinear": quantize_in_place,
-           "DequantizeLinear": dequantize_in_place}
+           **{op: _elementwise(lower_qlookup) for op in TABLES},
+           "QuantizeLinear": quantize_in_place, "DequantizeLinear": dequantize_in_place}

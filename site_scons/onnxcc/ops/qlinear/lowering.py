@@ -11,15 +11,17 @@ time, with the arithmetic onnxruntime's CPU kernels use (see ``quant`` and docs/
   the QLinearAdd after it: passes/fuse_residual_qadd.py);
 * QLinearAdd, QLinearAveragePool, QLinearSoftmax, QuantizeLinear, DequantizeLinear:
   float32 arithmetic in onnxruntime's order (its kernels compute these in float);
-* QLinearConcat, QLinearSigmoid, QLinearLeakyRelu: 256-entry tables (onnxruntime's float32
-  function of every input code, quantized).
+* QLinearConcat and the table ops (QLinearSigmoid, QLinearLeakyRelu, QLinearRequantize,
+  ...: TABLES): 256-entry tables (onnxruntime's float32 function of every input code,
+  quantized).
 """
 
 import numpy as np
 
 from onnxcc.core.cgen import c_type
-from onnxcc.core.quant import (F32, fixed_point, int_range, leaky_relu, logistic, lookup_table,
-                               output_scales, qlinear_add_constants, scalar, softmax_exp_table)
+from onnxcc.core.quant import (F32, fixed_point, hard_sigmoid, hard_swish, int_range, leaky_relu,
+                               logistic, lookup_table, output_scales, qlinear_add_constants,
+                               scalar, softmax_exp_table, tanh)
 from onnxcc.ops import KernelCall, unsupported
 from onnxcc.ops.common.broadcast import broadcast_strides, merge_dims
 from onnxcc.ops.common.spatial import window_2d, window_tag
@@ -212,7 +214,24 @@ def _global_pool(node, graph, x, y):
 
 
 def lower_qglobal_avgpool(node, graph):
+    if node.attrs.get("onnxcc_float_mean"):
+        return _float_mean(node, graph, node.inputs[0], node.outputs[0])
     return _global_pool(node, graph, node.inputs[0], node.outputs[0])
+
+
+def _float_mean(node, graph, x, y):
+    """A ReduceMean over H x W between DQ and Q (passes/qdq_to_qlinear): onnxruntime's
+    float32 ReduceMean then QuantizeLinear, step by step (the integer sum rounds once,
+    where its float sum rounds at every add: they differ near ties)."""
+    shape = graph.info(x).shape
+    x_scale, x_zp = _per_tensor(graph, node, x)
+    y_scale, _ = _per_tensor(graph, node, y)
+    y_zp, lo, hi = _output(graph, node, y)
+    p = {"outer": shape[0] * shape[1], "inner": int(np.prod(shape[2:])), "float_mean": True,
+         "x_scale": float(x_scale), "x_zp": x_zp, "y_scale": float(y_scale), "y_zp": y_zp,
+         "lo": lo, "hi": hi, "x_type": c_type(graph.info(x).dtype)}
+    tag = f"{SHORT[graph.info(x).dtype]}_{p['outer']}x{p['inner']}_mean"
+    return KernelCall("qglobal_avgpool", tag, p, [("x", x)], [("y", y)])
 
 
 def lower_qavgpool(node, graph):
@@ -289,16 +308,21 @@ def lower_qconcat(node, graph):
                       [(f"x{i}", x) for i, x in enumerate(node.inputs)], [("y", y)])
 
 
+#: op -> (attributes -> onnxruntime's float32 function) of the table ops
+TABLES = {"QLinearSigmoid": lambda a: logistic,
+          "QLinearLeakyRelu": lambda a: lambda v: leaky_relu(v, a.get("alpha", 0.01)),
+          "QLinearRequantize": lambda a: _identity,
+          "QLinearTanh": lambda a: tanh, "QLinearHardSwish": lambda a: hard_swish,
+          "QLinearHardSigmoid": lambda a: lambda v: hard_sigmoid(v, a.get("alpha", 0.2),
+                                                                 a.get("beta", 0.5))}
+
+
 def lower_qlookup(node, graph):
-    """QLinearSigmoid, QLinearLeakyRelu: one 256-entry table, computed here."""
+    """QLinearSigmoid, QLinearLeakyRelu, ... (TABLES): one 256-entry table, computed here."""
     x, y = node.inputs[0], node.outputs[0]
-    if node.op == "QLinearSigmoid":
-        fn = logistic
-    else:
-        alpha = node.attrs.get("alpha", 0.01)
-        fn = lambda v: leaky_relu(v, alpha)  # noqa: E731
-    table = lookup_table(fn, _per_tensor(graph, node, x), _per_tensor(graph, node, y),
-                         graph.info(x).dtype, graph.info(y).dtype)
+    table = lookup_table(TABLES[node.op](node.attrs), _per_tensor(graph, node, x),
+                         _per_tensor(graph, node, y), graph.info(x).dtype, graph.info(y).dtype,
+                         node.attrs.get("onnxcc_clamp"))
     n = graph.info(y).size
     return KernelCall("qlookup", f"{node.op[7:].lower()}_{SHORT[graph.info(x).dtype]}_n{n}",
                       {"n": n, "table": table}, [("x", x)], [("y", y)])
@@ -325,9 +349,8 @@ LOWERINGS = {"QLinearConv": lower_qconv, "QGemm": lower_qgemm,
              "QLinearGlobalAveragePool": lower_qglobal_avgpool,
              "QLinearAveragePool": lower_qavgpool, "QLinearAdd": lower_qadd,
              "QLinearSoftmax": lower_qsoftmax, "QLinearConcat": lower_qconcat,
-             "QLinearSigmoid": lower_qlookup, "QLinearLeakyRelu": lower_qlookup,
+             **{op: lower_qlookup for op in TABLES},
              "QuantizeLinear": lower_quantize, "DequantizeLinear": lower_dequantize,
              "ConvInteger": lower_conv_integer, "MatMulInteger": lower_matmul_integer}
 TYPED_OPS = set(LOWERINGS)  # integer tensors, each kernel for the types it takes
-ELEMENTWISE = {"QLinearAdd", "QLinearSigmoid", "QLinearLeakyRelu", "QuantizeLinear",
-               "DequantizeLinear"}
+ELEMENTWISE = {"QLinearAdd", "QuantizeLinear", "DequantizeLinear", *TABLES}
