@@ -81,9 +81,9 @@ def main(argv=None):
     print("| --- | ---: | ---: | ---: | ---: | --- | --- |")
     for name, macs, f32, f32_note, q, q_note in rows:
         def cell(n, note):
-            return f"{n:,} ({n / macs:.2f})" if n else f"- ({note})"
+            return f"{n:,} ({n / macs:.2f})" if n and macs else f"- ({note})"
         ratio = f"{q / f32:.2f}" if q and f32 else "-"
-        print(f"| {name} | {macs:,} | {cell(f32, f32_note)} | {cell(q, q_note)} | {ratio} "
+        print(f"| {name} | {macs or 0:,} | {cell(f32, f32_note)} | {cell(q, q_note)} | {ratio} "
               f"| {q_note if q else '-'} | {MLPERF.get(name, '-')} |")
 
 

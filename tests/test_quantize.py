@@ -4,15 +4,17 @@ target, measured against the float and int8 models under onnxruntime)."""
 import json
 import os
 import shutil
+import sys
 
 import numpy as np
 import onnx
 import pytest
-from conftest import MODELS, in_qemu
+from conftest import MODELS, REPO, in_qemu
 from onnx import numpy_helper
 from test_errors import assert_one_clear_line
 
 from onnxcc.core import dataset
+from onnxcc.core.onnx_io import load_graph
 from onnxcc.core.errors import OnnxccError
 
 KWS = os.path.join(MODELS, "kws.onnx")
@@ -217,3 +219,58 @@ def test_integer_io_of_a_model_that_is_not_quantized_is_one_line(scons):
                           "quantize=int8 makes one")
     assert_one_clear_line(scons(f"model={KWS}", "io_dtype=int4"),
                           "io_dtype=int4 is not one of float, int8")
+
+
+# --- real int8 networks: both torch exporters' op patterns, quantized by the build --------
+
+NETWORKS = ["mobilenet_v2_035_96_ts13", "mobilenet_v2_035_96_dyn18",
+            "mobilenet_v3_small_96_ts14", "mobilenet_v3_small_96_dyn18"]
+
+
+@pytest.fixture(scope="module")
+def networks(tmp_path_factory):
+    """The zoo's MobileNets (benchmarks/zoo_models.py) and a calibration set for them."""
+    sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+    import zoo_models
+    folder = tmp_path_factory.mktemp("networks")
+    paths = dict(zip(NETWORKS, zoo_models.write(str(folder), NETWORKS)))
+    rng = np.random.default_rng(0)
+    np.save(folder / "calibration.npy", (rng.standard_normal((8, 1, 3, 96, 96)) * 0.6).astype(np.float32))
+    return paths, folder / "calibration.npy"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["x86_64", *in_qemu("armv7", "riscv32")])
+@pytest.mark.parametrize("network", NETWORKS)
+def test_int8_networks_are_exact_and_integer_only(scons, networks, network, target):
+    """MobileNetV2 0.35 and MobileNetV3-small (hard-swish, squeeze-excitation), from the
+    dynamo and the TorchScript exporter, quantized by quantize=int8: exact against
+    onnxruntime, and every kernel between the first QuantizeLinear and the last
+    DequantizeLinear an integer one; both exporters' forms plan the same arena."""
+    paths, calib = networks
+    r = scons(f"target={target}", f"model={paths[network]}", "quantize=int8",
+              f"calibration={calib}", "verify")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "1 compared exactly), max abs error 0," in r.stdout
+    folder = scons.build_dir / target / network
+    g = load_graph(str(folder / "optimized.onnx"), with_values=False)
+    assert g.nodes[0].op == "QuantizeLinear" and g.nodes[-1].op == "DequantizeLinear"
+    for n in g.nodes[1:-1]:
+        assert all(g.info(t).dtype in ("int8", "uint8") for t in n.inputs[:1] + n.outputs), n
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", ["mobilenet_v2_035_96", "mobilenet_v3_small_96"])
+def test_both_exporters_forms_plan_the_same(scons, networks, family):
+    """The dynamo form (ReduceMean, Reshape, BatchNormalization) and the TorchScript form
+    (GlobalAveragePool, Flatten, folded BatchNorm) of a network: the same kernels, arena."""
+    paths, calib = networks
+    plans = []
+    for form in ("ts13" if "v2" in family else "ts14", "dyn18"):
+        name = f"{family}_{form}"
+        r = scons(f"model={paths[name]}", "quantize=int8", f"calibration={calib}")
+        assert r.returncode == 0, r.stdout + r.stderr
+        plan = json.loads((scons.build_dir / "x86_64" / name / "plan.json").read_text())
+        plans.append(([p["bytes"] for p in plan["pools"]],
+                      sorted(s["op"] for s in plan["schedule"] if s["op"] not in ("Reshape", "Flatten"))))
+    assert plans[0] == plans[1]

@@ -125,7 +125,7 @@ def model_sources(graph, plan, name, source):
 
 #: integer kernels that reproduce onnxruntime's float32 steps (docs/int8.md): their
 #: arithmetic must stay IEEE float32 whatever the target's flags allow
-EXACT_FLOAT_TEMPLATES = {"quantize", "dequantize", "qadd", "qavgpool2d", "qsoftmax"}
+EXACT_FLOAT_TEMPLATES = {"quantize", "dequantize", "qbinary", "qavgpool2d", "qsoftmax"}
 
 
 def _exact_float(call):

@@ -121,6 +121,14 @@ def qlinear_add_constants(qa, qb, qc):
     return ra, rb, offset
 
 
+# --- QLinearMul: onnxruntime's x86 kernel (SSE2: a float32 multiply, then an add) ---
+
+def qlinear_mul_ratio(a_scale, b_scale, c_scale):
+    """The float32 factor of the int32 product of the two codes: a_scale * b_scale /
+    c_scale, rounded after each operation; y = round(float(pa * pb) * ratio + zc)."""
+    return F32(F32(F32(a_scale) * F32(b_scale)) / F32(c_scale))
+
+
 # --- QLinearSoftmax: onnxruntime's exp lookup table ---
 
 def softmax_exp_table(x_scale, reduce_len, signed):

@@ -12,6 +12,7 @@ import numpy as np
 from onnx import helper, numpy_helper
 
 from onnxcc.core.errors import OnnxccError
+from onnxcc.passes.qdq_to_qlinear import QOPERATOR_ATTR
 
 MS_DOMAIN = "com.microsoft"
 
@@ -31,6 +32,7 @@ class _Rewriter:
         self.taken = {n for node in model.graph.node for n in list(node.input) + list(node.output)}
         self.taken |= set(self.inits)
         self.nodes = []
+        self.float_outputs = set()  # of the float ops the QOperator nodes became
 
     def name(self, base):
         name, k = base, 1
@@ -76,6 +78,7 @@ class _Rewriter:
             raise OnnxccError(f"node '{node.name}' (op {node.op_type}): channels_last=1 is not "
                               "supported", where=self.where, hint="export the model in NCHW")
         self.nodes.append(helper.make_node(op, inputs, [y], name=node.name or y, **attrs))
+        self.float_outputs.add(y)
         return y
 
     def bias(self, node, b, x_scale, w_scale):
@@ -134,9 +137,10 @@ def _is_qoperator(node):
 
 
 def qoperator_to_qdq(model, where):
-    """Rewrite ``model`` (a ModelProto) in place; True when it had QOperator nodes."""
+    """Rewrite ``model`` (a ModelProto) in place; the outputs of the float ops its
+    QOperator nodes became (mark_qoperator marks them once the graph is built)."""
     if not any(_is_qoperator(node) for node in model.graph.node):
-        return False  # (no need for the rewriter's table of every name)
+        return set()  # (no need for the rewriter's table of every name)
     r = _Rewriter(model, where)
     for node in model.graph.node:
         if _is_qoperator(node):
@@ -148,4 +152,10 @@ def qoperator_to_qdq(model, where):
     imports = [o for o in model.opset_import if o.domain != MS_DOMAIN]
     del model.opset_import[:]
     model.opset_import.extend(imports)
-    return True
+    return r.float_outputs
+
+
+def mark_qoperator(graph, float_outputs):
+    for node in graph.nodes:
+        if node.outputs and node.outputs[0] in float_outputs:
+            node.attrs[QOPERATOR_ATTR] = 1

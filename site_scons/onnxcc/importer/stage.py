@@ -30,7 +30,7 @@ from onnxcc.passes.qdq_to_qlinear import annotate_quantization
 from . import attributes, ceil_pools, wellformed
 from .external_data import load_external_data
 from .functions import expand_functions
-from .qoperator import qoperator_to_qdq
+from .qoperator import mark_qoperator, qoperator_to_qdq
 
 
 def parse_input_shapes(text):
@@ -178,7 +178,7 @@ def import_model(path, input_shapes=None):
         raise OnnxccError(f"invalid ONNX model: {first}", where=path) from None
     _fix_input_shapes(model, input_shapes or {}, path)
     _lift_constant_nodes(model, path)
-    qoperator_to_qdq(model, path)
+    from_qoperator = qoperator_to_qdq(model, path)
     wellformed.check_required_inputs(model, path)  # again: QOperator nodes became QDQ ones
     model = _infer_shapes(model, path)
     expanded = True
@@ -191,6 +191,7 @@ def import_model(path, input_shapes=None):
     check_element_types(graph, path)
     limits.check_graph(graph, path)
     attributes.validate(graph, path)
+    mark_qoperator(graph, from_qoperator)
     check_supported(graph, path)
     return annotate_quantization(graph)
 

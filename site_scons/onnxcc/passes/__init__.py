@@ -16,12 +16,14 @@ from .legacy_broadcast import legacy_broadcast
 from .params_to_attrs import params_to_attrs
 from .pow_square import pow_square
 from .qdq_to_qlinear import qdq_to_qlinear
+from .quantize_before_reshape import quantize_before_reshape
 from .remove_noops import remove_noops
 
 
 def optimize(graph, where, fuse=True):
     legacy_broadcast(graph)
     remove_noops(graph)
+    quantize_before_reshape(graph)
     qdq_to_qlinear(graph)
     fold_constants(graph, where)
     params_to_attrs(graph, where)

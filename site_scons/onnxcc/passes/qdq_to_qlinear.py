@@ -1,7 +1,7 @@
 """Turn QDQ groups (DequantizeLinear -> float op -> QuantizeLinear) into integer ops.
 
 The same groups onnxruntime fuses when graph optimizations are on (its default), into
-the same integer ops (QLinearConv, QGemm, QLinearAdd, QLinearAveragePool,
+the same integer ops (QLinearConv, QGemm, QLinearAdd, QLinearMul, QLinearAveragePool,
 QLinearGlobalAveragePool, QLinearSoftmax, QLinearConcat, QLinearSigmoid,
 QLinearLeakyRelu), so that both compute the same integers; and Tanh, HardSigmoid and
 HardSwish, which onnxruntime runs in float between the DQ and Q, as tables of its float32
@@ -49,7 +49,10 @@ QUANT_OPS = {"QuantizeLinear", "DequantizeLinear"}
 #: the groups whose fused arithmetic differs from their float ops': fused only where
 #: onnxruntime fuses them (Conv and Gemm, fused or not, round the exact sum alike but at
 #: rare float ties, so they are always fused)
-ORT_ARITHMETIC = {"Softmax", "Add", "GlobalAveragePool"}
+#: the attribute the importer gives a float op that was a QOperator node: onnxruntime runs
+#: that op's own integer kernel, so its group is always fused
+QOPERATOR_ATTR = "onnxcc_qoperator"
+ORT_ARITHMETIC = {"Softmax", "Add", "Mul", "GlobalAveragePool"}
 INTEGER_OPS = {"ConvInteger", "MatMulInteger"}
 
 
@@ -201,7 +204,8 @@ def _fuse(m, node):
     if clamp != list(int_range(g.info(y).dtype)):
         attrs["onnxcc_clamp"] = clamp
     op, inputs = None, None
-    if node.op in ORT_ARITHMETIC and not m.ort_fuses(node, y):
+    if node.op in ORT_ARITHMETIC and not node.attrs.get(QOPERATOR_ATTR) \
+            and not m.ort_fuses(node, y):
         return None  # onnxruntime computes it in float: so does onnxcc (docs/int8.md)
     if node.op == "Conv":
         x, w = m.dq_input(node.inputs[0], False), m.dq_input(node.inputs[1], True)
@@ -223,10 +227,10 @@ def _fuse(m, node):
             w = (_weights_nk(g, m.names, w[0], not trans_b), None)
             op, inputs = "QGemm", [a, w] + ([b] if b else [])
             attrs = {k: v for k, v in attrs.items() if k in ("alpha", "onnxcc_clamp")}
-    elif node.op == "Add":
+    elif node.op in ("Add", "Mul"):
         a, b = m.dq_input(node.inputs[0]), m.dq_input(node.inputs[1])
         if a and b and a[1]["axis"] is None and b[1]["axis"] is None:
-            op, inputs = "QLinearAdd", [a, b]
+            op, inputs = f"QLinear{node.op}", [a, b]
     elif node.op in UNARY:
         x = m.dq_input(node.inputs[0], False)
         if x and x[1]["axis"] is None:
@@ -382,5 +386,6 @@ def qdq_to_qlinear(graph):
             int_side = node.outputs[0] if node.op == "QuantizeLinear" else node.inputs[0]
             _set_quant(graph, int_side, quant)
             node.inputs, node.attrs = node.inputs[:1], {}
+        node.attrs.pop(QOPERATOR_ATTR, None)  # (its use ends here)
     prune_unused(graph)
     return graph

@@ -14,7 +14,7 @@ import numpy as np
 from onnxcc.ops import in_place
 from onnxcc.ops.common.spatial import conv_over_x, window_over_x
 
-from .lowering import (RESIDUAL_INPUT, TABLES, lower_dequantize, lower_qadd, lower_qavgpool,
+from .lowering import (RESIDUAL_INPUT, TABLES, lower_dequantize, lower_qbinary, lower_qavgpool,
                        lower_qconv, lower_qglobal_avgpool, lower_qlookup, lower_qsoftmax,
                        lower_quantize)
 
@@ -41,12 +41,12 @@ def _elementwise(lower):
     return fn
 
 
-def qadd_in_place(node, graph, tensor):
+def qbinary_in_place(node, graph, tensor):
     """y may be an operand read at y's own index (one not broadcast): each element is read
     right before the same element of y is written."""
     if not same_width(graph, node, tensor):
         return None
-    call = lower_qadd(node, graph)
+    call = lower_qbinary(node, graph)
     p = call.params
     roles = [r for r, strides in (("a", p["a_strides"]), ("b", p["b_strides"]))
              if strides == p["out_strides"]]
@@ -91,7 +91,8 @@ def dequantize_in_place(node, graph, tensor):
     return in_place(lower_dequantize(node, graph), tensor, ("x",)) if y_width >= x_width else None
 
 
-INPLACE = {"QLinearConv": qconv_in_place, "QLinearAdd": qadd_in_place,
+INPLACE = {"QLinearConv": qconv_in_place, "QLinearAdd": qbinary_in_place,
+           "QLinearMul": qbinary_in_place,
            "QLinearAveragePool": qavgpool_in_place,
            "QLinearGlobalAveragePool": _elementwise(lower_qglobal_avgpool),
            "QLinearSoftmax": _elementwise(lower_qsoftmax),

@@ -21,6 +21,7 @@ import numpy as np
 from onnxcc.core.cgen import c_type
 from onnxcc.core.quant import (F32, fixed_point, hard_sigmoid, hard_swish, int_range, leaky_relu,
                                logistic, lookup_table, output_scales, qlinear_add_constants,
+                               qlinear_mul_ratio,
                                scalar, softmax_exp_table, tanh)
 from onnxcc.ops import KernelCall, unsupported
 from onnxcc.ops.common.broadcast import broadcast_strides, merge_dims
@@ -252,22 +253,30 @@ def lower_qavgpool(node, graph):
     return KernelCall("qavgpool2d", tag, g, [("x", x)], [("y", y)])
 
 
-def lower_qadd(node, graph):
+def lower_qbinary(node, graph):
+    """QLinearAdd and QLinearMul with numpy broadcasting, in onnxruntime's x86 arithmetic."""
     a, b = node.inputs
     y = node.outputs[0]
     out_shape = graph.info(y).shape
     shape, (sa, sb) = merge_dims(out_shape, broadcast_strides(graph.info(a).shape, out_shape),
                                  broadcast_strides(graph.info(b).shape, out_shape))
-    ra, rb, offset = qlinear_add_constants(_per_tensor(graph, node, a), _per_tensor(graph, node, b),
-                                           _per_tensor(graph, node, y))
+    qa, qb, qy = (_per_tensor(graph, node, t) for t in (a, b, y))
     _, lo, hi = _output(graph, node, y)
     p = {"shape": shape, "a_strides": sa, "b_strides": sb,
-         "out_strides": broadcast_strides(shape, shape), "ra": float(ra), "rb": float(rb),
-         "offset": float(offset), "lo": lo, "hi": hi}
+         "out_strides": broadcast_strides(shape, shape), "lo": lo, "hi": hi}
+    if node.op == "QLinearAdd":
+        ra, rb, offset = qlinear_add_constants(qa, qb, qy)
+        p.update(op="add", ra=float(ra), rb=float(rb), offset=float(offset))
+    else:
+        ratio = qlinear_mul_ratio(qa[0], qb[0], qy[0])
+        if not 65536.0 * abs(float(ratio)) + abs(qy[1]) < 2.0 ** 30:
+            raise unsupported(node, f"a product scale ratio of {float(ratio):g}",
+                              "requantize its inputs or output to scales within 2^14 of each other")
+        p.update(op="mul", ratio=float(ratio), za=qa[1], zb=qb[1], zy=qy[1])
     dims = "x".join(map(str, shape))
-    tag = (f"{SHORT[graph.info(y).dtype]}_{dims}_a{'x'.join(map(str, sa))}"
+    tag = (f"{p['op']}_{SHORT[graph.info(y).dtype]}_{dims}_a{'x'.join(map(str, sa))}"
            f"_b{'x'.join(map(str, sb))}")
-    return KernelCall("qadd", tag, p, [("a", a), ("b", b)], [("y", y)])
+    return KernelCall("qbinary", tag, p, [("a", a), ("b", b)], [("y", y)])
 
 
 def lower_qsoftmax(node, graph):
@@ -347,10 +356,11 @@ def lower_dequantize(node, graph):
 
 LOWERINGS = {"QLinearConv": lower_qconv, "QGemm": lower_qgemm,
              "QLinearGlobalAveragePool": lower_qglobal_avgpool,
-             "QLinearAveragePool": lower_qavgpool, "QLinearAdd": lower_qadd,
+             "QLinearAveragePool": lower_qavgpool, "QLinearAdd": lower_qbinary,
+             "QLinearMul": lower_qbinary,
              "QLinearSoftmax": lower_qsoftmax, "QLinearConcat": lower_qconcat,
              **{op: lower_qlookup for op in TABLES},
              "QuantizeLinear": lower_quantize, "DequantizeLinear": lower_dequantize,
              "ConvInteger": lower_conv_integer, "MatMulInteger": lower_matmul_integer}
 TYPED_OPS = set(LOWERINGS)  # integer tensors, each kernel for the types it takes
-ELEMENTWISE = {"QLinearAdd", "QuantizeLinear", "DequantizeLinear", *TABLES}
+ELEMENTWISE = {"QLinearAdd", "QLinearMul", "QuantizeLinear", "DequantizeLinear", *TABLES}

@@ -1,15 +1,18 @@
 <%doc>
-  Quantized Add with numpy broadcasting, in onnxruntime's float32 arithmetic (its x86
-  kernel): y = round(a * ra + (b * rb + offset)) with fused multiply-adds; an operand that
-  is constant along the innermost loop is folded into the offset first, as onnxruntime's
-  scalar-operand kernel does.
+  Quantized Add and Mul with numpy broadcasting, in onnxruntime's float32 arithmetic (its
+  x86 kernels). add: y = round(a * ra + (b * rb + offset)) with fused multiply-adds; an
+  operand that is constant along the innermost loop is folded into the offset first, as
+  onnxruntime's scalar-operand kernel does. mul: y = round(float((a - za) * (b - zb)) *
+  ratio + zy), a multiply and then an add (its SSE2 kernel; no contraction: -std=c99).
 </%doc>\
 <%namespace name="qh" file="/kernels/lib/qhelpers.mako"/>\
 <%
     shape, sa, sb = p['shape'], p['a_strides'], p['b_strides']
     rank = len(shape)
     inner = rank - 1
-    ra, rb, off = c_float(p['ra']), c_float(p['rb']), c_float(p['offset'])
+    mul = p['op'] == 'mul'
+    if not mul:
+        ra, rb, off = c_float(p['ra']), c_float(p['rb']), c_float(p['offset'])
     lo, hi = p['lo'], p['hi']
 %>\
 ${qh.round_even(model)}
@@ -25,6 +28,12 @@ ${'    ' * (d + 1)}for (size_t i${d} = 0; i${d} < ${shape[d]}u; ++i${d}) {
     iy = ' + '.join(f'i{d} * {s}u' for d, s in enumerate(p['out_strides'][:-1])) or '0'
 %>\
 ${ind}const size_t a0 = ${ia}, b0 = ${ib}, y0 = ${iy};
+% if mul:
+${ind}for (size_t i = 0; i < ${shape[inner]}u; ++i) {
+${ind}    const int32_t product = ((int32_t)a[a0 + i * ${sa[inner]}u] - ${p['za']}) * ((int32_t)b[b0 + i * ${sb[inner]}u] - ${p['zb']});
+${ind}    float v = (float)product * ${c_float(p['ratio'])};
+${ind}    v = v + ${c_float(p['zy'])};
+% else:
 % if sb[inner] == 0:
 ${ind}const float fixed = ${off} + (float)b[b0] * ${rb};
 % elif sa[inner] == 0:
@@ -37,6 +46,7 @@ ${ind}    float v = fmaf((float)a[a0 + i * ${sa[inner]}u], ${ra}, fixed);
 ${ind}    float v = fmaf((float)b[b0 + i * ${sb[inner]}u], ${rb}, fixed);
 % else:
 ${ind}    float v = fmaf((float)a[a0 + i * ${sa[inner]}u], ${ra}, fmaf((float)b[b0 + i * ${sb[inner]}u], ${rb}, ${off}));
+% endif
 % endif
 ${ind}    v = v < ${c_float(lo)} ? ${c_float(lo)} : v > ${c_float(hi)} ? ${c_float(hi)} : v;
 ${ind}    y[y0 + i * ${p['out_strides'][inner]}u] = ${model}_round_even(v);
