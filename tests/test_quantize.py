@@ -14,8 +14,8 @@ from onnx import numpy_helper
 from test_errors import assert_one_clear_line
 
 from onnxcc.core import dataset
-from onnxcc.core.onnx_io import load_graph
 from onnxcc.core.errors import OnnxccError
+from onnxcc.core.onnx_io import load_graph
 
 KWS = os.path.join(MODELS, "kws.onnx")
 KWS_SHAPE = (1, 1, 49, 10)

@@ -14,7 +14,7 @@ import numpy as np
 from onnxcc.ops import in_place
 from onnxcc.ops.common.spatial import conv_over_x, window_over_x
 
-from .lowering import (RESIDUAL_INPUT, TABLES, lower_dequantize, lower_qbinary, lower_qavgpool,
+from .lowering import (RESIDUAL_INPUT, TABLES, lower_dequantize, lower_qavgpool, lower_qbinary,
                        lower_qconv, lower_qglobal_avgpool, lower_qlookup, lower_qsoftmax,
                        lower_quantize)
 
