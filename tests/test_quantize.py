@@ -274,3 +274,58 @@ def test_both_exporters_forms_plan_the_same(scons, networks, family):
         plans.append(([p["bytes"] for p in plan["pools"]],
                       sorted(s["op"] for s in plan["schedule"] if s["op"] not in ("Reshape", "Flatten"))))
     assert plans[0] == plans[1]
+
+
+def _shared_tensor_groups(path, elem, op):
+    """x -> Q -> DQ (read by two groups: ``op`` with a Conv's output, and the Conv): the
+    pattern of a residual block. On x86 onnxruntime fuses the ``op`` group only when the
+    types its QDQS8ToU8 transform leaves agree: with int8 it runs the float ops."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+    rng = np.random.default_rng(5)
+    zp = np.int8 if elem == T.INT8 else np.uint8
+    inits = [numpy_helper.from_array(np.array(s, np.float32), n) for n, s in
+             (("xs", 0.031), ("cs", 0.027), ("ys", 0.043), ("ws", 0.011))]
+    inits += [numpy_helper.from_array(np.array(z, zp), n) for n, z in
+              (("xz", 3 if zp is np.int8 else 131), ("cz", -5 if zp is np.int8 else 120),
+               ("yz", 7 if zp is np.int8 else 128))]
+    inits += [numpy_helper.from_array(rng.integers(-100, 100, (4, 4, 1, 1)).astype(np.int8), "w"),
+              numpy_helper.from_array(np.array(0, np.int8), "wz")]
+    nodes = [h.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+             h.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+             h.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wd"]),
+             h.make_node("Conv", ["xd", "wd"], ["c"]),
+             h.make_node("QuantizeLinear", ["c", "cs", "cz"], ["cq"]),
+             h.make_node("DequantizeLinear", ["cq", "cs", "cz"], ["cd"]),
+             *([h.make_node("GlobalAveragePool", ["xd"], ["p"]),
+                h.make_node("QuantizeLinear", ["p", "cs", "cz"], ["pq"]),
+                h.make_node("DequantizeLinear", ["pq", "cs", "cz"], ["pd"]),
+                h.make_node("Mul", ["cd", "pd"], ["s"])] if op == "GlobalAveragePool"
+              else [h.make_node(op, ["cd", "xd"], ["s"])]),
+             h.make_node("QuantizeLinear", ["s", "ys", "yz"], ["yq"]),
+             h.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["y"])]
+    graph = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, [1, 4, 6, 6])],
+                         [h.make_tensor_value_info("y", T.FLOAT, [1, 4, 6, 6])], initializer=inits)
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return path
+
+
+@pytest.mark.parametrize("op", ["Add", "Mul", "GlobalAveragePool"])
+def test_groups_onnxruntime_leaves_unfused_compute_its_float_steps(scons, tmp_path, op):
+    """int8: the Add / Mul / GlobalAveragePool (squeeze-excitation's) of a shared tensor
+    computes onnxruntime's float ops on the codes (and stays an integer kernel); uint8:
+    its fused QLinearAdd / QLinearMul / QLinearGlobalAveragePool."""
+    from onnx import TensorProto as T
+    for elem, steps in ((T.INT8, True), (T.UINT8, False)):
+        model = _shared_tensor_groups(tmp_path / f"net{elem}.onnx", elem, op)
+        for seed in range(3):
+            x = np.random.default_rng(seed).uniform(-4, 4, (1, 4, 6, 6)).astype(np.float32)
+            np.save(tmp_path / "x.npy", x)
+            r = scons(f"model={model}", f"testdata={tmp_path / 'x.npy'}", "verify")
+            assert r.returncode == 0, r.stdout + r.stderr
+            assert "max abs error 0," in r.stdout
+        kernels = (scons.build_dir / "x86_64" / f"net{elem}" / f"net{elem}_kernels.c").read_text()
+        marker = "qglobal_avgpool_s8_4x36_f32" if op == "GlobalAveragePool" else f"qbinary_{op.lower()}_f32_"
+        assert (marker in kernels) == steps, kernels[:3000]

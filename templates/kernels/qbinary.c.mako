@@ -4,14 +4,17 @@
   operand that is constant along the innermost loop is folded into the offset first, as
   onnxruntime's scalar-operand kernel does. mul: y = round(float((a - za) * (b - zb)) *
   ratio + zy), a multiply and then an add (its SSE2 kernel; no contraction: -std=c99).
+  steps=float (a group onnxruntime does not fuse): its float ops on the codes, each
+  rounded to float32: DequantizeLinear (a - za) * sa, the add or multiply, then
+  QuantizeLinear: round(v / sy) + zy, saturated.
 </%doc>\
 <%namespace name="qh" file="/kernels/lib/qhelpers.mako"/>\
 <%
     shape, sa, sb = p['shape'], p['a_strides'], p['b_strides']
     rank = len(shape)
     inner = rank - 1
-    mul = p['op'] == 'mul'
-    if not mul:
+    mul, steps = p['op'] == 'mul', p.get('steps')
+    if not mul and not steps:
         ra, rb, off = c_float(p['ra']), c_float(p['rb']), c_float(p['offset'])
     lo, hi = p['lo'], p['hi']
 %>\
@@ -28,7 +31,15 @@ ${'    ' * (d + 1)}for (size_t i${d} = 0; i${d} < ${shape[d]}u; ++i${d}) {
     iy = ' + '.join(f'i{d} * {s}u' for d, s in enumerate(p['out_strides'][:-1])) or '0'
 %>\
 ${ind}const size_t a0 = ${ia}, b0 = ${ib}, y0 = ${iy};
-% if mul:
+% if steps:
+${ind}for (size_t i = 0; i < ${shape[inner]}u; ++i) {
+${ind}    const float va = (float)((int32_t)a[a0 + i * ${sa[inner]}u] - ${p['za']}) * ${c_float(p['sa'])};
+${ind}    const float vb = (float)((int32_t)b[b0 + i * ${sb[inner]}u] - ${p['zb']}) * ${c_float(p['sb'])};
+${ind}    float v = (va ${'*' if mul else '+'} vb) / ${c_float(p['sy'])};
+${ind}    v = v < ${c_float(lo - p['zy'])} ? ${c_float(lo - p['zy'])} : v > ${c_float(hi - p['zy'])} ? ${c_float(hi - p['zy'])} : v;
+${ind}    y[y0 + i * ${p['out_strides'][inner]}u] = ${model}_round_even(v) + ${p['zy']};
+${ind}}
+% elif mul:
 ${ind}for (size_t i = 0; i < ${shape[inner]}u; ++i) {
 ${ind}    const int32_t product = ((int32_t)a[a0 + i * ${sa[inner]}u] - ${p['za']}) * ((int32_t)b[b0 + i * ${sb[inner]}u] - ${p['zb']});
 ${ind}    float v = (float)product * ${c_float(p['ratio'])};
@@ -48,9 +59,11 @@ ${ind}    float v = fmaf((float)b[b0 + i * ${sb[inner]}u], ${rb}, fixed);
 ${ind}    float v = fmaf((float)a[a0 + i * ${sa[inner]}u], ${ra}, fmaf((float)b[b0 + i * ${sb[inner]}u], ${rb}, ${off}));
 % endif
 % endif
+% if not steps:
 ${ind}    v = v < ${c_float(lo)} ? ${c_float(lo)} : v > ${c_float(hi)} ? ${c_float(hi)} : v;
 ${ind}    y[y0 + i * ${p['out_strides'][inner]}u] = ${model}_round_even(v);
 ${ind}}
+% endif
 % for d in reversed(range(rank - 1)):
 ${'    ' * (d + 1)}}
 % endfor

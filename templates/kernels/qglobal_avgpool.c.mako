@@ -6,6 +6,9 @@
   of onnxruntime's 64-byte aligned tensor: the elements before the first 16-byte aligned
   one and after the last whole vector one by one, the vectors in 4 lanes, two vector
   accumulators, the lanes added (0 + 2) + (1 + 3)), divided by the count, quantized.
+  order=mlas (a GlobalAveragePool group onnxruntime does not fuse): its float
+  GlobalAveragePool's sum instead (MlasPoolGlobalKernel: 4 lanes over the whole vectors
+  from the first element, the lanes added (0 + 2) + (1 + 3), the rest one by one).
 </%doc>\
 <%namespace name="qh" file="/kernels/lib/qhelpers.mako"/>\
 % if p.get('float_mean'):
@@ -19,6 +22,17 @@ ${signature}
 {
     for (size_t o = 0; o < ${p['outer']}u; ++o) {
         const ${p['x_type']} *xo = x + o * ${n}u;
+        float res, q;
+% if p.get('order') == 'mlas':
+        float lane[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        size_t i = 0;
+        for (; i + 4u <= ${n}u; i += 4u)
+            for (size_t k = 0; k < 4u; ++k)
+                lane[k] += ${v("i + k")};
+        res = (lane[0] + lane[2]) + (lane[1] + lane[3]);
+        for (; i < ${n}u; ++i)
+            res += ${v("i")};
+% else:
 % if n % 4 == 0:
         const size_t s = 0;
 % else:
@@ -26,7 +40,6 @@ ${signature}
         s = s < ${n}u ? s : ${n}u;
 % endif
         const size_t n4 = (${n}u - s) / 4u * 4u, n8 = (${n}u - s) / 8u * 8u;
-        float res, q;
         if (n4) {
             float p0[4], p1[4];
             for (size_t k = 0; k < 4u; ++k)
@@ -55,6 +68,7 @@ ${signature}
             for (size_t i = 1; i < ${n}u; ++i)
                 res += ${v("i")};
         }
+% endif
         q = res / ${c_float(n)} / ${c_float(p['y_scale'])};
         q = q < ${c_float(p['lo'] - p['y_zp'])} ? ${c_float(p['lo'] - p['y_zp'])} : q;
         q = q > ${c_float(p['hi'] - p['y_zp'])} ? ${c_float(p['hi'] - p['y_zp'])} : q;

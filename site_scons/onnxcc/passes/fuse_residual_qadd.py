@@ -15,11 +15,14 @@ the Conv was and the quantization and clamp of its vanished output. Its output, 
 from onnxcc.core.quant import int_range, scalar
 from onnxcc.ops.qlinear.lowering import RESIDUAL_INPUT
 
+from .qdq_to_qlinear import FLOAT_STEPS
+
 
 def _fusable(graph, add, consumers, producers):
     """(conv, its operand index, residual) when the Add sums a QLinearConv's only use with
     a tensor of its shape."""
-    if add.op != "QLinearAdd" or len(add.inputs) != 2 or add.inputs[0] == add.inputs[1]:
+    if (add.op != "QLinearAdd" or len(add.inputs) != 2 or add.inputs[0] == add.inputs[1]
+            or add.attrs.get(FLOAT_STEPS)):
         return None
     shape = graph.info(add.outputs[0]).shape
     if any(graph.info(t).shape != shape for t in add.inputs):

@@ -52,6 +52,9 @@ QUANT_OPS = {"QuantizeLinear", "DequantizeLinear"}
 #: the attribute the importer gives a float op that was a QOperator node: onnxruntime runs
 #: that op's own integer kernel, so its group is always fused
 QOPERATOR_ATTR = "onnxcc_qoperator"
+#: the attribute of a QLinearAdd / QLinearMul / QLinearGlobalAveragePool that computes its
+#: group's float ops (dequantize, the op, quantize) where onnxruntime does not fuse it
+FLOAT_STEPS = "onnxcc_float_steps"
 ORT_ARITHMETIC = {"Softmax", "Add", "Mul", "GlobalAveragePool"}
 INTEGER_OPS = {"ConvInteger", "MatMulInteger"}
 
@@ -98,11 +101,12 @@ class _Matcher:
         if dtype != "int8":
             return dtype
         sole = self.g.sole_reader(name, self.consumers)
-        if reader is None:
-            paired = sole is not None and sole.op == "DequantizeLinear"
-        else:
-            producer = self.producers.get(name)
-            paired = sole is reader and producer is not None and producer.op == "QuantizeLinear"
+        producer = self.producers.get(name)
+        # (its EnsureUniqueDQForNodeUnit first gives each reader of a DequantizeLinear a
+        # copy of its own: a DequantizeLinear read twice leaves its QuantizeLinear unpaired)
+        paired = (sole is not None and sole.op == "DequantizeLinear"
+                  and sole is (reader or sole) and len(self.consumers.get(sole.outputs[0], [])) <= 1
+                  and producer is not None and producer.op == "QuantizeLinear")
         return "uint8" if paired else dtype
 
     def ort_fuses(self, node, y):
@@ -206,7 +210,11 @@ def _fuse(m, node):
     op, inputs = None, None
     if node.op in ORT_ARITHMETIC and not node.attrs.get(QOPERATOR_ATTR) \
             and not m.ort_fuses(node, y):
-        return None  # onnxruntime computes it in float: so does onnxcc (docs/int8.md)
+        # onnxruntime runs the float ops between DQ and Q (docs/int8.md): an Add, Mul or
+        # GlobalAveragePool kernel computes those same float32 steps on the codes
+        if node.op == "Softmax":
+            return None
+        attrs[FLOAT_STEPS] = 1
     if node.op == "Conv":
         x, w = m.dq_input(node.inputs[0], False), m.dq_input(node.inputs[1], True)
         b = m.dq_input(node.inputs[2], True) if len(node.inputs) > 2 and node.inputs[2] else ()

@@ -214,23 +214,26 @@ def _global_pool(node, graph, x, y):
 
 
 def lower_qglobal_avgpool(node, graph):
-    if node.attrs.get("onnxcc_float_mean"):
-        return _float_mean(node, graph, node.inputs[0], node.outputs[0])
+    if node.attrs.get("onnxcc_float_mean") or node.attrs.get("onnxcc_float_steps"):
+        return _float_mean(node, graph, node.inputs[0], node.outputs[0],
+                           "mlas" if node.attrs.get("onnxcc_float_steps") else "eigen")
     return _global_pool(node, graph, node.inputs[0], node.outputs[0])
 
 
-def _float_mean(node, graph, x, y):
+def _float_mean(node, graph, x, y, order="eigen"):
     """A ReduceMean over H x W between DQ and Q (passes/qdq_to_qlinear): onnxruntime's
     float32 ReduceMean then QuantizeLinear, step by step (the integer sum rounds once,
-    where its float sum rounds at every add: they differ near ties)."""
+    where its float sum rounds at every add: they differ near ties); ``order='mlas'``: a
+    GlobalAveragePool group onnxruntime does not fuse, its float GlobalAveragePool's sum."""
     shape = graph.info(x).shape
     x_scale, x_zp = _per_tensor(graph, node, x)
     y_scale, _ = _per_tensor(graph, node, y)
     y_zp, lo, hi = _output(graph, node, y)
     p = {"outer": shape[0] * shape[1], "inner": int(np.prod(shape[2:])), "float_mean": True,
+         "order": order,
          "x_scale": float(x_scale), "x_zp": x_zp, "y_scale": float(y_scale), "y_zp": y_zp,
          "lo": lo, "hi": hi, "x_type": c_type(graph.info(x).dtype)}
-    tag = f"{SHORT[graph.info(x).dtype]}_{p['outer']}x{p['inner']}_mean"
+    tag = f"{SHORT[graph.info(x).dtype]}_{p['outer']}x{p['inner']}_{'mean' if order == 'eigen' else 'f32'}"
     return KernelCall("qglobal_avgpool", tag, p, [("x", x)], [("y", y)])
 
 
@@ -263,7 +266,10 @@ def lower_qbinary(node, graph):
     _, lo, hi = _output(graph, node, y)
     p = {"shape": shape, "a_strides": sa, "b_strides": sb,
          "out_strides": broadcast_strides(shape, shape), "lo": lo, "hi": hi}
-    if node.op == "QLinearAdd":
+    if node.attrs.get("onnxcc_float_steps"):  # the group's own float ops, as onnxruntime
+        p.update(op=node.op[len("QLinear"):].lower(), steps="float", sa=float(qa[0]), za=qa[1],
+                 sb=float(qb[0]), zb=qb[1], sy=float(qy[0]), zy=qy[1])
+    elif node.op == "QLinearAdd":
         ra, rb, offset = qlinear_add_constants(qa, qb, qy)
         p.update(op="add", ra=float(ra), rb=float(rb), offset=float(offset))
     else:
@@ -273,7 +279,8 @@ def lower_qbinary(node, graph):
                               "requantize its inputs or output to scales within 2^14 of each other")
         p.update(op="mul", ratio=float(ratio), za=qa[1], zb=qb[1], zy=qy[1])
     dims = "x".join(map(str, shape))
-    tag = (f"{p['op']}_{SHORT[graph.info(y).dtype]}_{dims}_a{'x'.join(map(str, sa))}"
+    tag = (f"{p['op']}{'_f32' if p.get('steps') else ''}_{SHORT[graph.info(y).dtype]}_{dims}"
+           f"_a{'x'.join(map(str, sa))}"
            f"_b{'x'.join(map(str, sb))}")
     return KernelCall("qbinary", tag, p, [("a", a), ("b", b)], [("y", y)])
 
