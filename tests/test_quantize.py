@@ -329,3 +329,43 @@ def test_groups_onnxruntime_leaves_unfused_compute_its_float_steps(scons, tmp_pa
         kernels = (scons.build_dir / "x86_64" / f"net{elem}" / f"net{elem}_kernels.c").read_text()
         marker = "qglobal_avgpool_s8_4x36_f32" if op == "GlobalAveragePool" else f"qbinary_{op.lower()}_f32_"
         assert (marker in kernels) == steps, kernels[:3000]
+
+
+def _two_input_group(path, op):
+    """x -> Q -> DQ and z -> Q -> DQ into ``op`` -> Q -> DQ, int8: onnxruntime fuses the
+    group on uint8 codes (its QDQS8ToU8 transform) and adds zero points in float."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+    inits = [numpy_helper.from_array(np.array(s, np.float32), n) for n, s in
+             (("xs", 0.0231), ("zs", 0.0187), ("ys", 0.0297 if op == "Add" else 0.0123))]
+    inits += [numpy_helper.from_array(np.array(z, np.int8), n) for n, z in
+              (("xz", 3), ("zz", -21), ("yz", 9))]
+    nodes = [h.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+             h.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+             h.make_node("QuantizeLinear", ["z", "zs", "zz"], ["zq"]),
+             h.make_node("DequantizeLinear", ["zq", "zs", "zz"], ["zd"]),
+             h.make_node(op, ["xd", "zd"], ["s"]),
+             h.make_node("QuantizeLinear", ["s", "ys", "yz"], ["yq"]),
+             h.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["y"])]
+    io = [h.make_tensor_value_info(n, T.FLOAT, [4, 64, 64]) for n in ("x", "z", "y")]
+    model = h.make_model(h.make_graph(nodes, "g", io[:2], io[2:], initializer=inits),
+                         opset_imports=[h.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return path
+
+
+@pytest.mark.parametrize("op", ["Add", "Mul"])
+def test_int8_groups_onnxruntime_fuses_on_uint8_codes_match_it(scons, tmp_path, op):
+    """16,384 outputs per seed, uniform over the codes: any rounding difference of the
+    zero points' float arithmetic shows."""
+    model = _two_input_group(tmp_path / "net.onnx", op)
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        np.savez(tmp_path / "x.npz", x=rng.uniform(-3, 3, (4, 64, 64)).astype(np.float32),
+                 z=rng.uniform(-2.4, 2.4, (4, 64, 64)).astype(np.float32))
+        r = scons(f"model={model}", f"testdata={tmp_path / 'x.npz'}", "verify")
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "max abs error 0," in r.stdout
+    kernels = (scons.build_dir / "x86_64" / "net" / "net_kernels.c").read_text()
+    assert f"qbinary_{op.lower()}_u8_s8" in kernels

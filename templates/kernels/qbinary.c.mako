@@ -6,7 +6,8 @@
   ratio + zy), a multiply and then an add (its SSE2 kernel; no contraction: -std=c99).
   steps=float (a group onnxruntime does not fuse): its float ops on the codes, each
   rounded to float32: DequantizeLinear (a - za) * sa, the add or multiply, then
-  QuantizeLinear: round(v / sy) + zy, saturated.
+  QuantizeLinear: round(v / sy) + zy, saturated. code: what onnxruntime's x86 kernels add
+  to int8 codes and zero points before they compute (128: they fuse the group on uint8).
 </%doc>\
 <%namespace name="qh" file="/kernels/lib/qhelpers.mako"/>\
 <%
@@ -16,7 +17,9 @@
     mul, steps = p['op'] == 'mul', p.get('steps')
     if not mul and not steps:
         ra, rb, off = c_float(p['ra']), c_float(p['rb']), c_float(p['offset'])
-    lo, hi = p['lo'], p['hi']
+    lo, hi, code = p['lo'], p['hi'], p['code']
+    def ld(t, index):
+        return f"((int32_t){t}[{index}] + {code})" if code else f"(int32_t){t}[{index}]"
 %>\
 ${qh.round_even(model)}
 ${signature}
@@ -41,27 +44,27 @@ ${ind}    y[y0 + i * ${p['out_strides'][inner]}u] = ${model}_round_even(v) + ${p
 ${ind}}
 % elif mul:
 ${ind}for (size_t i = 0; i < ${shape[inner]}u; ++i) {
-${ind}    const int32_t product = ((int32_t)a[a0 + i * ${sa[inner]}u] - ${p['za']}) * ((int32_t)b[b0 + i * ${sb[inner]}u] - ${p['zb']});
+${ind}    const int32_t product = (${ld('a', f"a0 + i * {sa[inner]}u")} - ${p['za']}) * (${ld('b', f"b0 + i * {sb[inner]}u")} - ${p['zb']});
 ${ind}    float v = (float)product * ${c_float(p['ratio'])};
 ${ind}    v = v + ${c_float(p['zy'])};
 % else:
 % if sb[inner] == 0:
-${ind}const float fixed = ${off} + (float)b[b0] * ${rb};
+${ind}const float fixed = ${off} + (float)${ld('b', 'b0')} * ${rb};
 % elif sa[inner] == 0:
-${ind}const float fixed = ${off} + (float)a[a0] * ${ra};
+${ind}const float fixed = ${off} + (float)${ld('a', 'a0')} * ${ra};
 % endif
 ${ind}for (size_t i = 0; i < ${shape[inner]}u; ++i) {
 % if sb[inner] == 0:
-${ind}    float v = fmaf((float)a[a0 + i * ${sa[inner]}u], ${ra}, fixed);
+${ind}    float v = fmaf((float)${ld('a', f"a0 + i * {sa[inner]}u")}, ${ra}, fixed);
 % elif sa[inner] == 0:
-${ind}    float v = fmaf((float)b[b0 + i * ${sb[inner]}u], ${rb}, fixed);
+${ind}    float v = fmaf((float)${ld('b', f"b0 + i * {sb[inner]}u")}, ${rb}, fixed);
 % else:
-${ind}    float v = fmaf((float)a[a0 + i * ${sa[inner]}u], ${ra}, fmaf((float)b[b0 + i * ${sb[inner]}u], ${rb}, ${off}));
+${ind}    float v = fmaf((float)${ld('a', f"a0 + i * {sa[inner]}u")}, ${ra}, fmaf((float)${ld('b', f"b0 + i * {sb[inner]}u")}, ${rb}, ${off}));
 % endif
 % endif
 % if not steps:
 ${ind}    v = v < ${c_float(lo)} ? ${c_float(lo)} : v > ${c_float(hi)} ? ${c_float(hi)} : v;
-${ind}    y[y0 + i * ${p['out_strides'][inner]}u] = ${model}_round_even(v);
+${ind}    y[y0 + i * ${p['out_strides'][inner]}u] = ${model}_round_even(v)${f" - {code}" if code else ""};
 ${ind}}
 % endif
 % for d in reversed(range(rank - 1)):

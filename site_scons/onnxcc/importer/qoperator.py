@@ -12,7 +12,7 @@ import numpy as np
 from onnx import helper, numpy_helper
 
 from onnxcc.core.errors import OnnxccError
-from onnxcc.passes.qdq_to_qlinear import QOPERATOR_ATTR
+from onnxcc.passes.ort_groups import QOPERATOR_ATTR
 
 MS_DOMAIN = "com.microsoft"
 

@@ -15,7 +15,7 @@ the Conv was and the quantization and clamp of its vanished output. Its output, 
 from onnxcc.core.quant import int_range, scalar
 from onnxcc.ops.qlinear.lowering import RESIDUAL_INPUT
 
-from .qdq_to_qlinear import FLOAT_STEPS
+from .ort_groups import FLOAT_STEPS, U8_CODES
 
 
 def _fusable(graph, add, consumers, producers):
@@ -47,7 +47,8 @@ def fuse_residual_qadd(graph):
         conv.attrs["onnxcc_residual"] = {
             "operand": operand, "scale": float(scalar(between.quant, "scale")),
             "zero_point": scalar(between.quant, "zero_point"),
-            "clamp": list(conv.attrs.get("onnxcc_clamp", int_range(between.dtype)))}
+            "clamp": list(conv.attrs.get("onnxcc_clamp", int_range(between.dtype))),
+            "u8_codes": int(bool(add.attrs.get(U8_CODES)))}
         conv.attrs.pop("onnxcc_clamp", None)
         if "onnxcc_clamp" in add.attrs:
             conv.attrs["onnxcc_clamp"] = add.attrs["onnxcc_clamp"]

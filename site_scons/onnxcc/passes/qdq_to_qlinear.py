@@ -35,6 +35,7 @@ import numpy as np
 from onnxcc.core.ir import Names, Node, TensorInfo
 from onnxcc.core.quant import fixed_point, int_range, make_quant, output_scales
 
+from .ort_groups import FLOAT_STEPS, ORT_ARITHMETIC, QOPERATOR_ATTR, U8_CODES, ort_types
 from .remove_noops import prune_unused
 
 MOVERS = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose"}
@@ -46,16 +47,6 @@ UNARY = {"AveragePool": "QLinearAveragePool", "GlobalAveragePool": "QLinearGloba
 #: ops that commute with quantization (monotonic): they run on the codes
 MAX_POOLS = {"MaxPool", "GlobalMaxPool"}
 QUANT_OPS = {"QuantizeLinear", "DequantizeLinear"}
-#: the groups whose fused arithmetic differs from their float ops': fused only where
-#: onnxruntime fuses them (Conv and Gemm, fused or not, round the exact sum alike but at
-#: rare float ties, so they are always fused)
-#: the attribute the importer gives a float op that was a QOperator node: onnxruntime runs
-#: that op's own integer kernel, so its group is always fused
-QOPERATOR_ATTR = "onnxcc_qoperator"
-#: the attribute of a QLinearAdd / QLinearMul / QLinearGlobalAveragePool that computes its
-#: group's float ops (dequantize, the op, quantize) where onnxruntime does not fuse it
-FLOAT_STEPS = "onnxcc_float_steps"
-ORT_ARITHMETIC = {"Softmax", "Add", "Mul", "GlobalAveragePool"}
 INTEGER_OPS = {"ConvInteger", "MatMulInteger"}
 
 
@@ -91,33 +82,8 @@ class _Matcher:
             return None
         return p.inputs[0], quant
 
-    def ort_type(self, name, reader=None):
-        """The element type onnxruntime computes the int8 activation ``name`` in on x86:
-        its QDQS8ToU8 transform makes a QuantizeLinear -> DequantizeLinear pair uint8
-        (the QuantizeLinear's only reader a DequantizeLinear, its output not a graph
-        output); anything else keeps its type. ``reader``: the DequantizeLinear reading a
-        group's input (None: ``name`` is a group's output)."""
-        dtype = self.g.info(name).dtype
-        if dtype != "int8":
-            return dtype
-        sole = self.g.sole_reader(name, self.consumers)
-        producer = self.producers.get(name)
-        # (its EnsureUniqueDQForNodeUnit first gives each reader of a DequantizeLinear a
-        # copy of its own: a DequantizeLinear read twice leaves its QuantizeLinear unpaired)
-        paired = (sole is not None and sole.op == "DequantizeLinear"
-                  and sole is (reader or sole) and len(self.consumers.get(sole.outputs[0], [])) <= 1
-                  and producer is not None and producer.op == "QuantizeLinear")
-        return "uint8" if paired else dtype
-
-    def ort_fuses(self, node, y):
-        """Whether onnxruntime fuses the group of ``node`` (its DequantizeLinear inputs,
-        the QuantizeLinear writing ``y``): only when the types it sees agree."""
-        types = {self.ort_type(y)}
-        for name in node.inputs:
-            dq = self.producers.get(name)
-            if dq is not None and dq.op == "DequantizeLinear" and not self.g.is_constant(dq.inputs[0]):
-                types.add(self.ort_type(dq.inputs[0], dq))
-        return len(types) == 1
+    def ort_types(self, node, y):
+        return ort_types(self.g, self.producers, self.consumers, node, y)
 
     def q_output(self, node):
         """(Q node, activation nodes between, quant) for the QuantizeLinear after ``node``."""
@@ -208,13 +174,16 @@ def _fuse(m, node):
     if clamp != list(int_range(g.info(y).dtype)):
         attrs["onnxcc_clamp"] = clamp
     op, inputs = None, None
-    if node.op in ORT_ARITHMETIC and not node.attrs.get(QOPERATOR_ATTR) \
-            and not m.ort_fuses(node, y):
+    types = m.ort_types(node, y)
+    if node.op in ORT_ARITHMETIC and not node.attrs.get(QOPERATOR_ATTR) and len(types) > 1:
         # onnxruntime runs the float ops between DQ and Q (docs/int8.md): an Add, Mul or
         # GlobalAveragePool kernel computes those same float32 steps on the codes
         if node.op == "Softmax":
             return None
         attrs[FLOAT_STEPS] = 1
+    elif node.op in ("Add", "Mul") and not node.attrs.get(QOPERATOR_ATTR) \
+            and types == {"uint8"} and g.info(y).dtype == "int8":
+        attrs[U8_CODES] = 1  # its fused kernel adds zero points in float: as uint8 codes
     if node.op == "Conv":
         x, w = m.dq_input(node.inputs[0], False), m.dq_input(node.inputs[1], True)
         b = m.dq_input(node.inputs[2], True) if len(node.inputs) > 2 and node.inputs[2] else ()

@@ -215,11 +215,14 @@ ${qlinear_add(model)}
         e = f"{model}_{fn}({acc}, {mult}, {shift}, {window}{p['y_zp']}, {p['lo']}, {p['hi']})"
     q = p.get('residual')
     if q:
-        a, b = f"(float){e}", f"(float)r[{r_index}]"
+        code = q.get('code', 0)  # onnxruntime's uint8 codes of an int8 group (lowering.U8_OFFSET)
+        a, b = (f"(float)({e} + {code})", f"(float)(r[{r_index}] + {code})") if code \
+            else (f"(float){e}", f"(float)r[{r_index}]")
         if not q['conv_first']:
             a, b = b, a
         e = (f"{model}_qlinear_add({a}, {b}, {c_float(q['ra'])}, {c_float(q['rb'])}, "
              f"{c_float(q['offset'])}, {c_float(q['lo'])}, {c_float(q['hi'])})")
+        e = f"({e} - {code})" if code else e
 %>\
 ${e}\
 </%def>\

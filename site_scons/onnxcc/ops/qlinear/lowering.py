@@ -91,13 +91,24 @@ def _pointwise_as_row(g):
 def _residual_add(graph, node, conv_out, r, y):
     """The QLinearAdd fused after a QLinearConv (passes/fuse_residual_qadd): its constants,
     with the Conv's output code as the operand it was."""
-    operands = [conv_out, _per_tensor(graph, node, r)]
+    code = U8_OFFSET if node.attrs["onnxcc_residual"].get("u8_codes") else 0
+    operands = [_shifted(conv_out, code), _shifted(_per_tensor(graph, node, r), code)]
+    first = operands[0]
     if node.attrs["onnxcc_residual"]["operand"] == 1:
         operands.reverse()
-    ra, rb, offset = qlinear_add_constants(*operands, _per_tensor(graph, node, y))
+    ra, rb, offset = qlinear_add_constants(*operands, _shifted(_per_tensor(graph, node, y), code))
     _, lo, hi = _output(graph, node, y)
-    return {"conv_first": operands[0] is conv_out, "ra": float(ra), "rb": float(rb),
-            "offset": float(offset), "lo": lo, "hi": hi}
+    return {"conv_first": operands[0] is first, "ra": float(ra), "rb": float(rb),
+            "offset": float(offset), "lo": lo + code, "hi": hi + code, "code": code}
+
+
+#: what onnxruntime's x86 QDQS8ToU8 transform adds to an int8 code and zero point
+U8_OFFSET = 128
+
+
+def _shifted(quant, code):
+    """(scale, zero point) of codes moved by ``code``."""
+    return quant[0], quant[1] + code
 
 
 def lower_qconv(node, graph):
@@ -262,10 +273,12 @@ def lower_qbinary(node, graph):
     out_shape = graph.info(y).shape
     shape, (sa, sb) = merge_dims(out_shape, broadcast_strides(graph.info(a).shape, out_shape),
                                  broadcast_strides(graph.info(b).shape, out_shape))
-    qa, qb, qy = (_per_tensor(graph, node, t) for t in (a, b, y))
+    code = U8_OFFSET if node.attrs.get("onnxcc_u8_codes") else 0  # (passes/qdq_to_qlinear)
+    qa, qb, qy = (_shifted(_per_tensor(graph, node, t), code) for t in (a, b, y))
     _, lo, hi = _output(graph, node, y)
     p = {"shape": shape, "a_strides": sa, "b_strides": sb,
-         "out_strides": broadcast_strides(shape, shape), "lo": lo, "hi": hi}
+         "out_strides": broadcast_strides(shape, shape), "lo": lo + code, "hi": hi + code,
+         "code": code}
     if node.attrs.get("onnxcc_float_steps"):  # the group's own float ops, as onnxruntime
         p.update(op=node.op[len("QLinear"):].lower(), steps="float", sa=float(qa[0]), za=qa[1],
                  sb=float(qb[0]), zb=qb[1], sy=float(qy[0]), zy=qy[1])
@@ -279,7 +292,8 @@ def lower_qbinary(node, graph):
                               "requantize its inputs or output to scales within 2^14 of each other")
         p.update(op="mul", ratio=float(ratio), za=qa[1], zb=qb[1], zy=qy[1])
     dims = "x".join(map(str, shape))
-    tag = (f"{p['op']}{'_f32' if p.get('steps') else ''}_{SHORT[graph.info(y).dtype]}_{dims}"
+    tag = (f"{p['op']}{'_f32' if p.get('steps') else ''}{'_u8' if code else ''}"
+           f"_{SHORT[graph.info(y).dtype]}_{dims}"
            f"_a{'x'.join(map(str, sa))}"
            f"_b{'x'.join(map(str, sb))}")
     return KernelCall("qbinary", tag, p, [("a", a), ("b", b)], [("y", y)])
