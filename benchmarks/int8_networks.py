@@ -47,6 +47,8 @@ def measure(build_dir, target, model, *options):
     ok, out = scons(build_dir, target, model, *options, "verify", "profile")
     if not ok:
         why = [line for line in out.splitlines() if "***" in line or "error" in line]
+        if any("does not fit" in line for line in why):
+            return None, None, f"does not fit {target}'s flash"
         return None, None, (why or ["failed"])[0][-160:]
     folder = os.path.join(build_dir, target, os.path.splitext(os.path.basename(model))[0])
     with open(os.path.join(folder, "profile.json")) as f:
