@@ -64,6 +64,13 @@ def _entries(folder):
                                         and os.path.isdir(os.path.join(folder, n))))]
 
 
+def is_test_case(path):
+    """Whether ``path`` is one test_data_set_N folder (its input_K.pb and output_K.pb; a
+    model without inputs has output_K.pb alone)."""
+    return os.path.isdir(path) and bool(glob.glob(os.path.join(path, "input_*.pb"))
+                                        or glob.glob(os.path.join(path, "output_*.pb")))
+
+
 def numbered_tensors(folder, kind):
     """{K: array} of a folder's ``<kind>_K.pb`` files."""
     arrays = {}
@@ -175,13 +182,15 @@ def samples(path, specs, limit=None):
     One line when there is none or one does not fit the model."""
     files(path)  # one line when there is no such folder or file
     names = ([s.name for s in specs], [])
-    if os.path.isdir(path) and numbered_tensors(path, "input"):
+    if is_test_case(path):
         entries = [path]
     elif os.path.isdir(path):
         entries = _entries(path)
     else:
         entries = [path]
     found = []
+    if not specs and entries == [path] and is_test_case(path):
+        return [[]], None  # a model without inputs: its one run
     for entry in entries:
         if limit is not None and len(found) >= limit:
             break

@@ -54,7 +54,7 @@ def read_test_data(path, graph):
     none are given: onnxruntime computes them. The inputs must have the element types and
     shapes of the graph's inputs."""
     specs = [dataset.Input(n, graph.info(n).dtype, tuple(graph.info(n).shape)) for n in graph.inputs]
-    if os.path.isdir(path) and dataset.numbered_tensors(path, "input"):
+    if dataset.is_test_case(path):
         inputs, outputs = dataset.read_folder(path, (graph.inputs, graph.outputs))
         return dataset.check_sample(path, inputs, specs), outputs
     return dataset.samples(path, specs, limit=1)[0][0], []
