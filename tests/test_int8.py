@@ -368,9 +368,9 @@ def test_int8_kernels_write_over_their_input_and_match_onnxruntime(scons, tmp_pa
     inputs = dict(zip(CHAIN_OPS, ["x"] + CHAIN_OPS))
     assert {n: over[n] for n in written_over} == {n: inputs[n] for n in written_over}
     scratch = {s["node"]: s["scratch"]["bytes"] for s in plan["schedule"] if "scratch" in s}
-    # the depthwise_q15 tactic: one channel as a zero-padded int16 plane (8 x 8),
-    # whether or not it writes over its input
-    assert scratch == {"dw": 128, **{n: b for n, b in (("pw", 8), ("pool", 36)) if n in written_over}}
+    # the depthwise_q15 tactic: one channel as a zero-padded int16 plane (8 x 8), a pair
+    # of slack and a row of 6 int32 sums, whether or not it writes over its input
+    assert scratch == {"dw": 128 + 4 + 24, **{n: b for n, b in (("pw", 8), ("pool", 36)) if n in written_over}}
 
 
 def _single(kind, elem):
@@ -412,9 +412,10 @@ SINGLE = ["depthwise_strided", "pool_strided", "global_pool", "add_over_b", "poi
           "pointwise_batches", "residual", "quantize", "dequantize"]
 
 
-#: scratch bytes of the kernels opt=speed picks where they differ from the reference's:
-#: the q15 tactics' columns (two of 4 or 36 taps, int16) and zero-padded plane (11 x 11, rounded up to words)
-Q15_SCRATCH = {"depthwise_strided": 244, "pointwise_growing": 16, "residual": 144}
+#: scratch bytes of the kernels opt=speed picks where they differ from the reference's: the
+#: q15 tactics' zero-padded plane (11 x 11 and a pair of slack, in words) and row of 5 int32
+#: sums; the columns of a block of pixels (int16: all 15 of 4 taps, two by two; 12 of 36)
+Q15_SCRATCH = {"depthwise_strided": 248 + 20, "pointwise_growing": 2 * 4 * 16, "residual": 2 * 36 * 12}
 
 
 @pytest.mark.parametrize("opt", ["size", "speed"])

@@ -1,93 +1,258 @@
 <%doc>
-  Quantized NCHW convolution (group 1) as a GEMM on int16 pairs, the DSP extension's way
-  (ops/qlinear/q15.py): the windows of two output pixels are copied into scratch as int16
-  columns with the input zero point subtracted (padding is 0: it adds nothing), then
-  every pair of output channels takes the dot products of its two weight rows with the
-  two columns, four sums in registers: per 4 taps, one word of int8 weights per row
-  widened by SXTB16 (the rows were packed k0 k2 k1 k3: ops/common/packing.py "pairs") and two
-  SMLADs per sum (in inline assembly on Thumb-2). Without the DSP extension the same sums
-  in plain C. Columns and weight rows are interleaved so that one step reads 8 bytes of
-  weights and 16 of columns, contiguous. Each sum is then
-  requantized (the fast exact path) and, with a fused QLinearAdd, added to the residual.
-  The weight rows are padded to a multiple of 4 taps (the columns' tail is 0) and to an
-  even count of rows. An odd pixel count's last pixel (or a single one) is one column
-  alone, two rows x one column per step. ``matrix`` (QGemm): the columns are x's rows
-  and y is [pixels][channels].
-  ``in_place`` (1x1 only): y may be x; both columns are read before their pixels of y
-  are written (see ops/qlinear/in_place.py).
+  Quantized NCHW convolution (group 1) and QGemm (``matrix``: x's rows are the pixels, y
+  is [pixels][channels]) on int16 pairs, the DSP extension's way (ops/qlinear/q15.py).
+  Output channels outside, pixels inside: the taps of a block of ``block`` pixels are
+  copied into scratch as int16 columns with the input zero point subtracted (a 1x1
+  convolution's four pixels of two channels per step, a matrix row's four taps, with
+  the SIMD32 extension; a window inside x at fixed offsets), the columns of a group of
+  ``group`` pixels side by side by 4 taps, the taps padded to k4 with 0. Then each output
+  channel runs down the block with its requantization constants computed once:
+    few taps (k4 <= 8)  its k4 / 2 weight pairs in registers (times 256, with the bias,
+                        where requantize_scaled may take the sums), two pixels per step,
+                        one SMLAD per two taps;
+    else                four pixels per step, lib/q15_tile.mako's row_sums over the
+                        packed weights (one weight word widened for the four); the
+                        block's last pixels (fewer than four) one at a time, two
+                        channels at once (pair_sums).
+  Then the fast exact requantization, with a fused QLinearAdd's residual. The weights are
+  packed at compile time (ops/common/packing.py "pairs": two rows interleaved by word, a
+  row's word k0 k2 k1 k3, the rows padded to an even count).
+  ``in_place`` (1x1 only): y may be x: a block's pixels are all in the columns before any
+  of their outputs is written, and output (k, p) lands on pixel p of x's channels (see
+  ops/common/spatial.pointwise_fits_over_x).
 </%doc>\
 <%namespace name="qh" file="/kernels/lib/qhelpers.mako"/>\
+<%namespace name="q15" file="/kernels/lib/q15_tile.mako"/>\
 <%! import math %>\
 <%
     n, c, h, w = p['n'], p['c'], p['h'], p['w']
     m, oh, ow, kh, kw = p['m'], p['oh'], p['ow'], p['kh'], p['kw']
     sh, sw, dh, dw, pt, pl = p['sh'], p['sw'], p['dh'], p['dw'], p['pt'], p['pl']
-    k, k4, zx = p['k'], p['k4'], p['x_zp']
-    px_count = oh * ow
+    k, k4, zx, block = p['k'], p['k4'], p['x_zp'], p['block']
+    pixels = oh * ow
+    matrix = p.get('matrix', False)
     pointwise = p['pointwise']
-    matrix = p.get('matrix', False)  # QGemm: pixel i is row i of x ([pixels][k]), y [pixels][m]
+    group = p['col_group']  # pixels whose columns lie side by side, 4 taps at a time
+    few = p['few']  # each channel's weights in registers (q15.FEW_TAPS)
+    sign = 'u' if p['x_type'] == 'uint8_t' else 's'
+    zz = f"0x{(-zx) & 0xffff:04x}{(-zx) & 0xffff:04x}u"  # -zero point in both halves
+    # y's element of channel oc, pixel p0 + j; its step from one pixel to the next
+    ystep, ychannel = (m, 1) if matrix else (1, pixels)
     # a window inside x (most pixels): fixed offsets, whole words of taps per round of
-    # ``period`` input channels; its taps (offset in x, position in the column)
+    # ``period`` input channels
     interior = not (matrix or pointwise) and h - 1 - (kh - 1) * dh >= 0 and w - 1 - (kw - 1) * dw >= 0
     period = 4 // math.gcd(kh * kw, 4)
 
-    def chunk(step):  # step: int16 of the columns per 4 taps (8: two interleaved, 4: one)
-        taps = []
-        for r in range(period * kh * kw):
+    def tap(t):
+        """Tap t of a pixel's column: its offset from the column's first (a C int)."""
+        return (t >> 2) * 4 * group + (t & 3)
+
+    def col_index(j, t):
+        """Pixel j's tap t in the columns (C expressions)."""
+        return (f"(({j}) / {group}) * {group * k4} + (({t}) >> 2) * {4 * group} + "
+                f"(({j}) % {group}) * 4 + (({t}) & 3)")
+
+    def quad(i):
+        """Pixel i (0..3) of four from a multiple of 4: its offset from the first."""
+        return i // group * group * k4 + i % group * 4
+
+    def window_taps(count):
+        """The first ``count`` taps of a round of ``period`` input channels of a window
+        inside x, two by two: (offset in the column, offsets in x of the pair or of a
+        last tap alone). A pair is one 32-bit store: gcc, merging single int16 stores,
+        keeps every loaded tap live and spills."""
+        def src(r):
             ic, rest = divmod(r, kh * kw)
-            taps.append((ic * h * w + (rest // kw) * dh * w + (rest % kw) * dw,
-                         (r >> 2) * step + (r & 3)))
-        return taps
+            return ic * h * w + (rest // kw) * dh * w + (rest % kw) * dw
+        return [(tap(r), [src(t) for t in range(r, min(r + 2, count))]) for r in range(0, count, 2)]
 
     def bias(oc):
         return f"b[{oc}]" if p['bias'] else "0"
-
-    # per-channel tables with the folded requantization: each channel's constants once
-    # per pair of outputs, in locals (see qhelpers.mako requantize_folded)
-    folded = p.get('fast') and p.get('fold') and p['mult'] is None
 %>\
 ${qh.conv_helpers(model, p)}
-<%def name="column(j, px, step)">\
-<%doc> Column j (0 or 1) of the pixel px: tap t at col[8 * (t / 4) + 4 * j + t % 4] (one
-  column: col[t]). </%doc>\
-% if matrix or pointwise:
-<%
-    # the pixel's C inputs: a row of x (matrix) or one pixel of every channel (1x1)
-    start, stride = (f"(size_t)({px}) * {c}u", 1) if matrix else (f"({px})", h * w)
-%>\
-            {
-                const ${p['x_type']} *s = xb + ${start};
-                int16_t *d = col + ${4 * j};
-                for (int g = 0; g < ${c // 4}; ++g, d += ${step}, s += ${4 * stride}) {
+<%def name="output(acc, oc, yi, row, scale=1)">\
+${qh.conv_output(model, p, acc, oc, yi, row, scale == 256)}\
+</%def>\
+<%def name="y_index(oc, j)">(size_t)yb + (size_t)(${oc}) * ${ychannel}u + (size_t)(p0 + ${j}) * ${ystep}u</%def>\
+<%def name="few_taps(count)">\
+<%doc> Each output channel over the ``count`` pixels of the block at p0, its weights in
+  registers. </%doc>\
+<% scale = 256 if qh.attr.scaled(p) else 1 %>\
+            for (int oc = 0; oc < ${m}; ++oc) {
+                /* the row's words: oc's pair of rows, then its half of each 8 bytes */
+                const int8_t *const wr = w + (size_t)(oc >> 1) * ${2 * k4}u + (size_t)(oc & 1) * 4u;
+% for j in range(k4 // 4):
+                const uint32_t w${j}a = (uint32_t)(uint16_t)(int16_t)(wr[${8 * j}] * ${scale}) | (uint32_t)(uint16_t)(int16_t)(wr[${8 * j + 2}] * ${scale}) << 16;
+                const uint32_t w${j}b = (uint32_t)(uint16_t)(int16_t)(wr[${8 * j + 1}] * ${scale}) | (uint32_t)(uint16_t)(int16_t)(wr[${8 * j + 3}] * ${scale}) << 16;
+% endfor
+                const int32_t bias = ${f'b[oc] * {scale}' if p['bias'] else '0'};
+${qh.fold_locals(model, p, 'oc', 0)}\
+                const int16_t *cp = col;
+                size_t yi = ${y_index('oc', 0)};
+                for (int j = 0; j < ${count - count % 2}; j += 2, yi += ${2 * ystep}) {
+                    int32_t a = bias, a1 = bias;
+% for j in range(k4 // 4):
+                    {   /* the pair's columns in order: 4 taps of each pixel per step */
+                        uint32_t x0, x1, z0, z1;
+                        ${model}_load_pairs(&cp, &x0, &x1);
+                        ${model}_load_pairs(&cp, &z0, &z1);
+                        a = ${model}_smlad(x0, w${j}a, a);
+                        a1 = ${model}_smlad(z0, w${j}a, a1);
+                        a = ${model}_smlad(x1, w${j}b, a);
+                        a1 = ${model}_smlad(z1, w${j}b, a1);
+                    }
+% endfor
+                    y[yi] = ${output('a', 'oc', 'yi', 0, scale)};
+                    y[yi + ${ystep}] = ${output('a1', 'oc', f'yi + {ystep}', 0, scale)};
+                }
+% if count % 2:
+                {
+                    int32_t a = bias;
+% for j in range(k4 // 4):
+                    a = ${model}_smlad(${model}_load_pair(cp + ${4 * group * j}), w${j}a, a);
+                    a = ${model}_smlad(${model}_load_pair(cp + ${4 * group * j + 2}), w${j}b, a);
+% endfor
+                    y[yi] = ${output('a', 'oc', 'yi', 0, scale)};
+                }
+% endif
+            }
+</%def>\
+<%def name="tiles(count)">\
+<%doc> Each output channel over the pixels of the block at p0, four per step; then the last
+  count % 4 pixels, two channels at once. </%doc>\
+% if count >= 4:
+            for (int oc = 0; oc < ${m}; ++oc) {
+${qh.fold_locals(model, p, 'oc', 0)}\
+                const int32_t bias = ${bias('oc')};
+                const int8_t *const wr = w + (size_t)(oc >> 1) * ${2 * k4}u + (size_t)(oc & 1) * 4u;
+                const int16_t *cp = col;
+                size_t yi = ${y_index('oc', 0)};
+                for (int j = 0; j < ${count - count % 4}; j += 4, yi += ${4 * ystep}) {
+                    const int8_t *wp = wr;
+                    int32_t a0 = bias, a1 = bias, a2 = bias, a3 = bias;
+${q15.row_sums(k4)}\
 % for i in range(4):
-                    d[${i}] = (int16_t)((int32_t)s[${i * stride}] - ${zx});
+                    y[yi + ${i * ystep}] = ${output(f'a{i}', 'oc', f'yi + {i * ystep}', 0)};
 % endfor
                 }
-% for i in range(c % 4):
-                d[${i}] = (int16_t)((int32_t)s[${i * stride}] - ${zx});
+            }
+% endif
+% if count % 4:
+            for (int oc = 0; oc < ${m}; oc += 2) {
+${qh.fold_locals(model, p, 'oc', 0)}\
+% if m % 2:
+                const int second = oc + 1 < ${m}; /* an odd last channel: a padded weight row */
+${qh.fold_locals(model, p, 'oc + second', 1)}\
+% else:
+${qh.fold_locals(model, p, 'oc + 1', 1)}\
+% endif
+% for i in range(count % 4):
+                {   /* pixel ${count - count % 4 + i}: its column's steps ${4 * group} int16 apart */
+                    const int8_t *wp = w + (size_t)oc * ${k4}u; /* rows oc and oc + 1, interleaved */
+                    const int16_t *cp = col + ${(count - count % 4) * k4 + 4 * i};
+                    const size_t y0 = ${y_index('oc', count - count % 4 + i)};
+                    int32_t a00 = ${bias('oc')};
+% if m % 2:
+                    int32_t a10 = second ? ${bias('oc + 1')} : 0;
+% else:
+                    int32_t a10 = ${bias('oc + 1')};
+% endif
+${q15.pair_sums(k4, 4 * group)}\
+                    y[y0] = ${output('a00', 'oc', 'y0', 0)};
+% if m % 2:
+                    if (second) {
+% else:
+                    {
+% endif
+                        const size_t y1 = y0 + ${ychannel}u;
+                        y[y1] = ${output('a10', 'oc + 1', 'y1', 1)};
+                    }
+                }
 % endfor
             }
-% else:
+% endif
+</%def>\
+<%def name="copy_pointwise(count)">\
+<%doc> 1x1: the ``count`` pixels from p0, pairs of channels (four pixels per step with the
+  SIMD32 extension). </%doc>\
+            for (int ic = 0; ic < ${c - c % 2}; ic += 2) {
+                const ${p['x_type']} *const s0 = xb + (size_t)ic * ${pixels}u + (size_t)p0, *const s1 = s0 + ${pixels};
+                int j = 0;
+% if count >= 4:
+#if defined(__ARM_FEATURE_SIMD32)
+                for (int16_t *d = col + (ic >> 2) * ${4 * group} + (ic & 3); j < ${count - count % 4}; j += 4, d += ${4 * k4}) {
+                    uint32_t v0, v1, q[4];
+                    memcpy(&v0, s0 + j, 4u);
+                    memcpy(&v1, s1 + j, 4u);
+                    ${model}_channel_pairs_${sign}8(v0, v1, ${zz}, q);
+% for i in range(4):
+                    memcpy(d + ${quad(i)}, &q[${i}], 4u);
+% endfor
+                }
+#endif
+% endif
+                for (; j < ${count}; ++j) {
+                    int16_t *const d = col + ${col_index('j', 'ic')};
+                    d[0] = (int16_t)((int32_t)s0[j] - ${zx});
+                    d[1] = (int16_t)((int32_t)s1[j] - ${zx});
+                }
+            }
+% if c % 2:
             {
-                const int oy = (${px}) / ${ow}, ox = (${px}) % ${ow};
+                const ${p['x_type']} *const s = xb + ${(c - 1) * pixels}u + (size_t)p0;
+                for (int j = 0; j < ${count}; ++j)
+                    col[${col_index('j', c - 1)}] = (int16_t)((int32_t)s[j] - ${zx});
+            }
+% endif
+</%def>\
+<%def name="copy_rows(count)">\
+<%doc> matrix: the ``count`` rows from p0, four taps per step (SIMD32). </%doc>\
+            for (int j = 0; j < ${count}; ++j) {
+                const ${p['x_type']} *const s = x + (size_t)(p0 + j) * ${c}u;
+                int16_t *const d = col + (j / ${group}) * ${group * k4} + (j % ${group}) * 4;
+                int t = 0;
+% if c >= 4:
+#if defined(__ARM_FEATURE_SIMD32)
+                for (; t < ${c - c % 4}; t += 4)
+                    ${model}_widen4_${sign}8(d + (t >> 2) * ${4 * group}, s + t, ${zz});
+#endif
+% endif
+                for (; t < ${c}; ++t)
+                    d[(t >> 2) * ${4 * group} + (t & 3)] = (int16_t)((int32_t)s[t] - ${zx});
+            }
+</%def>\
+<%def name="window_pairs(count)">\
+<%doc> The first ``count`` taps of a round at s into the column at e. </%doc>\
+% for dst, srcs in window_taps(count):
+% if len(srcs) == 2:
+                    {
+                        const uint32_t v = (uint32_t)(uint16_t)((int32_t)s[${srcs[0]}] - ${zx}) | (uint32_t)(uint16_t)((int32_t)s[${srcs[1]}] - ${zx}) << 16;
+                        memcpy(e + ${dst}, &v, 4u);
+                    }
+% else:
+                    e[${dst}] = (int16_t)((int32_t)s[${srcs[0]}] - ${zx});
+% endif
+% endfor
+</%def>\
+<%def name="copy_windows(count)">\
+<%doc> The windows of the ``count`` pixels from p0 (outside x: 0, adding nothing). </%doc>\
+            for (int j = 0; j < ${count}; ++j) {
+                const int px = p0 + j, oy = px / ${ow}, ox = px % ${ow};
+                int16_t *const d = col + (j / ${group}) * ${group * k4} + (j % ${group}) * 4;
 % if interior:
                 const int iy0 = oy * ${sh} - ${pt}, ix0 = ox * ${sw} - ${pl};
                 if (iy0 >= 0 && iy0 <= ${h - 1 - (kh - 1) * dh} && ix0 >= 0 && ix0 <= ${w - 1 - (kw - 1) * dw}) {
                     /* the whole window inside x: every tap a load at a fixed offset, ${period}
                      * input channel(s) per round (whole words of taps) */
                     const ${p['x_type']} *s = xb + (size_t)iy0 * ${w}u + (size_t)ix0;
-                    int16_t *d = col + ${4 * j};
-                    for (int g = 0; g < ${c // period}; ++g, s += ${period * h * w}, d += ${step * period * kh * kw // 4}) {
-% for src, dst in chunk(step):
-                        d[${dst}] = (int16_t)((int32_t)s[${src}] - ${zx});
-% endfor
+                    int16_t *e = d;
+                    for (int g = 0; g < ${c // period}; ++g, s += ${period * h * w}, e += ${tap(period * kh * kw)}) {
+${window_pairs(period * kh * kw)}\
                     }
-% for src, dst in chunk(step)[:(c % period) * kh * kw]:
-                    d[${dst}] = (int16_t)((int32_t)s[${src}] - ${zx});
-% endfor
-                } else
+${window_pairs((c % period) * kh * kw)}\
+                    continue;
+                }
 % endif
-                {
                 int t = 0;
                 for (int ic = 0; ic < ${c}; ++ic) {
                     for (int ky = 0; ky < ${kh}; ++ky) {
@@ -96,143 +261,47 @@ ${qh.conv_helpers(model, p)}
                         const size_t xr = (size_t)ic * ${h * w}u + (size_t)(row ? iy : 0) * ${w}u;
                         for (int kx = 0; kx < ${kw}; ++kx, ++t) {
                             const int ix = ox * ${sw} - ${pl} + kx * ${dw};
-                            col[${step} * (t >> 2) + ${4 * j} + (t & 3)] = row && ix >= 0 && ix < ${w}
+                            d[(t >> 2) * ${4 * group} + (t & 3)] = row && ix >= 0 && ix < ${w}
                                 ? (int16_t)((int32_t)xb[xr + (size_t)ix] - ${zx}) : 0;
                         }
                     }
                 }
-                }
             }
-% endif
 </%def>\
-<%def name="store(acc, oc, px, row)">\
-<% yi = f"yb + (size_t)({px}) * {m}u + (size_t)({oc})" if matrix else f"yb + (size_t)({oc}) * {px_count}u + (size_t)({px})" %>\
-                    {
-                        const size_t yi = ${yi};
-                        y[yi] = ${qh.conv_output(model, p, acc, oc, 'yi', (f"m7{row}", f"c{row}", f"f{row}") if folded else None)};
-                    }
-</%def>\
-<%def name="fold_constants(oc, row)">\
-% if folded:
-                const int32_t m7${row} = (int32_t)((uint32_t)mult[${oc}] << 7), f${row} = shift[${oc}] - 17,
-                              c${row} = ${model}_fold_bias(shift[${oc}], ${p['y_zp']});
-% endif
-</%def>\
-<%def name="channels(cols, px)">\
-<%doc> Every pair of output channels against ``cols`` (1 or 2) columns of pixels px, px + 1. </%doc>\
-            for (int oc = 0; oc < ${m}; oc += 2) {
-                const int8_t *wp = w + (size_t)oc * ${k4}u; /* rows oc and oc + 1, interleaved */
-                const int16_t *cp = col;
-                int32_t a00 = ${bias('oc')}, a01 = a00;
-% if m % 2:
-                int32_t a10 = oc + 1 < ${m} ? ${bias('oc + 1')} : 0, a11 = a10;
+<%def name="run(count)">\
+% if matrix:
+${copy_rows(count)}\
+% elif pointwise:
+${copy_pointwise(count)}\
 % else:
-                int32_t a10 = ${bias('oc + 1')}, a11 = a10;
+${copy_windows(count)}\
 % endif
-#if defined(__ARM_FEATURE_DSP) && defined(__thumb2__)
-                {
-% if cols == 1:
-                    /* 8 multiply-accumulates in 11 instructions per step */
+% if few:
+${few_taps(count)}\
 % else:
-                    /* 16 multiply-accumulates in 16 instructions per step, two steps per
-                     * round; the loop is in the assembly too: gcc shuffles the 13 live
-                     * registers of the tile when it schedules the intrinsics, or an asm
-                     * step in a C loop */
+${tiles(count)}\
 % endif
-                    uint32_t wa, wb, x0, x1, u0, u1, steps = ${k4 // 8}u;
-<%
-    body = ['"ldrd %[wa], %[wb], [%[wp]], #8\\n\\t"',
-            '"ldrd %[x0], %[x1], [%[cp]], #8\\n\\t"',
-            '"sxtb16 %[u0], %[wa]\\n\\t"',
-            '"sxtb16 %[wa], %[wa], ror #8\\n\\t"',
-            '"sxtb16 %[u1], %[wb]\\n\\t"',
-            '"sxtb16 %[wb], %[wb], ror #8\\n\\t"',
-            '"smlad %[a00], %[u0], %[x0], %[a00]\\n\\t"',
-            '"smlad %[a00], %[wa], %[x1], %[a00]\\n\\t"',
-            '"smlad %[a10], %[u1], %[x0], %[a10]\\n\\t"',
-            '"smlad %[a10], %[wb], %[x1], %[a10]\\n\\t"']
-    if cols == 2:
-        body += ['"ldrd %[x0], %[x1], [%[cp]], #8\\n\\t"',
-                 '"smlad %[a01], %[u0], %[x0], %[a01]\\n\\t"',
-                 '"smlad %[a01], %[wa], %[x1], %[a01]\\n\\t"',
-                 '"smlad %[a11], %[u1], %[x0], %[a11]\\n\\t"',
-                 '"smlad %[a11], %[wb], %[x1], %[a11]\\n\\t"']
-    # two steps per round of the loop; an odd step first
-    code = (body if (k4 // 4) % 2 else []) + (['"1:\\n\\t"'] + body + body
-             + ['"subs %[steps], %[steps], #1\\n\\t"', '"bne 1b\\n\\t"'] if k4 // 8 else [])
-%>\
-                    __asm__(${'\n                            '.join(code)}
-                            : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11),
-                              [wp] "+r"(wp), [cp] "+r"(cp), [steps] "+r"(steps), [wa] "=&r"(wa),
-                              [wb] "=&r"(wb), [x0] "=&r"(x0), [x1] "=&r"(x1), [u0] "=&r"(u0),
-                              [u1] "=&r"(u1)
-                            :
-                            : "cc", "memory");
-                }
-#else
-                for (int t = 0; t < ${k4 // 4}; ++t) {
-                    /* the packed order: wp[1] is tap 2, wp[2] tap 1 */
-                    const int32_t x0 = cp[0], x1 = cp[1], x2 = cp[2], x3 = cp[3];
-                    const int32_t u0 = wp[0], u2 = wp[1], u1 = wp[2], u3 = wp[3];
-                    const int32_t v0 = wp[4], v2 = wp[5], v1 = wp[6], v3 = wp[7];
-                    a00 += x0 * u0 + x1 * u1 + x2 * u2 + x3 * u3;
-                    a10 += x0 * v0 + x1 * v1 + x2 * v2 + x3 * v3;
-% if cols == 2:
-                    const int32_t z0 = cp[4], z1 = cp[5], z2 = cp[6], z3 = cp[7];
-                    a01 += z0 * u0 + z1 * u1 + z2 * u2 + z3 * u3;
-                    a11 += z0 * v0 + z1 * v1 + z2 * v2 + z3 * v3;
-% endif
-                    wp += 8;
-                    cp += ${4 * cols};
-                }
-#endif
-% if cols == 1:
-                (void)a01;
-                (void)a11;
-% endif
-${fold_constants('oc', 0)}\
-${store('a00', 'oc', px, 0)}\
-% if cols == 2:
-${store('a01', 'oc', f'{px} + 1', 0)}\
-% endif
-% if m % 2:
-                if (oc + 1 < ${m}) {
-% endif
-${fold_constants('oc + 1', 1)}\
-${store('a10', 'oc + 1', px, 1)}\
-% if cols == 2:
-${store('a11', 'oc + 1', f'{px} + 1', 1)}\
-% endif
-% if m % 2:
-                }
-% endif
-            }
 </%def>\
 ${signature}
 {
-    /* two columns of ${k4} int16, interleaved by 4 taps (8 per step of the sums), or one */
+    /* ${block} pixels' columns of ${k4} int16, ${group} by ${group} side by side by 4 taps */
     int16_t *const col = (int16_t *)scratch;
-% if k4 > k and px_count >= 2:
-    memset(col + ${(k4 - 4) * 2}, 0, 16u); /* the taps the weight rows were padded with */
-% endif
+    /* the taps the weight rows were padded with: zero */
+    memset(col, 0, ${2 * k4 * -(-block // group) * group}u);
     for (int nb = 0; nb < ${n}; ++nb) {
+% if not matrix:
         const ${p['x_type']} *const xb = x + (size_t)nb * ${c * h * w}u;
-        const size_t yb = (size_t)nb * ${m * px_count}u;
-% if px_count >= 2:
-        for (int px = 0; px < ${px_count - px_count % 2}; px += 2) {
-${column(0, 'px', 8)}\
-${column(1, 'px + 1', 8)}\
-${channels(2, 'px')}\
+% endif
+        const size_t yb = (size_t)nb * ${m * pixels}u;
+% if pixels >= block:
+        for (int p0 = 0; p0 < ${pixels - pixels % block}; p0 += ${block}) {
+${run(block)}\
         }
 % endif
-% if px_count % 2:
-        {   /* the last pixel, one column */
-            const int px = ${px_count - 1};
-% if k4 > k:
-            memset(col + ${k}, 0, ${(k4 - k) * 2}u); /* the padded taps */
-% endif
-${column(0, 'px', 4)}\
-${channels(1, 'px')}\
+% if pixels % block:
+        {
+            const int p0 = ${pixels - pixels % block};
+${run(pixels % block)}\
         }
 % endif
     }

@@ -2,6 +2,17 @@
   Helpers of the integer kernels, defined once per generated file (hence the guards),
   and the expression of one convolution output (qconv2d and its in-place variants).
 </%doc>\
+<%!
+    def folded(p):
+        """Whether a kernel keeps each channel's constants of the folded requantization in
+        locals (fold_locals): the fast path, shifts the fold allows, per-channel tables."""
+        return bool(p.get('fast') and p.get('fold') and p['mult'] is None)
+
+    def scaled(p):
+        """Whether a kernel may hand conv_output its sums times 256 (``scaled``): folded
+        and every sum below 2^23 (passes/accumulator_bits.py), so that the product fits."""
+        return folded(p) and not p['wide']
+%>\
 <%def name="requantize(model)">\
 #ifndef ${model.upper()}_REQUANTIZE_DEFINED
 #define ${model.upper()}_REQUANTIZE_DEFINED
@@ -90,14 +101,29 @@ static inline int32_t ${model}_saturate(int32_t v, int32_t lo, int32_t hi)
 
 /* The folded form (a shift of at most 38): the zero point and the half of round-half-up
  * ride in the multiply's accumulator, t = floor(acc * mult / 2^17) + c with
- * c = zero_point * 2^f + 2^(f - 1) (${model}_fold_bias), so t >> f is the rounded result
- * plus the zero point and t's low f bits are the fraction plus one half (a tie is near
- * 0); |t| < 2^30 + 2^29 + 2^20, no overflow. m7 = mult * 2^7, f = shift - 17: a kernel
- * computes them once per output channel. wide: |acc| may reach 2^23 (else
- * passes/accumulator_bits.py proved it cannot, and the test goes). */
-static inline int32_t ${model}_fold_bias(int shift, int32_t zero_point)
+ * c = zero_point * 2^f + 2^(f - 1) + 2^(k + f - 32) (${model}_fold_bias), so t >> f is the
+ * rounded result plus the zero point and t's low f bits are the fraction plus one half
+ * plus 2^(k + f - 32): a tie window of 2^k either side of 0 in u = t * 2^(32 - f) moves to
+ * [0, 2^(k + 1)), one unsigned shift to test, and outside it the added bit carries into
+ * nothing (quant.fast_requant_window makes k + f >= 32). |t| < 2^30 + 2^29 + 2^21, no
+ * overflow. m7 = mult * 2^7, f = shift - 17: a kernel computes them once per output
+ * channel. wide: |acc| may reach 2^23 (else passes/accumulator_bits.py proved it cannot,
+ * and the test goes). */
+static inline int32_t ${model}_fold_bias(int shift, int32_t zero_point, int k)
 {
-    return (int32_t)((uint32_t)(2 * zero_point + 1) << (shift - 18));
+    /* (2 * zero_point + 1) * 2^(shift - 18) + 2^(shift + k - 49), one shift of a constant */
+    return (int32_t)((((uint32_t)(2 * zero_point + 1) << (31 - k)) + 1u) << (shift + k - 49));
+}
+
+/* requantize_folded of acc256 = acc * 256: a kernel that sums with its weights (and
+ * bias) times 256 saves the multiply (|acc| < 2^23: the product fits) */
+static inline int32_t ${model}_requantize_scaled(int32_t acc256, int32_t m7, int32_t c, int f, int k,
+                                                int32_t zero_point, int32_t lo, int32_t hi)
+{
+    const int32_t t = ${model}_mulhi_add(acc256, m7, c);
+    if (((uint32_t)t << (32 - f)) >> (k + 1) == 0u)
+        return ${model}_requantize_slow(acc256 / 256, (uint32_t)m7 >> 7, f + 17, zero_point, lo, hi);
+    return ${model}_saturate(t >> f, lo, hi);
 }
 
 static inline int32_t ${model}_requantize_folded(int32_t acc, int32_t m7, int32_t c, int f, int k, int wide,
@@ -105,17 +131,14 @@ static inline int32_t ${model}_requantize_folded(int32_t acc, int32_t m7, int32_
 {
     if (wide && (uint32_t)acc + (UINT32_C(1) << 23) >= (UINT32_C(1) << 24))
         return ${model}_requantize_slow(acc, (uint32_t)m7 >> 7, f + 17, zero_point, lo, hi);
-    const int32_t t = ${model}_mulhi_add(acc * 256, m7, c);
-    if ((((uint32_t)t << (32 - f)) + (UINT32_C(1) << k)) >> (k + 1) == 0u)
-        return ${model}_requantize_slow(acc, (uint32_t)m7 >> 7, f + 17, zero_point, lo, hi);
-    return ${model}_saturate(t >> f, lo, hi);
+    return ${model}_requantize_scaled(acc * 256, m7, c, f, k, zero_point, lo, hi);
 }
 
 static inline int32_t ${model}_requantize_fast(int32_t acc, uint32_t mult, int shift, int k, int wide,
                                               int fold, int32_t zero_point, int32_t lo, int32_t hi)
 {
     if (fold)
-        return ${model}_requantize_folded(acc, (int32_t)(mult << 7), ${model}_fold_bias(shift, zero_point),
+        return ${model}_requantize_folded(acc, (int32_t)(mult << 7), ${model}_fold_bias(shift, zero_point, k),
                                           shift - 17, k, wide, zero_point, lo, hi);
     if (wide && (uint32_t)acc + (UINT32_C(1) << 23) >= (UINT32_C(1) << 24))
         return ${model}_requantize_slow(acc, mult, shift, zero_point, lo, hi);
@@ -134,7 +157,7 @@ static inline int32_t ${model}_requantize_fast(int32_t acc, uint32_t mult, int s
 /* Pairs of int16 in a 32-bit word (the low half first) and the DSP extension's
  * instructions on them: ACLE intrinsics where the compiler has them (Cortex-M4/M7,
  * ARMv7-A), the same arithmetic in C elsewhere. */
-#if defined(__ARM_FEATURE_DSP)
+#if defined(__ARM_FEATURE_DSP) || defined(__ARM_FEATURE_SIMD32)
 #include <arm_acle.h>
 #endif
 static inline uint32_t ${model}_load_pair(const void *p)
@@ -142,6 +165,19 @@ static inline uint32_t ${model}_load_pair(const void *p)
     uint32_t v;
     memcpy(&v, p, 4u); /* one LDR where unaligned loads are allowed */
     return v;
+}
+
+/* the two words at *p (4-byte aligned), then *p past them: one LDRD with writeback on
+ * Thumb-2 (gcc splits the loads and computes each address) */
+static inline void ${model}_load_pairs(const int16_t **p, uint32_t *lo, uint32_t *hi)
+{
+#if defined(__ARM_FEATURE_DSP) && defined(__thumb2__)
+    __asm__("ldrd %0, %1, [%2], #8" : "=r"(*lo), "=r"(*hi), "+r"(*p) : "m"(*(const int16_t(*)[4])*p));
+#else
+    memcpy(lo, *p, 4u);
+    memcpy(hi, *p + 2, 4u);
+    *p += 4;
+#endif
 }
 
 /* acc + a.lo * b.lo + a.hi * b.hi */
@@ -154,6 +190,67 @@ static inline int32_t ${model}_smlad(uint32_t a, uint32_t b, int32_t acc)
            + (int32_t)(int16_t)(a >> 16) * (int16_t)(b >> 16);
 #endif
 }
+
+% for sign, t in (("s", "int8_t"), ("u", "uint8_t")):
+/* four ${t} of s minus the zero point (zz: its negation in both halves), as int16 at d,
+ * with the SIMD32 extension: ${sign}xtab16 widens bytes 0 and 2, then 1 and 3, adding zz to
+ * each half; pkhbt / pkhtb put them back in order */
+static inline void ${model}_widen4_${sign}8(int16_t *d, const ${t} *s, uint32_t zz)
+{
+#if defined(__ARM_FEATURE_SIMD32)
+    uint32_t v, e, o, lo, hi;
+    memcpy(&v, s, 4u);
+    __asm__("${sign}xtab16 %[e], %[zz], %[v]\n\t"
+            "${sign}xtab16 %[o], %[zz], %[v], ror #8\n\t"
+            "pkhbt %[lo], %[e], %[o], lsl #16\n\t"
+            "pkhtb %[hi], %[o], %[e], asr #16"
+            : [e] "=&r"(e), [o] "=&r"(o), [lo] "=&r"(lo), [hi] "=r"(hi)
+            : [zz] "r"(zz), [v] "r"(v));
+    memcpy(d, &lo, 4u);
+    memcpy(d + 2, &hi, 4u);
+#else
+    (void)d, (void)s, (void)zz;
+#endif
+}
+
+/* count ${t} of s minus the zero point, as int16 at d: eight per step with SIMD32 */
+static inline void ${model}_widen_${sign}8(int16_t *d, const ${t} *s, int count, int32_t zero_point)
+{
+    int i = 0;
+#if defined(__ARM_FEATURE_SIMD32)
+    const uint32_t zz = (uint32_t)(uint16_t)(-zero_point) * 0x10001u;
+    for (const int end = count & ~7; i < end; i += 8) {
+        ${model}_widen4_${sign}8(d + i, s + i, zz);
+        ${model}_widen4_${sign}8(d + i + 4, s + i + 4, zz);
+    }
+    if (count & 4) {
+        ${model}_widen4_${sign}8(d + i, s + i, zz);
+        i += 4;
+    }
+#endif
+    for (; i < count; ++i)
+        d[i] = (int16_t)((int32_t)s[i] - zero_point);
+}
+
+#if defined(__ARM_FEATURE_SIMD32)
+/* four pixels of two channels (the words v0 and v1 of ${t}), minus the zero point (zz:
+ * its negation in both halves), as each pixel's pair of channels: q[j] = (v0[j], v1[j]) */
+static inline void ${model}_channel_pairs_${sign}8(uint32_t v0, uint32_t v1, uint32_t zz, uint32_t q[4])
+{
+    uint32_t e0, o0, e1, o1;
+    __asm__("${sign}xtab16 %[e0], %[zz], %[v0]\n\t"
+            "${sign}xtab16 %[o0], %[zz], %[v0], ror #8\n\t"
+            "${sign}xtab16 %[e1], %[zz], %[v1]\n\t"
+            "${sign}xtab16 %[o1], %[zz], %[v1], ror #8"
+            : [e0] "=&r"(e0), [o0] "=&r"(o0), [e1] "=&r"(e1), [o1] "=r"(o1)
+            : [zz] "r"(zz), [v0] "r"(v0), [v1] "r"(v1));
+    __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(q[0]) : "r"(e0), "r"(e1));
+    __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(q[1]) : "r"(o0), "r"(o1));
+    __asm__("pkhtb %0, %1, %2, asr #16" : "=r"(q[2]) : "r"(e1), "r"(e0));
+    __asm__("pkhtb %0, %1, %2, asr #16" : "=r"(q[3]) : "r"(o1), "r"(o0));
+}
+#endif
+% endfor
 #endif
 </%def>\
 <%def name="round_even(model)">\
@@ -194,19 +291,29 @@ ${q15(model)}
 ${qlinear_add(model)}
 % endif
 </%def>\
-<%def name="conv_output(model, p, acc, oc, r_index, folded=None)">\
+<%def name="fold_locals(model, p, oc, row)">\
+<%doc> Channel ``oc``'s constants of the folded requantization, locals m7<row>, c<row>,
+  f<row> for conv_output (nothing unless ``folded(p)``). </%doc>\
+% if folded(p):
+                const int32_t m7${row} = (int32_t)((uint32_t)mult[${oc}] << 7), f${row} = shift[${oc}] - 17,
+                              c${row} = ${model}_fold_bias(shift[${oc}], ${p['y_zp']}, ${p['fast']});
+% endif
+</%def>\
+<%def name="conv_output(model, p, acc, oc, r_index, row=None, times256=False)">\
 <%
     # one output of a quantized convolution, as a C expression: the int32 sum itself
     # (ConvInteger), or requantized (one multiplier and shift, or per-channel tables;
-    # ``folded``: the names of the kernel's locals (m7, c, f) of the channel, for
-    # requantize_folded), then with a fused QLinearAdd's residual r (see
-    # passes/fuse_residual_qadd.py)
+    # ``row``: the suffix of the kernel's fold_locals of the channel, where folded(p);
+    # ``times256``: acc is the sum times 256, where scaled(p)), then with a fused
+    # QLinearAdd's residual r (see passes/fuse_residual_qadd.py)
+    assert not times256 or (scaled(p) and row is not None)
     if p.get('raw', False):
         e = acc
-    elif folded:
-        m7, c, f = folded
-        e = (f"{model}_requantize_folded({acc}, {m7}, {c}, {f}, {p['fast']}, {int(p['wide'])}, "
-             f"{p['y_zp']}, {p['lo']}, {p['hi']})")
+    elif row is not None and folded(p):
+        m7, c, f = f"m7{row}", f"c{row}", f"f{row}"
+        e = (f"{model}_requantize_scaled({acc}, {m7}, {c}, {f}, {p['fast']}, " if times256 else
+             f"{model}_requantize_folded({acc}, {m7}, {c}, {f}, {p['fast']}, {int(p['wide'])}, ")
+        e += f"{p['y_zp']}, {p['lo']}, {p['hi']})"
     else:
         mult, shift = (f"(uint32_t)mult[{oc}]", f"shift[{oc}]") if p['mult'] is None \
             else (f"{p['mult']}u", p['shift'])

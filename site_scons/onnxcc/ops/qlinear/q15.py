@@ -1,16 +1,19 @@
 """QLinearConv and QGemm as tactics: the reference kernels and kernels on int16 pairs.
 
   reference       qconv2d / qgemm: the smallest code
-  gemm_q15        QLinearConv with one group: the windows of two pixels copied into int16
-                  columns (zero point subtracted), then two output channels x two pixels
-                  per step, four taps per weight word (SXTB16 + SMLAD, inline assembly on
-                  Thumb-2 with the DSP extension: Cortex-M4/M7, ARMv7-A; the same sums in
-                  C elsewhere), weights packed at compile time (ops/common/packing.py "pairs")
+  gemm_q15        QLinearConv with one group (qconv2d_q15): a block of pixels' windows
+                  copied into int16 columns (zero point subtracted), then each output
+                  channel down the block, its requantization constants once: four
+                  pixels per step, a weight word widened by SXTB16 for the four, two
+                  taps per SMLAD (inline assembly on Thumb-2 with the DSP extension:
+                  Cortex-M4/M7, ARMv7-A; the same sums in C elsewhere); few taps (<=
+                  FEW_TAPS): the channel's weights in registers, two pixels per step;
+                  weights packed at compile time (ops/common/packing.py "pairs")
   depthwise_q15   QLinearConv with group == channels: each channel copied into a
-                  zero-padded int16 plane, then each window's row taps two at a time
-                  against weight pairs in registers
-  gemm_q15        QGemm: the same GEMM kernel with x's rows as the columns (one row: two
-                  output columns x one row per step)
+                  zero-padded int16 plane, then a row of outputs' sums, neighbouring
+                  windows sharing the pairs of taps they load (two taps per SMLAD against
+                  weight pairs in registers), then the row requantized
+  gemm_q15        QGemm: the same kernel with x's rows as the pixels
 
 They requantize with the fast exact path (qhelpers.mako ``requantize_fast``, where every
 channel's shift is in its range): the same integers as the reference, so every tactic
@@ -75,13 +78,31 @@ def _gemm_applies(node, graph, cpu):
     return _q15_weights(node, graph, p) and p["group"] == 1
 
 
+#: the most taps (k4) of a convolution whose kernel holds each channel's weights in registers
+FEW_TAPS = 8
+
+
+def _blocked(call, p, k):
+    """``call`` as qconv2d_q15 with ``k`` taps per output: blocks of pixels' columns of up
+    to 512 taps (each output channel's constants once per block), the columns of 2 pixels
+    (few taps: the weights in registers) or 4 (a weight word widened once for four) side
+    by side."""
+    k4 = packing.pairs_depth(k)
+    few = k4 <= FEW_TAPS
+    group = 2 if few else 4
+    pixels = p["oh"] * p["ow"]
+    block = min(pixels, max(group, 512 // k4 // group * group))
+    group = min(group, block)  # fewer pixels: their columns side by side all the same
+    p.update(q15=True, k=k, k4=k4, block=block, col_group=group, few=few)
+    return replace(call, template="qconv2d_q15", params=p,
+                   scratch_bytes=2 * k4 * -(-block // group) * group,
+                   packed={"w": packing.pairs_spec(p["m"], k)})
+
+
 def lower_gemm(node, graph, cpu):
     call, p = _base(node, graph)
-    k = p["c"] * p["kh"] * p["kw"]
-    p.update(q15=True, k=k, k4=packing.pairs_depth(k), pointwise=is_pointwise(p))
-    return replace(call, template="qconv2d_q15", params=p,
-                   scratch_bytes=(2 if p["oh"] * p["ow"] >= 2 else 1) * 2 * p["k4"],
-                   packed={"w": packing.pairs_spec(p["m"], k)})
+    p["pointwise"] = is_pointwise(p)
+    return _blocked(call, p, p["c"] * p["kh"] * p["kw"])
 
 
 def cost_gemm(node, graph, cpu):
@@ -93,10 +114,10 @@ def cost_gemm(node, graph, cpu):
 
 def _gemm_in_place(node, graph, cpu, tensor):
     """Over a fused residual (each element read right before the same element of y is
-    written); over x for a 1x1 convolution in one image or with M <= C: the two pixels'
+    written); over x for a 1x1 convolution in one image or with M <= C: a block's pixels'
     inputs are in the columns before any of their outputs is written, and output (k, p)
-    lands on x's pixel p of channel k or of an earlier image, or beyond x (the reference's
-    proof, qlinear/in_place.qconv_in_place)."""
+    lands on x's pixel p (of the block) of some channel, or of an earlier image, or beyond
+    x (the reference's proof, qlinear/in_place.qconv_in_place)."""
     return _over(lower_gemm(node, graph, cpu), node, graph, tensor, pointwise_fits_over_x)
 
 
@@ -122,9 +143,12 @@ def lower_depthwise(node, graph, cpu):
     # the padded plane: the rows and columns the windows read
     ph = window_reach(p["oh"], p["kh"], p["sh"], p["dh"])
     pw = window_reach(p["ow"], p["kw"], p["sw"], p["dw"])
-    p.update(q15=True, ph=ph, pw=pw)
+    # the plane, a pair of slack after it (a last tap's pair may reach one int16 beyond)
+    # and one output row's int32 sums
+    plane_bytes = -(-2 * (ph * pw + 2) // 4) * 4
+    p.update(q15=True, ph=ph, pw=pw, plane_bytes=plane_bytes)
     return replace(call, template="qconv2d_dw_q15", params=p,
-                   scratch_bytes=-(-2 * ph * pw // 4) * 4)
+                   scratch_bytes=plane_bytes + 4 * p["ow"])
 
 
 def cost_depthwise(node, graph, cpu):
@@ -157,12 +181,8 @@ def _qgemm_applies(node, graph, cpu):
 
 def lower_qgemm_q15(node, graph, cpu):
     call, p = _qgemm_base(node, graph)
-    k4 = packing.pairs_depth(p["k"])
-    p.update(q15=True, k4=k4)
     inputs = [("x" if role == "a" else role, t) for role, t in call.inputs]
-    return replace(call, template="qconv2d_q15", params=p, inputs=inputs,
-                   scratch_bytes=(1 if p["ow"] == 1 else 2) * 2 * k4,
-                   packed={"w": packing.pairs_spec(p["m"], p["k"])})
+    return replace(_blocked(call, p, p["k"]), inputs=inputs)
 
 
 def cost_qgemm_reference(node, graph, cpu):
