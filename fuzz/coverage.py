@@ -106,6 +106,20 @@ def paths(call, node):
         found.add(f"pool2d_vector: taps at stride {min(p['sw'], 3)}")
         if node.attrs.get("ceil_mode"):
             found.add("pool2d_vector: ceil_mode")
+    if call.template == "qconv2d_q15":
+        kind = "matrix rows" if p.get("matrix") else "1x1" if p["pointwise"] else "windows"
+        found.add(f"qconv2d_q15: {kind}, " + ("weights in registers" if p["few"] else "four-pixel tiles"))
+        pixels = p["oh"] * p["ow"]
+        counts = [p["block"]] * (pixels >= p["block"]) + [pixels % p["block"]] * (pixels % p["block"] > 0)
+        if any(count % (2 if p["few"] else 4) for count in counts):
+            found.add("qconv2d_q15: " + ("an odd last pixel" if p["few"] else "last pixels, two channels at once"))
+        if pixels > p["block"]:
+            found.add("qconv2d_q15: several blocks")
+    if call.template == "qconv2d_dw_q15":
+        if p["dw"] == 1 and p["kw"] > 1:
+            found.add(f"qconv2d_dw_q15: pairs of taps, stride {min(p['sw'], 3)}, {'odd' if p['kw'] % 2 else 'even'} rows")
+        if p.get("fast") and p.get("fold") and p["mult"] is None and not p["wide"]:
+            found.add("qconv2d_dw_q15: sums times 256")
     if call.template == "recurrent_blocked":
         if p["chunk"] < p["seq"]:
             found.add(f"{node.op} blocked: chunked projection")

@@ -235,6 +235,30 @@ def test_the_draws_reach_the_fast_paths(target):
     assert not missed, (missed, sorted(k for k in counts if ": " in k))
 
 
+#: the int8 campaign's: every branch of the q15 kernels (the Cortex-M4's int8 fast paths)
+REACHED_INT8 = {
+    "armv7": ["qconv2d_q15: 1x1, four-pixel tiles", "qconv2d_q15: 1x1, weights in registers",
+              "qconv2d_q15: windows, four-pixel tiles", "qconv2d_q15: windows, weights in registers",
+              "qconv2d_q15: matrix rows, four-pixel tiles", "qconv2d_q15: matrix rows, weights in registers",
+              "qconv2d_q15: an odd last pixel", "qconv2d_q15: last pixels, two channels at once",
+              "qconv2d_q15: several blocks", "qconv2d_dw_q15: sums times 256",
+              *(f"qconv2d_dw_q15: pairs of taps, stride {s}, {rows} rows"
+                for s in (1, 2, 3) for rows in ("odd", "even"))],
+}
+
+
+@pytest.mark.unit
+@pytest.mark.slow
+@pytest.mark.parametrize("target", sorted(REACHED_INT8))
+def test_the_int8_draws_reach_the_q15_paths(target):
+    """As test_the_draws_reach_the_fast_paths, for the int8 campaign (``--int8``)."""
+    from fuzz import coverage
+    counts, drawn, _ = coverage.survey(target, 400, 1, int8=True)
+    assert drawn >= 300
+    missed = [part for part in REACHED_INT8[target] if not any(part in path for path in counts)]
+    assert not missed, (missed, sorted(k for k in counts if ": " in k))
+
+
 def test_a_dropped_chain_is_caught(tmp_path):
     """The comparison the fuzzer relies on can fail: outputs that lost the last op of their
     chain (simulated by changing the expected outputs to match) are a mismatch."""
