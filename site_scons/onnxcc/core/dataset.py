@@ -226,3 +226,19 @@ def model_inputs(model, input_shapes=None):
         dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(t.elem_type)).name
         specs.append(Input(vi.name, dtype, tuple(int(d) for d in shape)))
     return specs
+
+
+def random_sample(specs, rng):
+    """One sample of seeded random inputs for ``specs`` (what verify feeds when it has no
+    data, and calibration without a data set): floats uniform in [-1, 1], booleans, other
+    integers in [0, 10)."""
+    arrays = []
+    for spec in specs:
+        dtype = np.dtype(spec.dtype)
+        if dtype.kind == "f":
+            arrays.append(rng.uniform(-1.0, 1.0, spec.shape).astype(dtype))
+        elif dtype.kind == "b":
+            arrays.append(rng.integers(0, 2, spec.shape).astype(dtype))
+        else:
+            arrays.append(rng.integers(0, 10, spec.shape).astype(dtype))
+    return arrays

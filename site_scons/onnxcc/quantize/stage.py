@@ -55,15 +55,13 @@ class _Reader:
 
 def calibration_samples(model, data, seed, input_shapes=None):
     """The samples calibration runs on, and how to describe them: the data set ``data``,
-    or seeded random ones (uniform in [-1, 1], what verify feeds) when it is empty."""
+    or seeded random ones (dataset.random_sample, what verify feeds) when it is empty."""
     specs = dataset.model_inputs(model, input_shapes)
     if data:
         found, _ = dataset.samples(data, specs)
         return found, f"{len(found)} samples of {one_line(os.path.basename(os.path.normpath(data)))}"
     rng = np.random.default_rng(seed)
-    found = []
-    for _ in range(RANDOM_SAMPLES):
-        found.append([rng.uniform(-1.0, 1.0, s.shape).astype(s.dtype) for s in specs])
+    found = [dataset.random_sample(specs, rng) for _ in range(RANDOM_SAMPLES)]
     return found, (f"{RANDOM_SAMPLES} random inputs: give calibration=FOLDER of real inputs, "
                    "random data gives poor scales")
 

@@ -37,12 +37,7 @@ SHOWN_LAYERS = 10
 def _outputs(model, samples):
     """onnxruntime's outputs of ``model`` (a ModelProto) for each sample, stacked per
     output: [samples, *shape]."""
-    try:
-        s = session(model)
-        names = [i.name for i in s.get_inputs()]
-        runs = [s.run(None, dict(zip(names, x))) for x in samples]
-    except Exception as e:  # onnxruntime raises its own exception types
-        raise OnnxccError(f"onnxruntime cannot run the model: {str(e).splitlines()[0]}") from None
+    runs = verify.reference_runs(model, samples)
     return [np.stack([np.asarray(r[k]) for r in runs]) for k in range(len(runs[0]))]
 
 
@@ -92,11 +87,10 @@ def make_case(model_path, float_path, name, harness_c, data_c, reference_npz, da
     labels and the per-layer errors."""
     model = read_model(model_path)
     io = io_quant(model)  # io_dtype=int8: the data set stays float, the harness gets int8
-    specs = [dataclasses.replace(s, dtype="float32") if s.name in io else s
-             for s in dataset.model_inputs(model, input_shapes)]
+    declared = dataset.model_inputs(model, input_shapes)
+    specs = [dataclasses.replace(s, dtype="float32") if s.name in io else s for s in declared]
     floats_in, labels = dataset.samples(data, specs, limit or None)
-    found = [[quantize(x, io[s.name], s.dtype) if s.name in io else x
-              for x, s in zip(sample, dataset.model_inputs(model, input_shapes))]
+    found = [[quantize(x, io[s.name], s.dtype) if s.name in io else x for x, s in zip(sample, declared)]
              for sample in floats_in]
     total = sum(x.nbytes for sample in found for x in sample)
     if flash_bytes and total > flash_bytes // 2:

@@ -34,17 +34,7 @@ MARK = "ONNXCC"
 
 
 def random_inputs(model, input_shapes, seed):
-    rng = np.random.default_rng(seed)
-    arrays = []
-    for spec in dataset.model_inputs(model, input_shapes):
-        dtype = np.dtype(spec.dtype)
-        if dtype.kind == "f":
-            arrays.append(rng.uniform(-1.0, 1.0, spec.shape).astype(dtype))
-        elif dtype.kind == "b":
-            arrays.append(rng.integers(0, 2, spec.shape).astype(dtype))
-        else:
-            arrays.append(rng.integers(0, 10, spec.shape).astype(dtype))
-    return arrays
+    return dataset.random_sample(dataset.model_inputs(model, input_shapes), np.random.default_rng(seed))
 
 
 def read_test_data(path, graph):
@@ -65,15 +55,20 @@ def read_test_data(path, graph):
 UNOPTIMIZED_AGREES = "it matches onnxruntime with its graph optimizations off where they differ"
 
 
-def reference_outputs(model_path, inputs, optimize=True):
-    model = onnx.load(model_path)
+def reference_runs(model, samples, optimize=True, where=None):
+    """onnxruntime's outputs of ``model`` (a ModelProto) for each of ``samples`` (one array
+    per input)."""
     try:
         reference = session(model, optimize)
-        feeds = {i.name: x for i, x in zip(reference.get_inputs(), inputs)}
-        return reference.run(None, feeds)
+        names = [i.name for i in reference.get_inputs()]
+        return [reference.run(None, dict(zip(names, x))) for x in samples]
     except Exception as e:  # onnxruntime raises its own exception types
         raise OnnxccError(f"onnxruntime cannot run the model: {str(e).splitlines()[0]}",
-                          where=model_path) from None
+                          where=where) from None
+
+
+def reference_outputs(model_path, inputs, optimize=True):
+    return reference_runs(onnx.load(model_path), [inputs], optimize, where=model_path)[0]
 
 
 def exact_outputs(model):
