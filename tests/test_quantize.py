@@ -239,14 +239,20 @@ def networks(tmp_path_factory):
     return paths, folder / "calibration.npy"
 
 
+#: each network natively and on one emulated target, each emulated target both families
+#: (the two exporters' forms compile to the same graph: test_both_exporters_forms_plan_the_same;
+#: benchmarks/int8_networks.py runs all four on armv7)
+NETWORK_TARGETS = [(n, "x86_64") for n in NETWORKS] + in_qemu(
+    *zip(NETWORKS, ["armv7", "riscv32", "riscv32", "armv7"]))
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("target", ["x86_64", *in_qemu("armv7", "riscv32")])
-@pytest.mark.parametrize("network", NETWORKS)
+@pytest.mark.parametrize("network, target", NETWORK_TARGETS)
 def test_int8_networks_are_exact_and_integer_only(scons, networks, network, target):
     """MobileNetV2 0.35 and MobileNetV3-small (hard-swish, squeeze-excitation), from the
     dynamo and the TorchScript exporter, quantized by quantize=int8: exact against
     onnxruntime, and every kernel between the first QuantizeLinear and the last
-    DequantizeLinear an integer one; both exporters' forms plan the same arena."""
+    DequantizeLinear an integer one."""
     paths, calib = networks
     r = scons(f"target={target}", f"model={paths[network]}", "quantize=int8",
               f"calibration={calib}", "verify")
