@@ -74,7 +74,7 @@ def timer(build_dir, model):
     with open(src, "w") as f:
         f.write(TIMER_C.replace("@NAME@", name.upper()).replace("@name@", name))
     exe = os.path.join(out, "timer")
-    subprocess.run(["gcc", "-O2", "-I", out, "-I", os.path.join(REPO, "runtime"), src,
+    subprocess.run(["gcc", "-O2", "-I", out, "-I", os.path.join(REPO, "site_scons", "onnxcc", "runtime"), src,
                     os.path.join(out, f"lib{name}.a"), "-lm", "-o", exe], check=True)
     return exe
 

@@ -128,7 +128,7 @@ def repo_copy(tmp_path):
     """A private copy of the compiler (for tests that edit templates or models)."""
     root = tmp_path / "repo"
     root.mkdir()
-    for item in ("SConstruct", "site_scons", "templates", "runtime", "targets", "toolchains"):
+    for item in ("SConstruct", "site_scons"):
         src = os.path.join(REPO, item)
         if os.path.isdir(src):
             shutil.copytree(src, root / item, ignore=shutil.ignore_patterns("__pycache__"))

@@ -15,7 +15,7 @@ import pytest
 
 from conftest import REPO
 
-FREESTANDING = os.path.join(REPO, "runtime", "freestanding")
+FREESTANDING = os.path.join(REPO, "site_scons", "onnxcc", "runtime", "freestanding")
 
 #: (function, reference, argument range) checked on random arguments
 UNARY = [("exp", math.exp, (-80, 80)), ("expm1", math.expm1, (-3, 3)), ("log", math.log, (1e-30, 1e30)),
@@ -145,7 +145,7 @@ def test_every_math_function_the_compiler_emits_is_provided():
             "tanh", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "asinh",
             "acosh", "atanh", "floor", "ceil", "trunc", "round", "rint", "nearbyint", "lrint",
             "fabs", "fmod", "fma", "fmin", "fmax", "copysign", "frexp", "ldexp", "hypot", "exp2"}
-    templates = glob.glob(os.path.join(REPO, "templates", "**", "*.mako"), recursive=True)
+    templates = glob.glob(os.path.join(REPO, "site_scons", "onnxcc", "templates", "**", "*.mako"), recursive=True)
     for path in templates:
         with open(path) as f:  # (not in <%doc> or ## comments, nor Python's math.log2(...))
             text = re.sub(r"(?s:<%doc>.*?</%doc>)|^[ \t]*##[^\n]*", "", f.read(), flags=re.M)

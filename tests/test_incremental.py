@@ -53,10 +53,10 @@ def test_weights_only_edit_skips_plan_and_kernels(repo_copy):
 def test_template_edit_regenerates_only_its_users(repo_copy):
     shutil.copy(f"{MODELS}/kws.onnx", repo_copy / "models")
     rebuilt(repo_copy)
-    unused = repo_copy / "templates" / "kernels" / "strided_copy.c.mako"  # kws moves no data
+    unused = repo_copy / "site_scons" / "onnxcc" / "templates" / "kernels" / "strided_copy.c.mako"  # kws moves no data
     unused.write_text(unused.read_text() + "/* edited */\n")
     assert rebuilt(repo_copy) == set()
-    used = repo_copy / "templates" / "kernels" / "softmax_vector.c.mako"
+    used = repo_copy / "site_scons" / "onnxcc" / "templates" / "kernels" / "softmax_vector.c.mako"
     used.write_text(used.read_text() + "/* edited */\n")
     again = rebuilt(repo_copy)
     # (a comment leaves the object file's bytes as they were, so nothing is re-archived)

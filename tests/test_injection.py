@@ -231,7 +231,7 @@ def test_templates_quote_model_text_only_through_ctext():
     c_comment or c_string (the build above covers today's templates, this tomorrow's)."""
     model_text = re.compile(r"\bsource\b|\btensor\b|\.name\b|\.op\b|\bdoc_string\b")
     raw = []
-    for d, _, files in os.walk(os.path.join(REPO, "templates")):
+    for d, _, files in os.walk(os.path.join(REPO, "site_scons", "onnxcc", "templates")):
         for f in files:
             if f.endswith(".html.mako"):
                 continue  # escaped by default (verbs/html_report.py; tests/test_profile.py)

@@ -78,8 +78,8 @@ def test_profile_on_cortex_m_counts_instructions(scons):
 
 def test_profile_names_the_targets_that_cannot(repo_copy):
     """A bare-metal target without a [bench] clock has nothing to count with: one line."""
-    text = (repo_copy / "targets" / "armv7.toml").read_text()
-    (repo_copy / "targets" / "nocount.toml").write_text(text[:text.index("[bench]")])
+    text = (repo_copy / "site_scons" / "onnxcc" / "targets" / "armv7.toml").read_text()
+    (repo_copy / "site_scons" / "onnxcc" / "targets" / "nocount.toml").write_text(text[:text.index("[bench]")])
     shutil.copy(f"{MODELS}/tiny_cnn.onnx", repo_copy / "models")
     r = run_scons("model=models/tiny_cnn.onnx", "target=nocount", "profile", cwd=repo_copy)
     assert r.returncode != 0 and "Traceback" not in r.stderr

@@ -225,7 +225,7 @@ def _activations_model(path):
     save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)]), path)
 
 
-FREESTANDING_X86 = f"-m32 -march=i686 -ffreestanding -fno-pie -isystem {REPO}/runtime/freestanding/include"
+FREESTANDING_X86 = f"-m32 -march=i686 -ffreestanding -fno-pie -isystem {REPO}/site_scons/onnxcc/runtime/freestanding/include"
 
 
 @pytest.mark.parametrize("target, cpu, instruction", [

@@ -182,10 +182,10 @@ def test_size_check_needs_a_baseline(scons, tmp_path):
 
 
 def test_missing_toolchain_and_emulator_name_the_package(repo_copy):
-    (repo_copy / "toolchains" / "nocc.toml").write_text(
+    (repo_copy / "site_scons" / "onnxcc" / "toolchains" / "nocc.toml").write_text(
         'prefix = "no-such-"\npackages = ["gcc-no-such"]\ncflags = []\n')
-    (repo_copy / "targets" / "nocc.toml").write_text('toolchain = "nocc"\n')
-    (repo_copy / "targets" / "noemu.toml").write_text(
+    (repo_copy / "site_scons" / "onnxcc" / "targets" / "nocc.toml").write_text('toolchain = "nocc"\n')
+    (repo_copy / "site_scons" / "onnxcc" / "targets" / "noemu.toml").write_text(
         'toolchain = "gcc"\nrunner = ["qemu-no-such", "{elf}"]\nrunner_package = "qemu-no-such-pkg"\n')
     shutil.copy(f"{MODELS}/tiny_cnn.onnx", repo_copy / "models")
     r = run_scons("target=nocc", "model=models/tiny_cnn.onnx", cwd=repo_copy)
@@ -217,10 +217,10 @@ def test_isa_flags_end_the_targets_flags_and_features_name_their_macros(tmp_path
 
 
 def test_help_lists_every_verb_and_option_with_its_default():
-    """`scons -h` names every verb the SConstruct defines (read from its Alias calls, so a
-    new verb cannot be left out) and every option with its default."""
+    """`scons -h` names every verb the build defines (read from its Alias calls, so a new
+    verb cannot be left out) and every option with its default."""
     import re
-    with open(os.path.join(REPO, "SConstruct")) as f:
+    with open(os.path.join(REPO, "site_scons", "onnxcc", "build", "main.py")) as f:
         verbs = re.findall(r'Alias\("([a-z-]+)"', f.read())
     proc = run_scons("-h")
     assert proc.returncode == 0, proc.stderr
@@ -332,11 +332,11 @@ def test_own_target_file_with_a_bad_field_is_one_line(repo_copy, edit, needles):
     """A target file of one's own (targets/mine.toml, built with target=mine) or its
     toolchain file is checked when loaded: each bad or unknown field is named, in one line,
     with what it must be; nothing is built."""
-    text = (repo_copy / "targets" / "x86_64.toml").read_text()
+    text = (repo_copy / "site_scons" / "onnxcc" / "targets" / "x86_64.toml").read_text()
     assert edit[0] in text
-    (repo_copy / "targets" / "mine.toml").write_text(text.replace(edit[0], edit[1], 1))
-    (repo_copy / "toolchains" / "mine.toml").write_text(
-        (repo_copy / "toolchains" / "gcc.toml").read_text().replace('libs = ["m"]', 'libs = "m"')
+    (repo_copy / "site_scons" / "onnxcc" / "targets" / "mine.toml").write_text(text.replace(edit[0], edit[1], 1))
+    (repo_copy / "site_scons" / "onnxcc" / "toolchains" / "mine.toml").write_text(
+        (repo_copy / "site_scons" / "onnxcc" / "toolchains" / "gcc.toml").read_text().replace('libs = ["m"]', 'libs = "m"')
         + "flags = []\n")
     shutil.copy(f"{MODELS}/tiny_cnn.onnx", repo_copy / "models")
     r = run_scons("target=mine", "model=models/tiny_cnn.onnx", cwd=repo_copy)

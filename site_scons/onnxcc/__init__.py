@@ -17,4 +17,5 @@ LAYERS = (
     "footprint",  # ELF sizes, stack, memory fit, size gate
     "verbs",      # verify, validate, bench, profile, autotune, report, integration
     "build",      # the SCons builders, scanners, emitters and toolchain environments
+    "cli",        # the onnxcc command: the command-line build as verbs and flags
 )

@@ -1,15 +1,18 @@
-"""Where the compiler's own files are: the repository this package sits in."""
+"""Where the compiler's own files are: in the package (templates, the C runtime, target and
+toolchain files: the same folders in a checkout and in an installed wheel), and the
+checkout it may sit in (its SConstruct, models and harnesses)."""
 
 import os
 import re
 
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+#: the checkout (site_scons/onnxcc's grandparent); an installed package has none
 REPO_ROOT = os.path.dirname(os.path.dirname(PACKAGE_DIR))
-TEMPLATES_DIR = os.path.join(REPO_ROOT, "templates")
+TEMPLATES_DIR = os.path.join(PACKAGE_DIR, "templates")
 KERNEL_TEMPLATES_DIR = os.path.join(TEMPLATES_DIR, "kernels")
-RUNTIME_DIR = os.path.join(REPO_ROOT, "runtime")
-TARGETS_DIR = os.path.join(REPO_ROOT, "targets")
-TOOLCHAINS_DIR = os.path.join(REPO_ROOT, "toolchains")
+RUNTIME_DIR = os.path.join(PACKAGE_DIR, "runtime")
+TARGETS_DIR = os.path.join(PACKAGE_DIR, "targets")
+TOOLCHAINS_DIR = os.path.join(PACKAGE_DIR, "toolchains")
 
 
 def kernel_template(template):

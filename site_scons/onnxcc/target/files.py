@@ -7,7 +7,7 @@ import platform
 import tomllib
 
 from onnxcc.core.errors import OnnxccError
-from onnxcc.core.paths import REPO_ROOT, TARGETS_DIR, TOOLCHAINS_DIR
+from onnxcc.core.paths import PACKAGE_DIR, TARGETS_DIR, TOOLCHAINS_DIR
 
 from .compiler import FEATURE_MACROS
 from .description import CLOCKS, EXIT_STATUSES, Cpu, Target, Toolchain
@@ -77,7 +77,7 @@ def _check_fields(data, fields, path, example):
     bad = _bad_fields(data, fields)
     if bad:
         raise OnnxccError("; ".join(bad), where=path,
-                          hint=f"fix the file; {os.path.relpath(example, REPO_ROOT)} is a "
+                          hint=f"fix the file; {os.path.relpath(example, PACKAGE_DIR)} is a "
                                "commented one to follow")
 
 
@@ -195,7 +195,7 @@ def load_target(name):
     return Target(name, t.get("description", ""), toolchain,
                   [_repo_path(a) for a in t.get("cflags", [])] + isa_cflags,
                   [_repo_path(a) for a in t.get("linkflags", [])],
-                  [os.path.join(REPO_ROOT, s) for s in t.get("harness_sources", [])],
+                  [os.path.join(PACKAGE_DIR, s) for s in t.get("harness_sources", [])],
                   int(t.get("flash_bytes", 0)), int(t.get("ram_bytes", 0)),
                   fma, t.get("runner", []), t.get("runner_package", ""),
                   Cpu(int(cpu.get("simd_bytes", 0)), int(cpu.get("registers", 16)), fma,
@@ -203,7 +203,7 @@ def load_target(name):
                       int(cpu.get("fma_bytes", 0)), int(cpu.get("shuffle_ports", 1)),
                       int(cpu.get("l2_bytes", 0))),
                   t.get("bench", {}), exit_status=exit_status,
-                  footprint_sources=[os.path.join(REPO_ROOT, s) for s in t["footprint_sources"]]
+                  footprint_sources=[os.path.join(PACKAGE_DIR, s) for s in t["footprint_sources"]]
                   if "footprint_sources" in t else None,
                   footprint_linkflags=[_repo_path(a) for a in t["footprint_linkflags"]]
                   if "footprint_linkflags" in t else None,
@@ -233,6 +233,6 @@ def with_memory(target, flash=None, ram=None):
 
 
 def _repo_path(arg):
-    """Flags name files relative to the repository (a linker script, an include folder)."""
-    candidate = os.path.join(REPO_ROOT, arg)
+    """Flags name files relative to the package (a linker script, an include folder)."""
+    candidate = os.path.join(PACKAGE_DIR, arg)
     return candidate if not arg.startswith("-") and os.path.exists(candidate) else arg

@@ -1,0 +1,104 @@
+"""The ``onnxcc`` command: the command-line build (build/main.py) as verbs and flags.
+
+    onnxcc verify path/to/net.onnx --target cortex-m4 -o build
+
+Each verb runs SCons on the package's build/SConstruct from the folder it is run in, so
+paths are relative to it and incremental builds, the cache and every stage rule are the
+same code path as ``scons ... model=`` in a checkout. Every build option is a flag of the
+same name and default (build/options.py); ``-o`` is ``build_dir``.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+
+from onnxcc.build.options import OPTIONS, VERBS
+from onnxcc.core.errors import OnnxccError
+from onnxcc.core.paths import PACKAGE_DIR
+from onnxcc.core.report import human_bytes
+from onnxcc.target import known_targets, load_target, target_aliases
+
+SCONSTRUCT = os.path.join(PACKAGE_DIR, "build", "SConstruct")
+#: verbs of the command beyond the build's (build/options.VERBS): SCons targets and options
+EXTRA_VERBS = {
+    "build": ("build the library and print the footprint", [], {}),
+    "report": ("build, then print the footprint and the path of report.html", [], {}),
+    "quantize": ("quantize the float model (quantize=int8) and build; prints quantized.onnx's path",
+                 [], {"quantize": "int8"}),
+}
+
+
+def _add_options(parser):
+    parser.add_argument("model", help="the ONNX model to compile")
+    parser.add_argument("-o", "--output", dest="build_dir", default="build",
+                        help="where <target>/<name>/ goes (build_dir=; default build)")
+    for o in OPTIONS:
+        if o.name in ("model", "build_dir"):
+            continue
+        flag = "--" + o.name.replace("_", "-")
+        if o.kind == "bool":
+            parser.add_argument(flag, dest=o.name, action=argparse.BooleanOptionalAction,
+                                default=o.default, help=o.help)
+        else:
+            parser.add_argument(flag, dest=o.name, default=o.default, metavar="VALUE",
+                                help=f"{o.help} (default: {o.default or 'none'})")
+
+
+def parser():
+    p = argparse.ArgumentParser(prog="onnxcc", description=__doc__.split("\n\n")[0])
+    verbs = p.add_subparsers(dest="verb", required=True, metavar="VERB")
+    for verb, (what, _, _) in EXTRA_VERBS.items():
+        _add_options(verbs.add_parser(verb, help=what, description=what))
+    for verb, what in VERBS:
+        _add_options(verbs.add_parser(verb, help=what, description=what))
+    verbs.add_parser("targets", help="the targets, the names they are known by, and their memory")
+    return p
+
+
+def _scons_arguments(args):
+    """name=value for every option that differs from its default (and model, build_dir)."""
+    out = [f"model={args.model}", f"build_dir={args.build_dir}"]
+    defaults = dict(EXTRA_VERBS.get(args.verb, ("", [], {}))[2])
+    for o in OPTIONS:
+        if o.name in ("model", "build_dir"):
+            continue
+        value = getattr(args, o.name)
+        if o.name in defaults and value == o.default:
+            value = defaults[o.name]
+        if value != o.default:
+            out.append(f"{o.name}={int(value) if o.kind == 'bool' else value}")
+    return out
+
+
+def _targets():
+    aliases = target_aliases()
+    for name in known_targets():
+        t = load_target(name)
+        names = sorted(a for a, n in aliases.items() if n == name and a != name)
+        memory = f"flash {human_bytes(t.flash_bytes)}, RAM {human_bytes(t.ram_bytes)}"
+        print(f"{name:<14} {memory:<28} {t.description}" + (f" [{', '.join(names)}]" if names else ""))
+
+
+def main(argv=None):
+    args = parser().parse_args(argv)
+    try:
+        if args.verb == "targets":
+            _targets()
+            return 0
+        if not os.path.isfile(args.model):
+            raise OnnxccError("no such model file", where=args.model,
+                              hint="give the path of an .onnx file, relative to this folder")
+    except OnnxccError as e:
+        print(f"onnxcc: error: {e}", file=sys.stderr)
+        return 2
+    scons_targets = EXTRA_VERBS[args.verb][1] if args.verb in EXTRA_VERBS else [args.verb]
+    command = [sys.executable, "-m", "SCons", "-Q", "-f", SCONSTRUCT,
+               *_scons_arguments(args), *scons_targets]
+    status = subprocess.run(command).returncode
+    if status == 0 and args.verb in ("report", "quantize"):
+        name = args.name or os.path.splitext(os.path.basename(args.model))[0]
+        folder = os.path.join(args.build_dir, args.target, name)
+        found = "report.html" if args.verb == "report" else "quantized.onnx"
+        print(f"[{args.verb}] {os.path.join(folder, found)}")
+    return status

@@ -1,0 +1,87 @@
+"""The pip package and the onnxcc command: a wheel built from the checkout, installed into a
+fresh virtual environment, compiles and verifies a model from a folder that is not the
+checkout; an SCons firmware tree takes the tool from the installed package."""
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+from conftest import REPO
+
+sys.path.insert(0, os.path.join(REPO, "site_scons"))
+from onnxcc import cli  # noqa: E402
+from onnxcc.build.options import OPTIONS, VERBS  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """A fresh virtual environment with the wheel of this checkout installed (its Python
+    packages at requirements.txt's versions)."""
+    tmp = tmp_path_factory.mktemp("package")
+    src = tmp / "src"  # a copy: building writes its egg-info beside the package
+    src.mkdir()
+    for item in ("pyproject.toml", "README.md"):
+        shutil.copy(os.path.join(REPO, item), src / item)
+    shutil.copytree(os.path.join(REPO, "site_scons"), src / "site_scons",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    run = dict(capture_output=True, text=True, timeout=900)
+    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+                        "-w", str(tmp / "dist"), str(src)], **run)
+    assert r.returncode == 0, r.stdout + r.stderr
+    (wheel,) = (tmp / "dist").glob("onnxcc-*.whl")
+    subprocess.run([sys.executable, "-m", "venv", str(tmp / "venv")], check=True)
+    r = subprocess.run([str(tmp / "venv" / "bin" / "python"), "-m", "pip", "install", "-q",
+                        "--disable-pip-version-check", "-c", os.path.join(REPO, "requirements.txt"),
+                        str(wheel)], **run)
+    assert r.returncode == 0, r.stdout + r.stderr
+    work = tmp / "work"  # not the checkout, nor beside it
+    work.mkdir()
+    shutil.copy(os.path.join(REPO, "models", "kws.onnx"), work / "kws.onnx")
+    return tmp / "venv" / "bin", work
+
+
+@pytest.mark.slow
+@pytest.mark.emulated
+def test_the_installed_command_verifies_from_any_folder(installed):
+    bin_dir, work = installed
+    r = subprocess.run([str(bin_dir / "onnxcc"), "verify", "kws.onnx", "--target", "cortex-m4",
+                        "-o", "out"], cwd=work, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "[verify] kws on armv7: 1 output(s)" in r.stdout and "MISMATCH" not in r.stdout
+    assert (work / "out" / "armv7" / "kws" / "libkws.a").is_file()
+    r = subprocess.run([str(bin_dir / "onnxcc"), "build", "missing.onnx"], cwd=work,
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.strip().count("\n") == 0, r.stderr
+    assert "missing.onnx: no such model file" in r.stderr
+
+
+@pytest.mark.slow
+def test_an_scons_tree_takes_the_tool_from_the_installed_package(installed):
+    bin_dir, work = installed
+    tree = work / "firmware"
+    tree.mkdir()
+    shutil.copy(work / "kws.onnx", tree / "kws.onnx")
+    (tree / "SConstruct").write_text(
+        "from onnxcc.build.tool import generate as onnxcc\n"
+        "env = Environment(tools=['default', onnxcc])\n"
+        "lib, include = env.OnnxModel('kws', 'kws.onnx', target='x86_64')\n")
+    r = subprocess.run([str(bin_dir / "python"), "-m", "SCons", "-Q"], cwd=tree,
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (tree / "build" / "x86_64" / "kws" / "libkws.a").is_file()
+
+
+@pytest.mark.unit
+def test_every_build_option_and_verb_is_a_flag_and_a_verb_of_the_command():
+    parser = cli.parser()
+    verbs = parser._subparsers._group_actions[0].choices
+    assert set(verbs) == {v for v, _ in VERBS} | set(cli.EXTRA_VERBS) | {"targets"}
+    flags = {a.dest for a in verbs["verify"]._actions}
+    assert {o.name for o in OPTIONS} <= flags
+    args = parser.parse_args(["profile", "m.onnx", "--target", "armv7", "--no-fuse", "-o", "b"])
+    # only what differs from the defaults reaches SCons
+    assert cli._scons_arguments(args) == ["model=m.onnx", "build_dir=b", "target=armv7", "fuse=0"]
+    args = parser.parse_args(["quantize", "m.onnx", "--calibration", "data"])
+    assert "quantize=int8" in cli._scons_arguments(args)
