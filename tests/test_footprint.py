@@ -515,3 +515,17 @@ def test_missing_baseline(tmp_path):
         size_gate.read_baseline(str(path))
     assert info.value.where == str(path)
     assert info.value.hint == f"run `scons <the same options> baseline={path} size-baseline` first"
+
+
+@pytest.mark.unit
+def test_a_baseline_of_another_target_or_options_does_not_compare():
+    build = {"target": "armv7", "onnxcc": "0.1.0", "options": {"opt": "speed", "io": "caller"}}
+    baseline = dict(SIZES, build=build)
+    assert size_gate.build_mismatch(baseline, build) is None
+    assert size_gate.build_mismatch(baseline, dict(build, onnxcc="0.2.0")) is None  # a new compiler
+    assert size_gate.build_mismatch(dict(SIZES), build) is None  # a baseline from before the record
+    assert size_gate.build_mismatch(baseline, dict(build, target="riscv32")) == \
+        "it was written for target armv7, this build is riscv32"
+    assert size_gate.build_mismatch(baseline, dict(build, options={"opt": "size", "io": "caller"})) == \
+        "it was written with other options: opt=speed (now size)"
+

@@ -85,3 +85,17 @@ def test_every_build_option_and_verb_is_a_flag_and_a_verb_of_the_command():
     assert cli._scons_arguments(args) == ["model=m.onnx", "build_dir=b", "target=armv7", "fuse=0"]
     args = parser.parse_args(["quantize", "m.onnx", "--calibration", "data"])
     assert "quantize=int8" in cli._scons_arguments(args)
+
+
+def test_scons_from_elsewhere_reads_the_model_where_the_user_stands(tmp_path):
+    """``scons -C <checkout> model=net.onnx`` from the folder holding net.onnx; a folder
+    given as the model is one line."""
+    shutil.copy(os.path.join(REPO, "models", "tiny_cnn.onnx"), tmp_path / "net.onnx")
+    scons = [sys.executable, "-m", "SCons", "-C", REPO, "-Q", f"build_dir={tmp_path / 'b'}"]
+    r = subprocess.run(scons + ["model=net.onnx"], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=900)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (tmp_path / "b" / "x86_64" / "net" / "libnet.a").is_file()
+    r = subprocess.run(scons + ["model=."], cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 2
+    assert r.stderr.strip().endswith("a folder, not a model file (pass model=path/to/net.onnx)")

@@ -145,6 +145,14 @@ def test_size_gate_floor(shared_build, tmp_path):
         return run_scons(f"build_dir={build}", *more)
     assert scons(*args, "size-baseline").returncode == 0
     data = json.loads(baseline.read_text())
+    # what it was built as: a baseline of another target or options says so, in one line
+    assert data["build"]["target"] == "armv7" and data["build"]["options"]["opt"] == "speed"
+    r = scons(*args, "opt=size", "size-check")
+    assert r.returncode == 2
+    [line] = _error_lines(r)
+    assert line.endswith(f"size baseline {baseline} does not fit this build: it was written with "
+                         "other options: opt=speed (now size) (check against a baseline of the same "
+                         "target and options (write one with size-baseline))")
     runtime = data["flash"]["runtime"]
     data["flash"]["runtime"] = round(runtime / 1.2)       # it "grew" by ~20%, ~22 B
     data["flash"]["weights"] += 1000                      # and the total shrank

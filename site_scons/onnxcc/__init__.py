@@ -4,6 +4,8 @@ The packages are layers, bottom first; a module imports only from its own packag
 the layers below it (tests/test_layers.py checks): a thing two stages share moves down.
 """
 
+__version__ = "0.1.0"
+
 LAYERS = (
     "core",       # graph IR, ONNX I/O, errors, files, C types and text, quantization math
     "target",     # target and toolchain descriptions, host CPU detection

@@ -3,6 +3,7 @@ and the CI size gate of a model."""
 
 import json
 
+from onnxcc import __version__
 from onnxcc.build import stages
 from onnxcc.build.actions import action, declaration
 from onnxcc.core.ctext import model_c_name
@@ -11,16 +12,33 @@ from onnxcc.core.report import format_gate
 from onnxcc.footprint import size_gate
 
 
+#: the options that change a model's code or memory, recorded in a size baseline
+SIZE_OPTIONS = ("opt", "fuse", "tactic", "quantize", "io_dtype", "io", "weights_format",
+                "planner", "schedule", "pools", "patches", "bands")
+
+
+def _build_record(env):
+    """What a size baseline records of the build: target, options, onnxcc's version."""
+    return {"target": env["ONNXCC_TARGET_NAME"], "onnxcc": __version__,
+            "options": {k: str(env[f"ONNXCC_{k.upper()}"]) for k in SIZE_OPTIONS}}
+
+
 def size_baseline(targets, src, env):
     with open(src.sources[0]) as f:
-        size_gate.write_baseline(env["ONNXCC_BASELINE"], json.load(f))
+        size_gate.write_baseline(env["ONNXCC_BASELINE"], json.load(f), _build_record(env))
     return f"[size] baseline written to {env['ONNXCC_BASELINE']}"
 
 
 def size_check(targets, src, env):
     with open(src.sources[0]) as f:
         current = json.load(f)
-    result = size_gate.compare(size_gate.read_baseline(env["ONNXCC_BASELINE"]), current,
+    baseline = size_gate.read_baseline(env["ONNXCC_BASELINE"])
+    mismatch = size_gate.build_mismatch(baseline, _build_record(env))
+    if mismatch:
+        raise OnnxccError(f"size baseline {env['ONNXCC_BASELINE']} does not fit this build: {mismatch}",
+                          hint="check against a baseline of the same target and options "
+                               "(write one with size-baseline)")
+    result = size_gate.compare(baseline, current,
                                float(env["ONNXCC_TOLERANCE"]), int(env["ONNXCC_SIZE_FLOOR"]))
     print("\n".join(format_gate(result)))
     if not result.ok:

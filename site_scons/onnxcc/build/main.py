@@ -11,8 +11,8 @@ from onnxcc.core.files import remove_empty_dirs
 from onnxcc.footprint import size_gate
 from onnxcc.verbs import bench, profile
 from SCons.Script import (ARGUMENTS, COMMAND_LINE_TARGETS, Alias, BoolVariable, Default,
-                          Environment, Exit, GetBuildFailures, Help, PathVariable, SetOption,
-                          Variables)
+                          Environment, Exit, GetBuildFailures, GetLaunchDir, Help, PathVariable,
+                          SetOption, Variables)
 
 from .options import OPTIONS, VERBS
 from .tool import generate
@@ -30,6 +30,20 @@ def _variables():
     return options
 
 
+def _from_launch_dir(env):
+    """``scons -C onnxcc model=net.onnx``: a path given on the command line names a file
+    where the user stands (SCons' launch folder), when one is there."""
+    launch = GetLaunchDir()
+    if os.path.abspath(launch) == os.getcwd():
+        return
+    for o in OPTIONS:
+        value = env[o.name]
+        if o.kind == "path" and o.name in ARGUMENTS and value and not os.path.isabs(value):
+            here = os.path.join(launch, value)
+            if os.path.exists(here):
+                env[o.name] = here
+
+
 def main():
     options = _variables()
     env = Environment(ENV=os.environ, tools=["default", generate], variables=options)
@@ -44,7 +58,11 @@ def main():
               file=sys.stderr)
         Exit(2)
 
+    _from_launch_dir(env)
     try:
+        if os.path.isdir(env["model"]):
+            raise OnnxccError("a folder, not a model file", where=env["model"],
+                              hint="pass model=path/to/net.onnx")
         if not os.path.isfile(env["model"]):
             raise OnnxccError("no such model file", where=env["model"],
                               hint="pass model=path/to/net.onnx")

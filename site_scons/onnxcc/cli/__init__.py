@@ -86,6 +86,9 @@ def main(argv=None):
         if args.verb == "targets":
             _targets()
             return 0
+        if os.path.isdir(args.model):
+            raise OnnxccError("a folder, not a model file", where=args.model,
+                              hint="give the path of an .onnx file, relative to this folder")
         if not os.path.isfile(args.model):
             raise OnnxccError("no such model file", where=args.model,
                               hint="give the path of an .onnx file, relative to this folder")

@@ -97,9 +97,12 @@ def _baseline_hint(path):
     return f"run `scons <the same options> baseline={path} size-baseline` first"
 
 
-def write_baseline(path, sizes):
-    """Write the flash and ram sections and model name of ``sizes`` as readable JSON."""
+def write_baseline(path, sizes, build=None):
+    """Write the flash and ram sections and model name of ``sizes`` as readable JSON, with
+    ``build`` (what it was built as: target, options, onnxcc's version) when given."""
     data = {"model": sizes["model"], "flash": dict(sizes["flash"]), "ram": dict(sizes["ram"])}
+    if build:
+        data["build"] = build
     text = json.dumps(data, indent=2, sort_keys=True) + "\n"
     folder = os.path.dirname(os.path.abspath(path))
     try:
@@ -117,7 +120,7 @@ def write_baseline(path, sizes):
 
 
 def read_baseline(path):
-    """The ``{"model", "flash", "ram"}`` written by :func:`write_baseline`."""
+    """The ``{"model", "flash", "ram"}`` (and ``"build"``) written by :func:`write_baseline`."""
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
@@ -136,7 +139,28 @@ def read_baseline(path):
     if problem:
         raise OnnxccError(f"malformed size baseline: {problem}", where=path,
                           hint=_baseline_hint(path))
-    return {"model": data.get("model"), "flash": data["flash"], "ram": data["ram"]}
+    found = {"model": data.get("model"), "flash": data["flash"], "ram": data["ram"]}
+    if "build" in data:
+        found["build"] = data["build"]
+    return found
+
+
+def build_mismatch(baseline, build):
+    """Why a baseline built as ``baseline["build"]`` says nothing about a build as ``build``
+    (another target or other options), or None. A baseline without the record (written
+    before it was kept) and another onnxcc version compare: a new compiler's growth is
+    what the gate is for."""
+    was = baseline.get("build")
+    if not was:
+        return None
+    if was.get("target") != build["target"]:
+        return f"it was written for target {was.get('target')}, this build is {build['target']}"
+    differ = sorted(k for k in set(was.get("options", {})) | set(build["options"])
+                    if was.get("options", {}).get(k) != build["options"].get(k))
+    if differ:
+        return "it was written with other options: " + ", ".join(
+            f"{k}={was.get('options', {}).get(k, '')} (now {build['options'].get(k, '')})" for k in differ)
+    return None
 
 
 def _baseline_problem(data):
@@ -156,4 +180,8 @@ def _baseline_problem(data):
                 return f"{section}.{key} is not a byte count"
         if "total" not in part:
             return f"no {section}.total"
+    build = data.get("build")
+    if build is not None and not (isinstance(build, dict) and isinstance(build.get("target"), str)
+                                  and isinstance(build.get("options", {}), dict)):
+        return "build is not a record of target and options"
     return None
