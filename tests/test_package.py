@@ -99,3 +99,23 @@ def test_scons_from_elsewhere_reads_the_model_where_the_user_stands(tmp_path):
     r = subprocess.run(scons + ["model=."], cwd=tmp_path, capture_output=True, text=True)
     assert r.returncode == 2
     assert r.stderr.strip().endswith("a folder, not a model file (pass model=path/to/net.onnx)")
+
+
+def test_export_gives_an_ide_the_sources_and_the_flags(tmp_path, monkeypatch):
+    """`onnxcc export --sources DIR`: the folder compiles with the target's compiler alone,
+    with the flags its README gives, warning-free."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(os.path.join(REPO, "models", "tiny_cnn.onnx"), "tiny.onnx")
+    assert cli.main(["export", "tiny.onnx", "--target", "cortex-m4", "--sources", "ide"]) == 0
+    ide = tmp_path / "ide"
+    assert sorted(p.name for p in ide.iterdir()) == [
+        "README.txt", "onnxcc_runtime.c", "onnxcc_runtime.h", "tiny.c", "tiny.h", "tiny_kernels.c",
+        "tiny_kernels.h", "tiny_weights.c"]
+    command = next(line.strip() for line in (ide / "README.txt").read_text().splitlines()
+                   if line.strip().startswith("arm-none-eabi-gcc"))
+    sources = sorted(p.name for p in ide.glob("*.c"))
+    r = subprocess.run(command.replace("*.c", " ".join(sources)).split() + ["-Wall", "-Wextra", "-Werror"],
+                       cwd=ide, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert sorted(p.name for p in ide.glob("*.o")) == [s[:-2] + ".o" for s in sources]
+    assert cli.main(["export", "missing.onnx", "--sources", "ide"]) == 2

@@ -17,7 +17,8 @@ from onnxcc.build.options import OPTIONS, VERBS
 from onnxcc.core.errors import OnnxccError
 from onnxcc.core.paths import PACKAGE_DIR
 from onnxcc.core.report import human_bytes
-from onnxcc.target import known_targets, load_target, target_aliases
+from onnxcc.target import canonical_target, known_targets, load_target, target_aliases
+from onnxcc.verbs import export
 
 SCONSTRUCT = os.path.join(PACKAGE_DIR, "build", "SConstruct")
 #: verbs of the command beyond the build's (build/options.VERBS): SCons targets and options
@@ -26,6 +27,9 @@ EXTRA_VERBS = {
     "report": ("build, then print the footprint and the path of report.html", [], {}),
     "quantize": ("quantize the float model (quantize=int8) and build; prints quantized.onnx's path",
                  [], {"quantize": "int8"}),
+    "export": ("build, then copy the C sources, the runtime and a README with the compiler "
+               "flags into --sources DIR, for an IDE project (weights as C arrays)",
+               [], {"weights_format": "c"}),
 }
 
 
@@ -49,23 +53,32 @@ def parser():
     p = argparse.ArgumentParser(prog="onnxcc", description=__doc__.split("\n\n")[0])
     verbs = p.add_subparsers(dest="verb", required=True, metavar="VERB")
     for verb, (what, _, _) in EXTRA_VERBS.items():
-        _add_options(verbs.add_parser(verb, help=what, description=what))
+        sub = verbs.add_parser(verb, help=what, description=what)
+        _add_options(sub)
+        if verb == "export":
+            sub.add_argument("--sources", required=True, metavar="DIR",
+                             help="the folder to copy the sources into")
     for verb, what in VERBS:
         _add_options(verbs.add_parser(verb, help=what, description=what))
     verbs.add_parser("targets", help="the targets, the names they are known by, and their memory")
     return p
 
 
+def _value(args, option):
+    """The value of ``option`` for this run: the flag's, or the verb's own default
+    (EXTRA_VERBS: quantize=int8 for ``quantize``) where the flag was left at the build's."""
+    value = getattr(args, option.name)
+    verb_defaults = EXTRA_VERBS.get(args.verb, ("", [], {}))[2]
+    return verb_defaults.get(option.name, value) if value == option.default else value
+
+
 def _scons_arguments(args):
     """name=value for every option that differs from its default (and model, build_dir)."""
     out = [f"model={args.model}", f"build_dir={args.build_dir}"]
-    defaults = dict(EXTRA_VERBS.get(args.verb, ("", [], {}))[2])
     for o in OPTIONS:
         if o.name in ("model", "build_dir"):
             continue
-        value = getattr(args, o.name)
-        if o.name in defaults and value == o.default:
-            value = defaults[o.name]
+        value = _value(args, o)
         if value != o.default:
             out.append(f"{o.name}={int(value) if o.kind == 'bool' else value}")
     return out
@@ -98,10 +111,25 @@ def main(argv=None):
     scons_targets = EXTRA_VERBS[args.verb][1] if args.verb in EXTRA_VERBS else [args.verb]
     command = [sys.executable, "-m", "SCons", "-Q", "-f", SCONSTRUCT,
                *_scons_arguments(args), *scons_targets]
-    status = subprocess.run(command).returncode
-    if status == 0 and args.verb in ("report", "quantize"):
-        name = args.name or os.path.splitext(os.path.basename(args.model))[0]
-        folder = os.path.join(args.build_dir, args.target, name)
+    # the SConstruct imports this package: from where it is, installed or in a checkout
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [os.path.dirname(PACKAGE_DIR)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    status = subprocess.run(command, env=env).returncode
+    if status != 0:
+        return status
+    name = args.name or os.path.splitext(os.path.basename(args.model))[0]
+    target = canonical_target(args.target)
+    folder = os.path.join(args.build_dir, target, name)
+    if args.verb in ("report", "quantize"):
         found = "report.html" if args.verb == "report" else "quantized.onnx"
         print(f"[{args.verb}] {os.path.join(folder, found)}")
+    if args.verb == "export":
+        try:
+            weights_format = _value(args, next(o for o in OPTIONS if o.name == "weights_format"))
+            files = export.export_sources(folder, name, target, args.model, args.sources,
+                                          weights_format)
+        except OnnxccError as e:
+            print(f"onnxcc: error: {e}", file=sys.stderr)
+            return 2
+        print(f"[export] {name}: {len(files)} files in {args.sources} (README.txt: the compiler flags)")
     return status
