@@ -69,7 +69,7 @@ def test_generated_code_compiles_freestanding_without_warnings(scons):
     for src in ("transformer_block.c", "transformer_block_kernels.c", "transformer_block_weights.c"):
         # (with the x86_64 target's own ISA flags: its vector code is AVX2)
         cc = subprocess.run(["gcc", "-std=c99", "-ffreestanding", "-Wall", "-Wextra", "-Werror",
-                             "-pedantic", "-mavx2", "-mfma", f"-I{out}", "-Iruntime", "-c", str(out / src),
+                             "-pedantic", "-mavx2", "-mfma", f"-I{out}", "-Isite_scons/onnxcc/runtime", "-c", str(out / src),
                              "-o", "/dev/null"], capture_output=True, text=True)
         assert cc.returncode == 0, cc.stderr
 
