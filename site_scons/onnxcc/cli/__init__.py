@@ -14,6 +14,7 @@ import subprocess
 import sys
 
 from onnxcc.build.options import OPTIONS, VERBS
+from onnxcc.core.ctext import model_c_name
 from onnxcc.core.errors import OnnxccError
 from onnxcc.core.paths import PACKAGE_DIR
 from onnxcc.core.report import human_bytes
@@ -21,15 +22,16 @@ from onnxcc.target import canonical_target, known_targets, load_target, target_a
 from onnxcc.verbs import export
 
 SCONSTRUCT = os.path.join(PACKAGE_DIR, "build", "SConstruct")
-#: verbs of the command beyond the build's (build/options.VERBS): SCons targets and options
+#: verbs of the command beyond the build's (build/options.VERBS), which build the library
+#: (SCons' default target): what they do and their own option defaults
 EXTRA_VERBS = {
-    "build": ("build the library and print the footprint", [], {}),
-    "report": ("build, then print the footprint and the path of report.html", [], {}),
+    "build": ("build the library and print the footprint", {}),
+    "report": ("build, then print the footprint and the path of report.html", {}),
     "quantize": ("quantize the float model (quantize=int8) and build; prints quantized.onnx's path",
-                 [], {"quantize": "int8"}),
+                 {"quantize": "int8"}),
     "export": ("build, then copy the C sources, the runtime and a README with the compiler "
                "flags into --sources DIR, for an IDE project (weights as C arrays)",
-               [], {"weights_format": "c"}),
+               {"weights_format": "c"}),
 }
 
 
@@ -52,7 +54,7 @@ def _add_options(parser):
 def parser():
     p = argparse.ArgumentParser(prog="onnxcc", description=__doc__.split("\n\n")[0])
     verbs = p.add_subparsers(dest="verb", required=True, metavar="VERB")
-    for verb, (what, _, _) in EXTRA_VERBS.items():
+    for verb, (what, _) in EXTRA_VERBS.items():
         sub = verbs.add_parser(verb, help=what, description=what)
         _add_options(sub)
         if verb == "export":
@@ -68,7 +70,7 @@ def _value(args, option):
     """The value of ``option`` for this run: the flag's, or the verb's own default
     (EXTRA_VERBS: quantize=int8 for ``quantize``) where the flag was left at the build's."""
     value = getattr(args, option.name)
-    verb_defaults = EXTRA_VERBS.get(args.verb, ("", [], {}))[2]
+    verb_defaults = EXTRA_VERBS.get(args.verb, ("", {}))[1]
     return verb_defaults.get(option.name, value) if value == option.default else value
 
 
@@ -108,7 +110,7 @@ def main(argv=None):
     except OnnxccError as e:
         print(f"onnxcc: error: {e}", file=sys.stderr)
         return 2
-    scons_targets = EXTRA_VERBS[args.verb][1] if args.verb in EXTRA_VERBS else [args.verb]
+    scons_targets = [] if args.verb in EXTRA_VERBS else [args.verb]
     command = [sys.executable, "-m", "SCons", "-Q", "-f", SCONSTRUCT,
                *_scons_arguments(args), *scons_targets]
     # the SConstruct imports this package: from where it is, installed or in a checkout
@@ -117,7 +119,7 @@ def main(argv=None):
     status = subprocess.run(command, env=env).returncode
     if status != 0:
         return status
-    name = args.name or os.path.splitext(os.path.basename(args.model))[0]
+    name = model_c_name(args.name or os.path.splitext(os.path.basename(args.model))[0])  # as OnnxModel
     target = canonical_target(args.target)
     folder = os.path.join(args.build_dir, target, name)
     if args.verb in ("report", "quantize"):
