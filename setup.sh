@@ -25,12 +25,15 @@ if [ ${#missing[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-# the venv is (re)filled only when requirements.txt changed since the last install
+# the venv is (re)filled only when requirements.txt or pyproject.toml changed since the last
+# install; onnxcc itself goes in editable (.venv/bin/onnxcc runs this checkout's code)
 stamp=.venv/.requirements.sha256
-want=$(sha256sum requirements.txt | cut -d' ' -f1)
-if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+want=$(cat requirements.txt pyproject.toml | sha256sum | cut -d' ' -f1)
+if [ ! -x .venv/bin/onnxcc ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     echo "setup: installing Python packages into .venv/"
     python3 -m venv .venv
     .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.txt
+    .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps \
+        --no-build-isolation -e .
     echo "$want" > "$stamp"
 fi

@@ -66,6 +66,16 @@ def test_make_firmware_runs_and_matches_onnxruntime(tmp_path):
     assert r.returncode != 0
     assert "autoencoder: MISMATCH at output 0" in r.stdout and "firmware: FAILED" in r.stdout
     assert "kws: 12 outputs match onnxruntime" in r.stdout
+    # onnxcc_model runs onnxcc again only when a model's flags (or file, or onnxcc) changed
+    assert "onnxcc build" not in r.stdout
+    flags = build / "onnxcc" / "armv7" / "autoencoder.flags"
+    flags.write_text(flags.read_text().replace("--weights-section .model_weights", ""))
+    r = subprocess.run(["make", "-C", os.path.join(REPO, "examples", "firmware"),
+                        f"BUILD={build}", f"{build}/firmware.elf"],
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "--weights-section .model_weights" in flags.read_text()
+    assert "--name autoencoder" in r.stdout and "--name kws" not in r.stdout
 
 
 def test_scons_firmware_runs_and_matches_onnxruntime(tmp_path):

@@ -1,14 +1,17 @@
 """The pip package and the onnxcc command: a wheel built from the checkout, installed into a
 fresh virtual environment, compiles and verifies a model from a folder that is not the
-checkout; an SCons firmware tree takes the tool from the installed package."""
+checkout; SCons and CMake firmware trees take onnxcc from the installed package."""
 
 import os
 import shutil
 import subprocess
 import sys
 
+import numpy as np
+import onnx
 import pytest
 from conftest import REPO
+from onnx import numpy_helper
 
 sys.path.insert(0, os.path.join(REPO, "site_scons"))
 from onnxcc import cli  # noqa: E402
@@ -73,6 +76,58 @@ def test_an_scons_tree_takes_the_tool_from_the_installed_package(installed):
     assert (tree / "build" / "x86_64" / "kws" / "libkws.a").is_file()
 
 
+def _cmake_run(build):
+    r = subprocess.run(["cmake", "--build", str(build), "--target", "run"], capture_output=True,
+                       text=True, timeout=900, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0 and "firmware: all outputs match onnxruntime" in r.stdout, \
+        r.stdout + r.stderr
+    return r.stdout
+
+
+def _scaled_weights(path, factor):
+    """The model at ``path`` with its largest weight tensor scaled: another model, same shapes."""
+    model = onnx.load(str(path))
+    w = max(model.graph.initializer, key=lambda t: int(np.prod(t.dims)))
+    w.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(w) * factor, w.name))
+    onnx.save(model, str(path))
+
+
+@pytest.mark.slow
+@pytest.mark.emulated
+def test_a_cmake_tree_adds_models_from_the_installed_package(installed):
+    """examples/cmake_firmware, copied outside the checkout: onnxcc_add_model() and
+    onnxcc::kws alone give the firmware its model, include folder and CPU flags; it runs in
+    qemu and matches onnxruntime; a changed .onnx file is compiled again and relinked."""
+    bin_dir, work = installed
+    tree = work / "cmake_tree"
+    for folder in ("firmware", "cmake_firmware"):
+        shutil.copytree(os.path.join(REPO, "examples", folder), tree / "examples" / folder,
+                        ignore=shutil.ignore_patterns("build"))
+    (tree / "models").mkdir()
+    for model in ("kws.onnx", "fc_autoencoder.onnx"):
+        shutil.copy(os.path.join(REPO, "models", model), tree / "models" / model)
+    cmake_dir = subprocess.run([str(bin_dir / "onnxcc"), "--cmake-dir"], capture_output=True,
+                               text=True, check=True).stdout.strip()
+    assert cmake_dir.startswith(str(bin_dir.parent))  # the installed package's, not the checkout's
+    build = work / "cmake_build"
+    r = subprocess.run(["cmake", "-S", str(tree / "examples" / "cmake_firmware"), "-B", str(build),
+                        f"-Donnxcc_DIR={cmake_dir}"], capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stdout + r.stderr
+    first = _cmake_run(build)
+    lib = next(build.glob("onnxcc/armv7/kws/libkws.a"))
+    before = lib.read_bytes()
+    _scaled_weights(tree / "models" / "kws.onnx", 0.5)
+    second = _cmake_run(build)
+    assert "onnxcc: kws (cortex-m4)" in second and "onnxcc: autoencoder" not in second
+    assert lib.read_bytes() != before
+    scores = [line for line in (first, second) for line in line.splitlines() if line.startswith("kws: scores")]
+    assert scores[0] != scores[1]
+    # a bad model stops CMake's configure with onnxcc's one line
+    (tree / "models" / "kws.onnx").write_bytes(b"not a model")
+    r = subprocess.run(["cmake", str(build)], capture_output=True, text=True, timeout=900)
+    assert r.returncode != 0 and "onnxcc_add_model(kws):" in r.stderr and "Traceback" not in r.stderr
+
+
 @pytest.mark.unit
 def test_every_build_option_and_verb_is_a_flag_and_a_verb_of_the_command():
     parser = cli.parser()
@@ -85,6 +140,19 @@ def test_every_build_option_and_verb_is_a_flag_and_a_verb_of_the_command():
     assert cli._scons_arguments(args) == ["model=m.onnx", "build_dir=b", "target=armv7", "fuse=0"]
     args = parser.parse_args(["quantize", "m.onnx", "--calibration", "data"])
     assert "quantize=int8" in cli._scons_arguments(args)
+
+
+@pytest.mark.unit
+def test_build_files_ask_the_command_for_targets_and_its_own_files(capsys):
+    assert cli.main(["targets", "cortex-m4"]) == 0
+    assert capsys.readouterr().out == "armv7\n"
+    assert cli.main(["targets", "z80"]) == 2
+    assert capsys.readouterr().err.startswith("onnxcc: error: unknown target 'z80'")
+    for flag, found in (("--cmake-dir", "onnxccConfig.cmake"), ("--make-include", "")):
+        with pytest.raises(SystemExit):
+            cli.main([flag])
+        path = os.path.join(capsys.readouterr().out.strip(), found)
+        assert os.path.isfile(path.rstrip(os.sep)), path
 
 
 def test_scons_from_elsewhere_reads_the_model_where_the_user_stands(tmp_path):

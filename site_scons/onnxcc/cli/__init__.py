@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 
+from onnxcc import __version__
 from onnxcc.build.options import OPTIONS, VERBS
 from onnxcc.core.ctext import model_c_name
 from onnxcc.core.errors import OnnxccError
@@ -22,6 +23,8 @@ from onnxcc.target import canonical_target, known_targets, load_target, target_a
 from onnxcc.verbs import export
 
 SCONSTRUCT = os.path.join(PACKAGE_DIR, "build", "SConstruct")
+#: onnxcc_add_model() for CMake, onnxcc_model for Make
+BUILDSYSTEMS = os.path.join(PACKAGE_DIR, "buildsystems")
 #: verbs of the command beyond the build's (build/options.VERBS), which build the library
 #: (SCons' default target): what they do and their own option defaults
 EXTRA_VERBS = {
@@ -51,8 +54,25 @@ def _add_options(parser):
                                 help=f"{o.help} (default: {o.default or 'none'})")
 
 
+class _Print(argparse.Action):
+    """A flag that prints its text and exits, like --version."""
+
+    def __init__(self, option_strings, text, **kwargs):
+        super().__init__(option_strings, nargs=0, **kwargs)
+        self.text = text
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(self.text)
+        parser.exit()
+
+
 def parser():
     p = argparse.ArgumentParser(prog="onnxcc", description=__doc__.split("\n\n")[0])
+    p.add_argument("--version", action="version", version=f"onnxcc {__version__}")
+    p.add_argument("--cmake-dir", action=_Print, text=BUILDSYSTEMS,
+                   help="print the folder of onnxccConfig.cmake (cmake -Donnxcc_DIR=...) and exit")
+    p.add_argument("--make-include", action=_Print, text=os.path.join(BUILDSYSTEMS, "onnxcc.mk"),
+                   help="print the path of onnxcc.mk, for a Makefile's include, and exit")
     verbs = p.add_subparsers(dest="verb", required=True, metavar="VERB")
     for verb, (what, _) in EXTRA_VERBS.items():
         sub = verbs.add_parser(verb, help=what, description=what)
@@ -62,7 +82,8 @@ def parser():
                              help="the folder to copy the sources into")
     for verb, what in VERBS:
         _add_options(verbs.add_parser(verb, help=what, description=what))
-    verbs.add_parser("targets", help="the targets, the names they are known by, and their memory")
+    targets = verbs.add_parser("targets", help="the targets, the names they are known by, and their memory")
+    targets.add_argument("name", nargs="?", help="print only the target this name builds (for build files)")
     return p
 
 
@@ -98,8 +119,14 @@ def _targets():
 def main(argv=None):
     args = parser().parse_args(argv)
     try:
+        if args.verb == "targets" and args.name:
+            print(load_target(args.name).name)
+            return 0
         if args.verb == "targets":
-            _targets()
+            try:
+                _targets()
+            except BrokenPipeError:  # onnxcc targets | head
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 0
         if os.path.isdir(args.model):
             raise OnnxccError("a folder, not a model file", where=args.model,
