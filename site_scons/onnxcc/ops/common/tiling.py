@@ -53,11 +53,12 @@ def aliased_rows(row_bytes):
 
 
 def tile_shapes(cpu, tall=False, aliased=False):
-    """(rows, vecs) of the tiles that fit the registers. ``tall``: up to TALL_ROWS rows
-    (ALIASED_ROWS where A's rows share a level-1 set, ``aliased``)."""
+    """(rows, vecs) of the tiles that fit the registers (1 x 1 always: however few a core
+    has, one accumulator it can keep). ``tall``: up to TALL_ROWS rows (ALIASED_ROWS where
+    A's rows share a level-1 set, ``aliased``)."""
     max_rows = (ALIASED_ROWS if aliased else TALL_ROWS) if tall_tiles(cpu, tall) else MAX_ROWS
     return [(r, v) for r in range(1, max_rows + 1) for v in range(1, MAX_VECS + 1)
-            if tile_fits(r, v, cpu)]
+            if tile_fits(r, v, cpu) or (r, v) == (1, 1)]
 
 
 def column_tails(rest, lanes):

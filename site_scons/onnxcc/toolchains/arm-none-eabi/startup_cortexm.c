@@ -1,9 +1,10 @@
 /*
- * Minimal startup code for onnxcc test/benchmark programs on Cortex-M
- * (QEMU mps2-an386 = Cortex-M4F, mps2-an500 = Cortex-M7), newlib + semihosting.
+ * Minimal startup code for onnxcc test/benchmark programs on Cortex-M (QEMU's MPS2/MPS3
+ * boards: Cortex-M0+/M3 on an385, M4F on an386, M7 on an500, M33 on an505, M55 on an547),
+ * newlib + semihosting.
  *
  * Link with: -nostartfiles --specs=rdimon.specs (full newlib, not nano)
- *            -T toolchains/arm-none-eabi/mps2.ld
+ *            -T toolchains/arm-none-eabi/<board>.ld
  *
  * Why our own startup instead of newlib's rdimon-crt0.o:
  *   - A Cortex-M core boots from a vector table (initial SP + reset PC) at
@@ -45,7 +46,7 @@ void _fini(void) {}
  * Vector table. Only the 16 architectural entries: nothing here enables
  * interrupts, so no device IRQ vectors are needed. Every fault goes to one
  * handler that reports and exits, so a crash ends QEMU instead of hanging.
- * The linker script KEEPs .vectors at the start of FLASH (address 0).
+ * The linker script KEEPs .vectors where the core boots from (its VTOR reset value).
  */
 typedef void (*vector_t)(void);
 __attribute__((section(".vectors"), used))
@@ -66,21 +67,26 @@ const vector_t __vectors[16] = {
 };
 
 /*
- * Reset: enable the FPU, then continue in C. Written in assembly so that no
- * compiler-generated FP instruction can run before CPACR is set (it would
- * raise a NOCP UsageFault). CPACR (0xE000ED88) bits 20-23 = full access to
- * CP10/CP11; DSB+ISB make the change visible before the next instruction.
+ * Reset: enable the FPU (when the code uses one), then continue in C. Written in
+ * assembly so that no compiler-generated FP instruction can run before CPACR is set (it
+ * would raise a NOCP UsageFault). CPACR (0xE000ED88) bits 20-23 = full access to CP10/CP11
+ * (on ARMv8.1-M also the MVE registers); DSB+ISB make the change visible before the next
+ * instruction. Only ARMv6-M instructions, so one startup serves every Cortex-M.
  */
 __attribute__((naked, noreturn)) void Reset_Handler(void)
 {
     __asm__ volatile(
+#if defined(__ARM_FP)
         "ldr  r0, =0xE000ED88\n"
         "ldr  r1, [r0]\n"
-        "orr  r1, r1, #(0xF << 20)\n"
+        "ldr  r2, =0x00F00000\n"
+        "orrs r1, r2\n"
         "str  r1, [r0]\n"
         "dsb\n"
         "isb\n"
-        "b    %c0\n"
+#endif
+        "ldr  r0, =%c0\n"
+        "bx   r0\n"
         ".ltorg\n"
         :: "i"(reset_c));
 }
@@ -97,7 +103,7 @@ __attribute__((noreturn, used)) static void reset_c(void)
     exit(main());  /* flushes stdio, then librdimon _exit -> semihosting SYS_EXIT */
 }
 
-/* Raw semihosting call (ARMv7-M: BKPT 0xAB, op in r0, argument in r1). */
+/* Raw semihosting call (M-profile: BKPT 0xAB, op in r0, argument in r1). */
 static inline int semihost(int op, const void *arg)
 {
     register int r0 __asm__("r0") = op;
