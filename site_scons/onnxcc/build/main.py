@@ -9,10 +9,11 @@ import sys
 from onnxcc.core.errors import OnnxccError
 from onnxcc.core.files import remove_empty_dirs
 from onnxcc.footprint import size_gate
+from onnxcc.target import catalog
 from onnxcc.verbs import bench, profile
 from SCons.Script import (ARGUMENTS, COMMAND_LINE_TARGETS, Alias, BoolVariable, Default,
-                          Environment, Exit, GetBuildFailures, GetLaunchDir, Help, PathVariable,
-                          SetOption, Variables)
+                          Environment, Exit, GetBuildFailures, GetLaunchDir, GetOption, Help,
+                          PathVariable, SetOption, Variables)
 
 from .options import OPTIONS, VERBS
 from .tool import generate
@@ -51,7 +52,9 @@ def main():
          "Verbs (none: build build/<target>/<name>/lib<name>.a and print the footprint):\n"
          + "".join(f"  {verb:<14} {what}\n" for verb, what in VERBS)
          + "\nOptions (default, then the value of this run):\n"
-         + options.GenerateHelpText(env))
+         + options.GenerateHelpText(env)
+         # (every target and board file read: only for -h, so one bad file fails only its build)
+         + ("\n" + "\n".join(catalog()) + "\n" if GetOption("help") else ""))
     if options.UnknownVariables():
         unknown = ", ".join(sorted(options.UnknownVariables()))
         print(f"onnxcc: error: unknown option(s) {unknown} (`scons -h` lists the options)",
@@ -102,7 +105,8 @@ def main():
         # a node of the file's own name: SCons would expand a '$' in a string (and a model
         # file's name is untrusted)
         model = env.OnnxModel(env["name"] or None, env.fs.File(env["model"]),
-                              target=env["target"],
+                              target=env["target"] if "target" in ARGUMENTS else None,
+                              board=env["board"],
                               build_dir=env["build_dir"], weights_section=env["weights_section"],
                               weights_format=env["weights_format"],
                               input_shape=env["input_shape"],

@@ -4,7 +4,7 @@
 
 from dataclasses import dataclass
 
-from onnxcc.target import describe_targets
+from onnxcc.target import describe_targets, known_boards
 
 
 @dataclass(frozen=True)
@@ -18,6 +18,8 @@ class Option:
 OPTIONS = (
     Option("target", f"the CPU to build for (other accepted names in brackets): {describe_targets()}",
            "x86_64"),
+    Option("board", "the part you ship on, which sets target= and the memory the fit is checked "
+                    f"against (`onnxcc targets` lists them): {', '.join(known_boards())}", ""),
     Option("model", "the ONNX model to compile", "models/kws.onnx", "path"),
     Option("name", "C name of the model (default: the model file's stem)", ""),
     Option("weights_section", "linker section of the weights (default: with the other constants)",

@@ -172,7 +172,7 @@ def footprint_main(targets, src, env):
 
 def _budget(env, tactics_path):
     target = env["ONNXCC_TARGET"]
-    return fit.Budget(target.name, target.flash_bytes, target.ram_bytes, env["ONNXCC_OPT"],
+    return fit.Budget(env["ONNXCC_PART"], target.flash_bytes, target.ram_bytes, env["ONNXCC_OPT"],
                       fit.is_quantized(tactics_path))
 
 
@@ -209,9 +209,10 @@ def size_report(targets, src, env):
 def print_size(targets, src, env):
     with open(src.sources[0]) as f:
         sizes = json.load(f)
+    of = f" (of {env['ONNXCC_MEMORY']})" if env["ONNXCC_MEMORY"] else ""
     return (f"[report] {env['ONNXCC_NAME']} on {env['ONNXCC_TARGET'].name}: "
             f"flash {human_bytes(sizes['flash']['total'])}, "
-            f"ram {human_bytes(sizes['ram']['total'])}\n" + format_table(sizes))
+            f"ram {human_bytes(sizes['ram']['total'])}{of}\n" + format_table(sizes))
 
 
 # --- verbs: run the model -----------------------------------------------------------------

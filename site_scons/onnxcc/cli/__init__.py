@@ -18,8 +18,7 @@ from onnxcc.build.options import OPTIONS, VERBS
 from onnxcc.core.ctext import model_c_name
 from onnxcc.core.errors import OnnxccError
 from onnxcc.core.paths import PACKAGE_DIR
-from onnxcc.core.report import human_bytes
-from onnxcc.target import canonical_target, known_targets, load_target, target_aliases
+from onnxcc.target import canonical_target, catalog, load_board, load_target
 from onnxcc.verbs import export
 
 SCONSTRUCT = os.path.join(PACKAGE_DIR, "build", "SConstruct")
@@ -82,7 +81,7 @@ def parser():
                              help="the folder to copy the sources into")
     for verb, what in VERBS:
         _add_options(verbs.add_parser(verb, help=what, description=what))
-    targets = verbs.add_parser("targets", help="the targets, the names they are known by, and their memory")
+    targets = verbs.add_parser("targets", help="the targets and boards, the names they go by, and their memory")
     targets.add_argument("name", nargs="?", help="print only the target this name builds (for build files)")
     return p
 
@@ -107,15 +106,6 @@ def _scons_arguments(args):
     return out
 
 
-def _targets():
-    aliases = target_aliases()
-    for name in known_targets():
-        t = load_target(name)
-        names = sorted(a for a, n in aliases.items() if n == name and a != name)
-        memory = f"flash {human_bytes(t.flash_bytes)}, RAM {human_bytes(t.ram_bytes)}"
-        print(f"{name:<14} {memory:<28} {t.description}" + (f" [{', '.join(names)}]" if names else ""))
-
-
 def main(argv=None):
     args = parser().parse_args(argv)
     try:
@@ -124,7 +114,7 @@ def main(argv=None):
             return 0
         if args.verb == "targets":
             try:
-                _targets()
+                print("\n".join(catalog()))
             except BrokenPipeError:  # onnxcc targets | head
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 0
@@ -147,7 +137,7 @@ def main(argv=None):
     if status != 0:
         return status
     name = model_c_name(args.name or os.path.splitext(os.path.basename(args.model))[0])  # as OnnxModel
-    target = canonical_target(args.target)
+    target = load_board(args.board).target if args.board else canonical_target(args.target)
     folder = os.path.join(args.build_dir, target, name)
     if args.verb in ("report", "quantize"):
         found = "report.html" if args.verb == "report" else "quantized.onnx"

@@ -13,6 +13,7 @@ KERNEL_TEMPLATES_DIR = os.path.join(TEMPLATES_DIR, "kernels")
 RUNTIME_DIR = os.path.join(PACKAGE_DIR, "runtime")
 TARGETS_DIR = os.path.join(PACKAGE_DIR, "targets")
 TOOLCHAINS_DIR = os.path.join(PACKAGE_DIR, "toolchains")
+BOARDS_DIR = os.path.join(PACKAGE_DIR, "boards")
 
 
 def kernel_template(template):

@@ -223,15 +223,6 @@ def parse_bytes(text, option):
     return int(digits) * scale
 
 
-def with_memory(target, flash=None, ram=None):
-    """``target`` with its flash and RAM limits replaced (to model the chip a user ships on)."""
-    if flash:
-        target.flash_bytes = parse_bytes(flash, "flash")
-    if ram:
-        target.ram_bytes = parse_bytes(ram, "ram")
-    return target
-
-
 def _repo_path(arg):
     """Flags name files relative to the package (a linker script, an include folder)."""
     candidate = os.path.join(PACKAGE_DIR, arg)

@@ -30,10 +30,13 @@ def check_section_name(section, option="weights_section"):
 
 def api_defines(header_text, name):
     """The object-like ``<NAME>_*`` macros of a model header whose value is one token, as
-    ``(macro, value)`` in header order: the same tokens, so defining them again is harmless."""
+    ``(macro, value)`` in header order: the same values, so defining them again is
+    harmless. A parenthesized number (a zero point, ``(-128)``) loses its parentheses,
+    which a shell would read on a ``-D`` flag."""
     pattern = re.compile(rf"^#define ({re.escape(name.upper())}_\w+) (\S+)(?:\s*/\*.*\*/)?\s*$",
                          re.M)
-    return pattern.findall(header_text)
+    return [(macro, re.sub(r"^\((-?\d+)\)$", r"\1", value))
+            for macro, value in pattern.findall(header_text)]
 
 
 def fragment_texts(name, target, plan, header_text, system_libs, target_cflags, weights_section):

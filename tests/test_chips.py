@@ -1,0 +1,86 @@
+"""The chips people ship on: the Cortex-M0+, M3, M33, M55 and RV32IMAC targets, verified in
+qemu, and the boards (parts) that name a target and its memory. CI runs a sample of models
+by targets (every example model on one of these cores, every core on three or four);
+ONNXCC_ALL_TARGETS=1 runs every example model on every one of them."""
+
+import glob
+import os
+
+import numpy as np
+import onnx
+import pytest
+from conftest import MODELS
+from onnx import TensorProto, helper, numpy_helper
+from test_errors import assert_one_clear_line
+
+CORES = ["cortex-m0plus", "cortex-m3", "cortex-m33", "cortex-m55", "riscv32imac"]
+EXAMPLES = sorted(os.path.relpath(p, MODELS) for p in glob.glob(os.path.join(MODELS, "*.onnx"))
+                  + glob.glob(os.path.join(MODELS, "int8", "*.onnx")))
+if os.environ.get("ONNXCC_ALL_TARGETS"):
+    CASES = [(t, m) for t in CORES for m in EXAMPLES]
+else:
+    CASES = [(CORES[i % len(CORES)], m) for i, m in enumerate(EXAMPLES)]
+
+
+@pytest.mark.emulated
+@pytest.mark.parametrize("target, model", CASES)
+def test_verify_on_the_new_cores(scons, target, model):
+    r = scons(f"target={target}", f"model=models/{model}", "verify")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"on {target}:" in r.stdout and "warning" not in r.stdout + r.stderr
+
+
+@pytest.mark.unit
+def test_every_board_names_a_target_and_its_memory():
+    from onnxcc.target import known_boards, known_targets, load_board
+    assert len(known_boards()) >= 12
+    for name in known_boards():
+        b = load_board(name)
+        assert b.target in known_targets() and b.flash_bytes and b.ram_bytes and b.clock_hz
+
+
+@pytest.mark.slow
+def test_every_board_builds_the_keyword_spotter(scons):
+    """One build folder: boards of one target share the compiled model, the fit and the
+    report follow each board's memory."""
+    from onnxcc.core.report import human_bytes
+    from onnxcc.target import known_boards, load_board
+    for name in known_boards():
+        b = load_board(name)
+        r = scons(f"board={name}", "model=models/kws.onnx")
+        assert r.returncode == 0, name + r.stdout + r.stderr
+        assert (f"[report] kws on {b.target}: " in r.stdout and
+                f"(of {name}'s {human_bytes(b.flash_bytes)} flash, {human_bytes(b.ram_bytes)} RAM)"
+                in r.stdout), r.stdout
+    # without a board, the build says whose memory it checked the fit against
+    r = scons("target=cortex-m33", "model=models/kws.onnx")
+    assert "(of the emulated board's 4.0 MiB flash, 4.0 MiB RAM; board= or flash=, ram= for " \
+           "your part)" in r.stdout
+
+
+def _big_model(path, weights_mib):
+    """A float MatMul with ``weights_mib`` MiB of weights."""
+    n = 1024
+    rows = weights_mib * 256
+    w = numpy_helper.from_array(np.full((rows, n), 0.5, np.float32), "w")
+    graph = helper.make_graph([helper.make_node("MatMul", ["input", "w"], ["output"])], "big",
+                              [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, rows])],
+                              [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, n])],
+                              [w])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+def test_a_board_fails_the_fit_with_its_memory(scons, tmp_path):
+    model = tmp_path / "big.onnx"
+    _big_model(model, 5)  # 5 MiB of weights; the RP2350's Pico 2 has 4 MiB of flash
+    r = scons("board=rp2350", f"model={model}")
+    line = assert_one_clear_line(r)
+    assert "model big does not fit rp2350 (cortex-m33): flash needs 5.0 MiB" in line
+    assert "has 4.0 MiB" in line
+
+
+def test_a_board_and_another_target_is_one_line(scons):
+    r = scons("board=rp2040", "target=armv7", "model=models/kws.onnx")
+    line = assert_one_clear_line(r)
+    assert line.endswith("board=rp2040 is a cortex-m0plus part, not armv7 (leave target= out: "
+                         "board= chooses it)")
