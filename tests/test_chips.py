@@ -5,11 +5,13 @@ ONNXCC_ALL_TARGETS=1 runs every example model on every one of them."""
 
 import glob
 import os
+import re
+import subprocess
 
 import numpy as np
 import onnx
 import pytest
-from conftest import MODELS
+from conftest import MODELS, REPO
 from onnx import TensorProto, helper, numpy_helper
 from test_errors import assert_one_clear_line
 
@@ -84,3 +86,75 @@ def test_a_board_and_another_target_is_one_line(scons):
     line = assert_one_clear_line(r)
     assert line.endswith("board=rp2040 is a cortex-m0plus part, not armv7 (leave target= out: "
                          "board= chooses it)")
+
+
+SOFTFP_MAIN = r"""
+#include <stdio.h>
+#include "kws.h"
+static float input[KWS_INPUT0_BYTES / 4], scores[KWS_OUTPUT0_BYTES / 4];
+static _Alignas(KWS_ARENA_ALIGN) unsigned char arena[KWS_ARENA_BYTES];
+int main(void)
+{
+    for (unsigned i = 0; i < sizeof input / 4; ++i) input[i] = (float)(i % 7u) / 7.0f;
+    const void *in[] = {input};
+    void *out[] = {scores};
+    int status = kws_run(in, out, arena);
+    float sum = 0.0f;
+    for (unsigned i = 0; i < sizeof scores / 4; ++i) sum += scores[i];
+    printf("status %d, scores sum to %.4f\n", status, (double)sum);
+    return status;
+}
+"""
+
+
+@pytest.mark.emulated
+def test_a_softfp_firmware_links_a_float_abi_softfp_library(scons, tmp_path):
+    """float_abi=softfp: the library, its fragments' flags and a firmware compiled with them
+    agree (a hard-float firmware is refused by the linker, as it should be), and it runs."""
+    r = scons("target=cortex-m4", "float_abi=softfp", "model=models/kws.onnx")
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = scons.build_dir / "armv7" / "kws"
+    flags = next(line.split(":=")[1].split() for line in (out / "kws.mk").read_text().splitlines()
+                 if line.startswith("KWS_TARGET_CFLAGS"))
+    assert "-mfloat-abi=softfp" in flags
+    (tmp_path / "main.c").write_text(SOFTFP_MAIN)
+    boards = os.path.join(REPO, "site_scons", "onnxcc", "toolchains", "arm-none-eabi")
+
+    def link(cpu_flags):
+        return subprocess.run(
+            ["arm-none-eabi-gcc", *cpu_flags, "-O2", "-Wall", "-Wextra", "-Werror", f"-I{out}",
+             "main.c", os.path.join(boards, "startup_cortexm.c"), str(out / "libkws.a"), "-lm",
+             "-nostartfiles", "--specs=rdimon.specs", "-T", os.path.join(boards, "mps2.ld"),
+             "-T", os.path.join(boards, "cortexm_sections.ld"), "-o", "fw.elf"],
+            cwd=tmp_path, capture_output=True, text=True)
+    hard = link([f.replace("softfp", "hard") for f in flags])
+    assert hard.returncode != 0 and "VFP register arguments" in hard.stderr
+    r = link(flags)
+    assert r.returncode == 0, r.stderr
+    run = subprocess.run(["qemu-system-arm", "-M", "mps2-an386", "-display", "none", "-serial",
+                          "none", "-monitor", "none", "-chardev", "stdio,id=semihost0",
+                          "-semihosting-config", "enable=on,target=native,chardev=semihost0",
+                          "-kernel", str(tmp_path / "fw.elf")], capture_output=True, text=True,
+                         timeout=120, stdin=subprocess.DEVNULL)
+    assert run.returncode == 0 and "status 0, scores sum to 1.0000" in run.stdout, run.stdout
+
+
+@pytest.mark.emulated
+@pytest.mark.parametrize("abi", ["softfp", "soft"])
+def test_float_abi_builds_verify(scons, abi):
+    r = scons("target=armv7", f"float_abi={abi}", "model=models/tiny_cnn.onnx", "verify")
+    assert r.returncode == 0, r.stdout + r.stderr
+    if abi == "soft":  # no FPU instruction in the library
+        dump = subprocess.run(["arm-none-eabi-objdump", "-d",
+                               str(scons.build_dir / "armv7" / "tiny_cnn" / "libtiny_cnn.a")],
+                              capture_output=True, text=True, check=True).stdout
+        assert not re.search(r"\tv[a-z]+\.f(32|64)\b", dump)
+
+
+@pytest.mark.parametrize("args, says", [
+    (["target=cortex-m3", "float_abi=hard"], "float_abi=hard: target cortex-m3 has no FPU"),
+    (["target=riscv32", "float_abi=soft"], "float_abi=soft: target riscv32 has no float ABI"),
+    (["target=armv7", "float_abi=sof"], "float_abi=sof is not one of hard, softfp, soft"),
+])
+def test_a_float_abi_the_target_cannot_take_is_one_line(scons, args, says):
+    assert_one_clear_line(scons(*args, "model=models/tiny_cnn.onnx"), says)

@@ -11,9 +11,8 @@ from onnxcc.core.errors import OnnxccError
 from onnxcc.core.report import format_gate
 from onnxcc.footprint import size_gate
 
-
 #: the options that change a model's code or memory, recorded in a size baseline
-SIZE_OPTIONS = ("opt", "fuse", "tactic", "quantize", "io_dtype", "io", "weights_format",
+SIZE_OPTIONS = ("float_abi", "opt", "fuse", "tactic", "quantize", "io_dtype", "io", "weights_format",
                 "planner", "schedule", "pools", "patches", "bands")
 
 

@@ -106,7 +106,7 @@ def main():
         # file's name is untrusted)
         model = env.OnnxModel(env["name"] or None, env.fs.File(env["model"]),
                               target=env["target"] if "target" in ARGUMENTS else None,
-                              board=env["board"],
+                              board=env["board"], float_abi=env["float_abi"],
                               build_dir=env["build_dir"], weights_section=env["weights_section"],
                               weights_format=env["weights_format"],
                               input_shape=env["input_shape"],

@@ -21,7 +21,7 @@ from onnxcc.plan.pools import parse_pools
 from onnxcc.plan.stage import check_options as check_plan_options
 from onnxcc.quantize.stage import check_options as check_quantize_options
 from onnxcc.tactics import stage as tactics
-from onnxcc.target import NATIVE, board_target
+from onnxcc.target import NATIVE, build_target
 from onnxcc.verbs import autotune as autotuner
 from onnxcc.verbs import bench, integration
 from onnxcc.verbs import profile as profiler
@@ -81,7 +81,8 @@ def _data(env, path):
 
 
 @declaration
-def OnnxModel(env, name, model, target=None, *, board="", build_dir="build", toolchain="target",
+def OnnxModel(env, name, model, target=None, *, board="", float_abi="", build_dir="build",
+              toolchain="target",
               weights_section="", weights_format="bin", input_shape="", fuse=True, seed=0, testdata=None,
               verbose=False, need_runner=False, flash=None, ram=None, planner="auto",
               schedule="memory", pools="", io="caller", patches="auto", bands="auto", opt="speed", tactic="",
@@ -90,7 +91,8 @@ def OnnxModel(env, name, model, target=None, *, board="", build_dir="build", too
               io_dtype="float", data=None, samples=0, reference=None, with_validate=False):
     """Declare every stage of the ONNX file ``model``, compiled as C prefix ``name`` (None:
     the file's stem) for ``target`` (default: the core of ``board``, a part of boards/, whose
-    memory the fit check then uses; else x86_64) into ``<build_dir>/<target>/<name>/``; relative paths are
+    memory the fit check then uses; else x86_64; ``float_abi``: hard, softfp or soft instead of
+    an Arm target's own) into ``<build_dir>/<target>/<name>/``; relative paths are
     relative to the calling SConscript. ``toolchain='env'`` compiles with this environment's
     compiler and flags instead of the target's (after the target's ISA flags:
     _add_target_flags); ``weights_section`` puts the weights into
@@ -124,7 +126,7 @@ def OnnxModel(env, name, model, target=None, *, board="", build_dir="build", too
     if opt not in tactics.OPT_MODES:
         raise OnnxccError(f"opt={opt} is not one of {', '.join(tactics.OPT_MODES)}")
     tactics.parse_forced(tactic)  # a malformed tactic= fails now, in one line
-    tgt, memory = board_target(target, board, flash, ram)
+    tgt, memory = build_target(target, board, flash, ram, float_abi)
     if str(target).lower() == NATIVE:
         print(f"[target] native: {tgt.name} ({', '.join(tgt.cpu.features)} on this machine; "
               f"target={tgt.name} builds the same anywhere)")
@@ -145,7 +147,7 @@ def OnnxModel(env, name, model, target=None, *, board="", build_dir="build", too
     data, data_files = _data(env, data) if data else (None, [])
     e = toolchain_.model_env(env, tgt, toolchain, verbose, launcher)
     e.Replace(ONNXCC_FLASH=tgt.flash_bytes, ONNXCC_RAM=tgt.ram_bytes, ONNXCC_L2=tgt.cpu.l2_bytes,
-              ONNXCC_MEMORY=memory, ONNXCC_PART=f"{board} ({tgt.name})" if board else tgt.name,
+              ONNXCC_MEMORY=memory, ONNXCC_FLOAT_ABI=float_abi, ONNXCC_PART=f"{board} ({tgt.name})" if board else tgt.name,
               ONNXCC_NAME=name,
               ONNXCC_SOURCE=_Text(model.name),
               ONNXCC_INPUT_SHAPE=input_shape or "", ONNXCC_FUSE=bool(fuse),

@@ -20,6 +20,9 @@ OPTIONS = (
            "x86_64"),
     Option("board", "the part you ship on, which sets target= and the memory the fit is checked "
                     f"against (`onnxcc targets` lists them): {', '.join(known_boards())}", ""),
+    Option("float_abi", "Arm targets: hard, softfp (floats passed in integer registers, computed "
+                        "on the FPU) or soft (no FPU instruction), for a firmware built so "
+                        "(default: the target's)", ""),
     Option("model", "the ONNX model to compile", "models/kws.onnx", "path"),
     Option("name", "C name of the model (default: the model file's stem)", ""),
     Option("weights_section", "linker section of the weights (default: with the other constants)",

@@ -47,33 +47,6 @@ def load_board(name):
                  parse_bytes(b["ram"], "ram"), b["clock_mhz"] * 1_000_000)
 
 
-def board_target(target=None, board="", flash=None, ram=None):
-    """``(Target, memory)``: what a build compiles for -- ``target``, or the core of
-    ``board`` (both: they must agree; neither: x86_64) -- with the flash and RAM its fit
-    check uses (``flash``/``ram``, else the board's, else the target file's), and
-    ``memory``, whose memory that is ('rp2350's 4.0 MiB flash, 520.0 KiB RAM'), when the
-    build output should say it."""
-    part = load_board(board) if board else None
-    if part and target and canonical_target(target) != part.target:
-        raise OnnxccError(f"board={board} is a {part.target} part, not {target}",
-                          hint="leave target= out: board= chooses it")
-    tgt = load_target(part.target if part else target or "x86_64")
-    if part:
-        tgt.flash_bytes, tgt.ram_bytes = part.flash_bytes, part.ram_bytes
-    if flash:
-        tgt.flash_bytes = parse_bytes(flash, "flash")
-    if ram:
-        tgt.ram_bytes = parse_bytes(ram, "ram")
-    memory = f"{human_bytes(tgt.flash_bytes)} flash, {human_bytes(tgt.ram_bytes)} RAM"
-    if part:
-        note = f"{board}'s {memory}"
-    elif flash or ram or not tgt.flash_bytes:
-        note = ""
-    else:
-        note = f"the emulated board's {memory}; board= or flash=, ram= for your part"
-    return tgt, note
-
-
 def catalog():
     """The targets (the names they also go by, the memory of the board they run on in
     emulation) and the boards (their target, memory and clock), as lines of text for
