@@ -4,6 +4,7 @@ by targets (every example model on one of these cores, every core on three or fo
 ONNXCC_ALL_TARGETS=1 runs every example model on every one of them."""
 
 import glob
+import json
 import os
 import re
 import subprocess
@@ -158,3 +159,18 @@ def test_float_abi_builds_verify(scons, abi):
 ])
 def test_a_float_abi_the_target_cannot_take_is_one_line(scons, args, says):
     assert_one_clear_line(scons(*args, "model=models/tiny_cnn.onnx"), says)
+
+
+@pytest.mark.parametrize("target, libc_bytes", [("riscv32", 1024), ("riscv32imac", 6 * 1024)])
+def test_honest_footprint_on_risc_v(shared_build, target, libc_bytes):
+    """As on Cortex-M: the footprint program is a minimal link, so libc is what the model
+    calls (expf, memset; on the FPU-less core, libgcc's soft-float too), not semihosting and
+    printf, and RAM holds no stack reservation."""
+    r, build = shared_build(f"target={target}", "model=models/kws.onnx")
+    assert r.returncode == 0, r.stderr
+    sizes = json.loads((build / target / "kws" / "size.json").read_text())
+    libc = sizes["symbols"]["libc"]
+    assert "expf" in libc and sizes["flash"]["libc"] < libc_bytes
+    assert not {"printf", "exit", "sys_semihost_putc", "_cstart"} & set(libc)
+    assert sizes["ram"]["bss"] < 256 and 0 < sizes["ram"]["stack"] < 4096
+    assert set(sizes["symbols"]["other"]) == {"_start", "reset_c", "main"}
