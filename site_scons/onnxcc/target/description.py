@@ -59,6 +59,12 @@ class Cpu:
         return cls(**dict(d, features=tuple(d["features"])))
 
 
+#: ``[cycles]`` of a target file, each the cycles of a class of instructions
+#: (verbs/cycles.py); ``pipelined_loads``, a flag, says a load after a load or store takes one less
+CYCLE_COUNTS = ("alu", "load", "store", "multiple", "refill", "mul", "mla", "mul_long", "div",
+                "fp", "fp_mac", "fp_div", "fp_load")
+
+
 @dataclass
 class Target:
     name: str
@@ -74,6 +80,8 @@ class Target:
     runner_package: str
     cpu: Cpu = Cpu()
     bench: dict = field(default_factory=dict)  # how `bench` counts (verbs/bench.py)
+    # the core's instruction timings, for bench's estimate of cycles (verbs/cycles.py)
+    cycles: dict = field(default_factory=dict)
     exit_status: str = ""  # how the runner's exit code carries the program's (EXIT_STATUSES)
     # the size report's footprint program: a minimal link on bare-metal targets (by
     # default, like the verify harness)

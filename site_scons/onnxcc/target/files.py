@@ -10,7 +10,7 @@ from onnxcc.core.errors import OnnxccError
 from onnxcc.core.paths import PACKAGE_DIR, TARGETS_DIR, TOOLCHAINS_DIR
 
 from .compiler import FEATURE_MACROS
-from .description import CLOCKS, EXIT_STATUSES, Cpu, Target, Toolchain
+from .description import CLOCKS, CYCLE_COUNTS, EXIT_STATUSES, Cpu, Target, Toolchain
 from .host import host_cpu_flags, host_cpu_id
 
 
@@ -49,6 +49,7 @@ TARGET_FIELDS = {
             "fma_bytes": BYTES, "shuffle_ports": COUNT},
     "bench": {"clock": _one_of(list(CLOCKS)), "runner_args": TEXTS,
               "instructions_per_tick": COUNT, "runs": COUNT, "warmup": BYTES},
+    "cycles": {**{f: COUNT for f in CYCLE_COUNTS}, "pipelined_loads": FLAG},
     "native": {"vendor": TEXT, "families": (lambda v: isinstance(v, list) and all(
         _whole(f, 0) for f in v), "a list of CPU family numbers")},
 }
@@ -202,7 +203,7 @@ def load_target(name):
                       int(cpu.get("l1d_bytes", 0)), tuple(cpu.get("features", ())),
                       int(cpu.get("fma_bytes", 0)), int(cpu.get("shuffle_ports", 1)),
                       int(cpu.get("l2_bytes", 0))),
-                  t.get("bench", {}), exit_status=exit_status,
+                  t.get("bench", {}), exit_status=exit_status, cycles=t.get("cycles", {}),
                   footprint_sources=[os.path.join(PACKAGE_DIR, s) for s in t["footprint_sources"]]
                   if "footprint_sources" in t else None,
                   footprint_linkflags=[_repo_path(a) for a in t["footprint_linkflags"]]

@@ -50,6 +50,9 @@ static void start_clock(void)
     SYST_RVR = 0xFFFFFFu;
     SYST_CVR = 0u;
     SYST_CSR = 7u; /* enable, interrupt, processor clock */
+    while (SYST_CVR == 0u) {
+        /* until the first reload: read at 0 before it, now() would run backwards */
+    }
 }
 
 static uint64_t now(void)

@@ -24,6 +24,8 @@ from onnxcc.core.files import write_text
 from onnxcc.core.onnx_io import load_graph
 from onnxcc.target import CLOCKS, run_captured
 
+from . import cycles
+
 MARK = "ONNXCC"
 
 
@@ -36,8 +38,10 @@ def settings(target):
                           "instructions (qemu-user runs do not count them)",
                           hint=f"bench on the host (x86_64) or on {benchable}")
     exact = b["clock"] != "monotonic"
-    b.setdefault("runs", 3 if exact else 200)
-    b.setdefault("warmup", 1 if exact else 20)
+    # counted runs are exact: three agree to a tick; one where every instruction is traced
+    # for the cycle estimate (verbs/cycles.py), which costs time in proportion
+    b.setdefault("runs", (1 if target.cycles else 3) if exact else 200)
+    b.setdefault("warmup", (0 if target.cycles else 1) if exact else 20)
     b.setdefault("instructions_per_tick", 1)
     b.setdefault("runner_args", [])
     return b
@@ -78,14 +82,26 @@ def parse(text):
     return [int(v) for v in lines[start + 1:start + 1 + count] if v.strip().isdigit()]
 
 
+def runs_text(n):
+    return "one run" if n == 1 else f"median of {n} runs"
+
+
 def run(target, elf, report_path, name, timeout=1800):
-    """Run the harness, write the report (JSON) and return the line to print."""
+    """Run the harness, write the report (JSON) and return the line to print. On a target
+    with instruction timings (``[cycles]``) the run is traced, and the report adds the
+    cycles they estimate (verbs/cycles.py)."""
     b = settings(target)
-    try:
-        proc = run_captured(command(target, elf), timeout)
-    except subprocess.TimeoutExpired:
-        raise OnnxccError(f"the bench harness did not finish in {timeout} s on {target.name}",
-                          where=elf) from None
+    estimate = None
+    if target.cycles:
+        traced = cycles.estimate(command(target, elf), target.cycles, timeout)
+        proc = subprocess.CompletedProcess([], 0, traced.stdout, "")
+        estimate = traced.cycles / traced.instructions
+    else:
+        try:
+            proc = run_captured(command(target, elf), timeout)
+        except subprocess.TimeoutExpired:
+            raise OnnxccError(f"the bench harness did not finish in {timeout} s on "
+                              f"{target.name}", where=elf) from None
     costs = parse(proc.stdout)
     if proc.returncode != 0 or len(costs) != b["runs"]:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
@@ -96,6 +112,9 @@ def run(target, elf, report_path, name, timeout=1800):
     median = statistics.median(costs)
     report = {"model": name, "target": target.name, "unit": unit, "runs": len(costs),
               "median": median, "min": min(costs), "max": max(costs)}
+    if estimate is not None:
+        report.update(cycles_per_instruction=round(estimate, 4),
+                      cycles_estimate=round(median * estimate))
     tmp = report_path + ".tmp"
     os.makedirs(os.path.dirname(os.path.abspath(report_path)), exist_ok=True)
     with open(tmp, "w") as f:
@@ -104,5 +123,9 @@ def run(target, elf, report_path, name, timeout=1800):
     if unit == "ns":
         return (f"[bench] {name} on {target.name}: {median / 1000:.1f} us per inference "
                 f"(median of {len(costs)} runs, min {min(costs) / 1000:.1f} us)")
-    return (f"[bench] {name} on {target.name}: {median:,.0f} instructions per inference "
-            f"(median of {len(costs)} runs under qemu -icount)")
+    line = (f"[bench] {name} on {target.name}: {median:,.0f} instructions per inference "
+            f"({runs_text(len(costs))} under qemu -icount)")
+    if estimate is not None:
+        line += (f"; about {report['cycles_estimate']:,} cycles ({estimate:.2f} per instruction, "
+                 "estimated from the core's instruction timings)")
+    return line

@@ -37,7 +37,7 @@ from onnxcc.plan import patches as patching
 from onnxcc.plan.stage import live_at_steps
 from onnxcc.target import run_captured
 
-from . import bench
+from . import bench, cycles
 
 #: runs of a timed (not counted) profile in QEMU's user mode, which is slow
 EMULATED_RUNS = 30
@@ -106,8 +106,13 @@ def measure(target, elf, graph_path, plan_path, tactics_path, name, timeout=1800
     schedule = plan["schedule"]
     cmd = target.run_command(elf)
     cmd = cmd[:1] + list(s["runner_args"]) + cmd[1:]
+    traced = None
     try:
-        proc = run_captured(cmd, timeout)
+        if target.cycles:  # traced: each step's cycles too (verbs/cycles.py)
+            traced = cycles.estimate(cmd, target.cycles, timeout, marker=f"{bench.MARK.lower()}_step")
+            proc = subprocess.CompletedProcess(cmd, 0, traced.stdout, "")
+        else:
+            proc = run_captured(cmd, timeout)
     except subprocess.TimeoutExpired:
         raise OnnxccError(f"the profile program did not finish in {timeout} s on {target.name}",
                           where=elf) from None
@@ -126,6 +131,7 @@ def measure(target, elf, graph_path, plan_path, tactics_path, name, timeout=1800
     live = live_at_steps(plan)
     macs = graph_macs(graph)
     steps_sum = sum(cost)
+    step_cycles = _step_cycles(traced, steps) if traced else None
     nodes = []
     for k, entry in enumerate(schedule):
         nodes.append({"step": entry["step"], "node": entry["node"], "op": entry["op"],
@@ -133,9 +139,13 @@ def measure(target, elf, graph_path, plan_path, tactics_path, name, timeout=1800
                       if entry["code"] == "kernel"
                       else entry["code"],
                       "macs": macs.get(entry["node"], 0), "cost": cost[k],
+                      **({"cycles": step_cycles[k]} if step_cycles else {}),
                       "share": cost[k] / steps_sum if steps_sum else 0.0,
                       "live_bytes": live[k]})
-    return {"model": name, "target": target.name, "clock": s["clock"],
+    estimate = {"cycles_per_instruction": round(traced.cycles / traced.instructions, 4),
+                "total_cycles": round(total * traced.cycles / traced.instructions)} \
+        if traced else {}
+    return {"model": name, "target": target.name, "clock": s["clock"], **estimate,
             "unit": UNITS[s["clock"]], "runs": s["runs"],
             "total": total, "steps_sum": steps_sum,
             "output_copies": sum(cost[len(schedule):]), "clock_overhead": overhead,
@@ -143,6 +153,15 @@ def measure(target, elf, graph_path, plan_path, tactics_path, name, timeout=1800
             "arena_bytes": plan["arena_bytes"],
             "plan_sha256": digest(plan_path), "tactics_sha256": digest(tactics_path),
             "nodes": nodes}
+
+
+def _step_cycles(traced, steps):
+    """Each step's estimated cycles from the traced run: what ran between its marker and
+    the next, less what the empty last step took (reading the clock), as the counts are."""
+    if len(traced.steps) != steps:
+        raise OnnxccError(f"the traced profile split into {len(traced.steps)} steps, not {steps}")
+    empty = traced.steps[-1][1]
+    return [round(max(0.0, c - empty)) for _, c in traced.steps[:-1]]
 
 
 def _steps_of(text):
@@ -167,18 +186,25 @@ def format_table(profile):
     names = [one_line(n["node"])[:32] for n in profile["nodes"]]
     width = max([4] + [len(n) for n in names])
     time_head = "time" if unit == "ns" else "instructions"
+    estimated = "total_cycles" in profile
     lines = [f"{'step':>4}  {'node':<{width}}  {'op':<18} {'tactic':<12} {'MACs':>11} "
-             f"{time_head:>13} {'%':>6} {'arena live':>11}"]
+             f"{time_head:>13}" + (f" {'cycles (est.)':>13}" if estimated else "")
+             + f" {'%':>6} {'arena live':>11}"]
     for n, label in zip(profile["nodes"], names):
         lines.append(f"{n['step']:>4}  {label:<{width}}  {one_line(n['op'])[:18]:<18} "
                      f"{one_line(n['tactic'])[:12]:<12} {n['macs']:>11,} "
-                     f"{_cost(n['cost'], unit):>13} {100 * n['share']:>6.1f} "
-                     f"{n['live_bytes']:>11,}")
-    how = (f"median of {profile['runs']} runs" + (" under qemu -icount" if unit != "ns" else "")
+                     f"{_cost(n['cost'], unit):>13}"
+                     + (f" {n['cycles']:>13,}" if estimated else "")
+                     + f" {100 * n['share']:>6.1f} {n['live_bytes']:>11,}")
+    how = (bench.runs_text(profile["runs"]) + (" under qemu -icount" if unit != "ns" else "")
            + (", CPU time" if profile["clock"] == "cputime" else ""))
     lines.append(f"steps sum {_cost(profile['steps_sum'], unit)}, whole inference "
                  f"(uninstrumented) {_cost(profile['total'], unit)} {'' if unit == 'ns' else unit}"
                  .rstrip() + f": ratio {profile['ratio']:.3f} ({how})")
+    if estimated:
+        lines.append(f"about {profile['total_cycles']:,} cycles "
+                     f"({profile['cycles_per_instruction']:.2f} per instruction), estimated from "
+                     "the core's instruction timings")
     return "\n".join(lines)
 
 

@@ -1,0 +1,82 @@
+"""bench's estimate of Cortex-M cycles (verbs/cycles.py): the instructions qemu ran,
+weighted by the core's instruction timings (the target file's [cycles])."""
+
+import json
+import os
+import subprocess
+
+import pytest
+from conftest import REPO
+
+from onnxcc.target import load_target
+from onnxcc.verbs import cycles
+
+M4 = load_target("armv7").cycles
+
+# a loop of known cost on the Cortex-M4: two loads (2, then 1: pipelined), an add, a
+# subtract and a taken branch (1 + refill 2), 1000 times: 8 cycles and 5 instructions a turn
+LOOP = r"""
+int main(void)
+{
+    static volatile unsigned data[2] = {1, 2};
+    unsigned sum = 0;
+    __asm__ volatile(
+        "mov  r3, #1000\n"
+        "1:\n"
+        "ldr  r1, [%1]\n"
+        "ldr  r2, [%1, #4]\n"
+        "add  %0, %0, r1\n"
+        "subs r3, r3, #1\n"
+        "bne  1b\n"
+        : "+r"(sum) : "r"(data) : "r1", "r2", "r3", "cc", "memory");
+    return sum == 1000 ? 0 : 1;
+}
+"""
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("mnemonic, operands, after_memory, cost", [
+    ("ldr", "r1, [r0]", False, 2), ("ldr.w", "r1, [r0, #4]", True, 1), ("str", "r1, [r0]", False, 1),
+    ("push", "{r4, r5, r6, r7, lr}", False, 6), ("vpush", "{d8-d11}", False, 5),
+    ("smlad", "r0, r1, r2, r0", False, 1), ("udiv", "r0, r1, r2", False, 7),
+    ("vfma.f32", "s0, s1, s2", False, 3), ("vdiv.f32", "s0, s1, s2", False, 14),
+    ("vldr", "s0, [r0]", False, 2), ("adds", "r0, #1", False, 1),
+])
+def test_instruction_costs_follow_the_cortex_m4_table(mnemonic, operands, after_memory, cost):
+    assert cycles.instruction_cost(mnemonic, operands, after_memory, M4) == cost
+
+
+def _program(tmp_path, name, source, target):
+    boards = os.path.join(REPO, "site_scons", "onnxcc", "toolchains", "arm-none-eabi")
+    (tmp_path / f"{name}.c").write_text(source)
+    elf = tmp_path / f"{name}.elf"
+    subprocess.run(["arm-none-eabi-gcc", *target.cflags, "-O2", str(tmp_path / f"{name}.c"),
+                    os.path.join(boards, "startup_cortexm.c"), "-nostartfiles",
+                    "--specs=rdimon.specs", "-T", os.path.join(boards, "mps2.ld"), "-T",
+                    os.path.join(boards, "cortexm_sections.ld"), "-o", str(elf)], check=True)
+    return target.run_command(str(elf))
+
+
+@pytest.mark.emulated
+def test_a_loop_of_known_cost_is_estimated_exactly(tmp_path):
+    """Against the same program with one turn of the loop: 999 more turns are 4,995 more
+    instructions and 7,992 more cycles, loads pipelined and taken branches refilled."""
+    t = load_target("armv7")
+    many = cycles.estimate(_program(tmp_path, "many", LOOP, t), t.cycles)
+    once = cycles.estimate(_program(tmp_path, "once", LOOP.replace("#1000", "#1")
+                                    .replace("== 1000", "== 1"), t), t.cycles)
+    assert many.instructions - once.instructions == 999 * 5
+    assert many.cycles - once.cycles == 999 * 8
+
+
+@pytest.mark.emulated
+def test_bench_on_the_cortex_m4_reports_instructions_and_cycles(scons):
+    r = scons("model=models/int8/kws_qdq.onnx", "target=armv7", "bench")
+    assert r.returncode == 0, r.stdout + r.stderr
+    line = next(l for l in r.stdout.splitlines() if l.startswith("[bench]"))
+    report = json.loads((scons.build_dir / "armv7" / "kws_qdq" / "bench" / "bench.json").read_text())
+    assert f"; about {report['cycles_estimate']:,} cycles (" in line
+    # loads, multiplies and branches cost more than one cycle; the DSP code is not all loads
+    assert 1.1 < report["cycles_per_instruction"] < 2.0
+    assert abs(report["cycles_estimate"] - report["median"] * report["cycles_per_instruction"]) \
+        < report["median"] * 1e-4
