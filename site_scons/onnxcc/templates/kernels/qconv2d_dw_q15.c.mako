@@ -7,8 +7,8 @@
   two row neighbours per SMLAD against the channel's weight pairs, an odd row's last tap
   by SMLAxB from a pair loaded anyway), then the row requantized (the fast exact path,
   the sums times 256 where requantize_scaled may take them: the weights and bias scaled
-  once per channel). Without the DSP extension, or with a dilation along the rows, one
-  tap at a time in C.
+  once per channel). Without the DSP extension, or with a dilation along the rows, the
+  same sums a tap at a time, unrolled, the channel's taps (scaled) in locals.
   ``in_place``: y may be x: a channel of y is written after its channel of x is copied,
   and lies within channels 0..k of x when a channel does not grow.
 </%doc>\
@@ -73,13 +73,19 @@ ${qh.conv_helpers(model, p)}
 % endfor
 #else
 % endif
-                    for (int g = 0; g < ${count}; ++g) {
-                        int32_t a = bias;
-                        for (int ky = 0; ky < ${kh}; ++ky)
-                            for (int kx = 0; kx < ${kw}; ++kx)
-                                a += (int32_t)win[g * ${sw} + ky * ${dh * pw} + kx * ${dw}] * (wc[ky * ${kw} + kx] * ${scale});
-                        row[${ox} + g] = a;
-                    }
+% for g in range(count):
+                    int32_t a${g} = bias;
+% endfor
+% for ky in range(kh):
+% for kx in range(kw):
+% for g in range(count):
+                    a${g} += (int32_t)win[${g * sw + ky * dh * pw + kx * dw}] * k${ky}_${kx};
+% endfor
+% endfor
+% endfor
+% for g in range(count):
+                    row[${ox} + ${g}] = a${g};
+% endfor
 % if pairs_ok:
 #endif
 % endif
@@ -115,6 +121,15 @@ ${signature}
             const int32_t w${ky}_last = wc[${ky * kw + kw - 1}] * ${scale};
 % endif
 % endfor
+#endif
+% endif
+% if pairs_ok:
+#if !defined(__ARM_FEATURE_DSP)
+% endif
+% for ky in range(kh):
+            const int32_t ${', '.join(f'k{ky}_{kx} = wc[{ky * kw + kx}] * {scale}' for kx in range(kw))};
+% endfor
+% if pairs_ok:
 #endif
 % endif
             const int32_t bias = ${f'b[ch] * {scale}' if p['bias'] else '0'};
