@@ -20,18 +20,21 @@ ONNXCC_PACKAGE_FILES := $(shell find $(ONNXCC_PACKAGE) -type f \( -name '*.py' -
                           -o -name '*.toml' -o -name '*.[ch]' -o -name '*.ld' \))
 
 # $(1) name (a C identifier), $(2) the .onnx file, $(3) the target, $(4) flags of onnxcc build.
-# <name>.flags holds the command line and is rewritten only when it changed.
+# <name>.flags holds the command line, rewritten (so newer) only when it changed; the
+# flags must not hold a single quote.
 define onnxcc_model
 ONNXCC_$(1)_TARGET := $$(shell $$(ONNXCC_COMMAND) targets $(3))
 $$(if $$(ONNXCC_$(1)_TARGET),,$$(error onnxcc_model $(1): no target $(3) (onnxcc targets)))
 ONNXCC_$(1)_DIR := $(ONNXCC_BUILD)/$$(ONNXCC_$(1)_TARGET)/$(1)
 ONNXCC_$(1)_ARGS := build $(2) --target $(3) --name $(1) -o $(ONNXCC_BUILD) $(4)
-ifneq ($$(file < $$(ONNXCC_$(1)_DIR).flags),$$(ONNXCC_$(1)_ARGS))
-$$(shell mkdir -p $$(dir $$(ONNXCC_$(1)_DIR)))
-$$(file > $$(ONNXCC_$(1)_DIR).flags,$$(ONNXCC_$(1)_ARGS))
-endif
+$$(ONNXCC_$(1)_DIR).flags: _onnxcc_force
+	@mkdir -p $$(@D)
+	@printf '%s\n' '$$(ONNXCC_$(1)_ARGS)' | cmp -s - $$@ || printf '%s\n' '$$(ONNXCC_$(1)_ARGS)' > $$@
 $$(ONNXCC_$(1)_DIR)/$(1).mk: $(2) $$(ONNXCC_$(1)_DIR).flags $$(ONNXCC_PACKAGE_FILES)
 	$$(ONNXCC_COMMAND) $$(ONNXCC_$(1)_ARGS)
 	touch $$@
 include $$(ONNXCC_$(1)_DIR)/$(1).mk
 endef
+
+.PHONY: _onnxcc_force
+_onnxcc_force:
