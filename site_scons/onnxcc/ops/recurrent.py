@@ -185,9 +185,10 @@ def _step_cost(p, units, cpu):
 
 def _units(p, cpu):
     """Vectors of hidden units per block: every group's tile fits the registers, fewest
-    estimated cycles (padding the units to whole blocks counts)."""
+    estimated cycles (padding the units to whole blocks counts); one on a core too small
+    for any (its tile spills, but sums right)."""
     widest = max(len(g) for g in _groups(p))
-    fits = [u for u in range(1, 9) if (1, widest * u) in tile_shapes(cpu)]
+    fits = [u for u in range(1, 9) if (1, widest * u) in tile_shapes(cpu)] or [1]
     return min(fits, key=lambda u: (_step_cost(p, u, cpu), u))
 
 
