@@ -210,7 +210,10 @@ def _fuse(m, node):
             op, inputs = f"QLinear{node.op}", [a, b]
     elif node.op in UNARY:
         x = m.dq_input(node.inputs[0], False)
-        if x and x[1]["axis"] is None:
+        # (QLinearAveragePool's kernel has no ceil_mode or dilations: such a pool stays float)
+        plain = node.op != "AveragePool" or (not node.attrs.get("ceil_mode", 0) and all(
+            d == 1 for d in node.attrs.get("dilations", [1])))
+        if x and x[1]["axis"] is None and plain:
             op, inputs = UNARY[node.op], [x]
     elif node.op == "Concat":
         xs = [m.dq_input(i) for i in node.inputs]
