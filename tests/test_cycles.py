@@ -80,3 +80,11 @@ def test_bench_on_the_cortex_m4_reports_instructions_and_cycles(scons):
     assert 1.1 < report["cycles_per_instruction"] < 2.0
     assert abs(report["cycles_estimate"] - report["median"] * report["cycles_per_instruction"]) \
         < report["median"] * 1e-4
+
+
+@pytest.mark.emulated
+def test_a_traced_run_that_never_ends_is_stopped_at_its_timeout(tmp_path):
+    t = load_target("armv7")
+    spin = _program(tmp_path, "spin", "int main(void) { for (volatile int i = 0;; ++i) {} }\n", t)
+    with pytest.raises(subprocess.TimeoutExpired):
+        cycles.estimate(spin, t.cycles, timeout=3)

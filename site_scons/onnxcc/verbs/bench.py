@@ -91,22 +91,19 @@ def run(target, elf, report_path, name, timeout=1800):
     with instruction timings (``[cycles]``) the run is traced, and the report adds the
     cycles they estimate (verbs/cycles.py)."""
     b = settings(target)
-    estimate = None
-    if target.cycles:
-        traced = cycles.estimate(command(target, elf), target.cycles, timeout)
-        proc = subprocess.CompletedProcess([], 0, traced.stdout, "")
-        estimate = traced.cycles / traced.instructions
-    else:
-        try:
-            proc = run_captured(command(target, elf), timeout)
-        except subprocess.TimeoutExpired:
-            raise OnnxccError(f"the bench harness did not finish in {timeout} s on "
-                              f"{target.name}", where=elf) from None
+    try:
+        traced = cycles.estimate(command(target, elf), target.cycles, timeout) \
+            if target.cycles else None
+        proc = traced.process if traced else run_captured(command(target, elf), timeout)
+    except subprocess.TimeoutExpired:
+        raise OnnxccError(f"the bench harness did not finish in {timeout} s on {target.name}",
+                          where=elf) from None
     costs = parse(proc.stdout)
     if proc.returncode != 0 or len(costs) != b["runs"]:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
         raise OnnxccError(f"the bench harness failed on {target.name} (exit {proc.returncode}): "
                           f"{tail[0]}", where=elf)
+    estimate = traced.cycles / traced.instructions if traced else None
     unit = CLOCKS[b["clock"]]
     costs = [c * b["instructions_per_tick"] for c in costs] if b["clock"] == "systick" else costs
     median = statistics.median(costs)

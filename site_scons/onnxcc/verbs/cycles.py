@@ -16,9 +16,8 @@ compares it with published cycle counts.
 
 import re
 import subprocess
+import threading
 from dataclasses import dataclass, field
-
-from onnxcc.core.errors import OnnxccError
 
 _LINE = re.compile(r"^0x([0-9a-f]+):\s+([0-9a-f]{4})(?: ([0-9a-f]{4}))?\s+(\S+)\s*(.*)$")
 _CONDITIONS = ("eq", "ne", "cs", "hs", "cc", "lo", "mi", "pl", "vs", "vc", "hi", "ls", "ge",
@@ -104,11 +103,12 @@ def _block_costs(lines, c):
 
 @dataclass
 class Traced:
-    """What a traced run gives: its instructions and estimated cycles, what it printed,
-    and per step (see ``marker``) the (instructions, cycles) of one of its invocations."""
+    """What a traced run gives: the run itself (its exit status and what it printed), its
+    instructions and estimated cycles, and per step (see ``marker``) the (instructions,
+    cycles) of one of its invocations."""
+    process: subprocess.CompletedProcess
     instructions: int
     cycles: int
-    stdout: str
     steps: list = field(default_factory=list)
 
 
@@ -144,7 +144,9 @@ class _Steps:
 def estimate(command, cycles_table, timeout=1800, marker=None):
     """:class:`Traced`: run ``command`` (a qemu-system command line) with its execution
     traced, every instruction it executed weighted by ``cycles_table``; with ``marker``,
-    also the cost of each step between the calls of that function (profile.c's)."""
+    also the cost of each step between the calls of that function (profile.c's). As
+    run_captured: subprocess.TimeoutExpired when it runs longer than ``timeout`` seconds
+    (killed), the exit status for the caller to judge."""
     c = dict(cycles_table)
     c.setdefault("pipelined_loads", False)
     traced = command[:1] + ["-d", "in_asm,exec,nochain", "-D", "/dev/stderr"] + command[1:]
@@ -155,6 +157,12 @@ def estimate(command, cycles_table, timeout=1800, marker=None):
     last = None        # the costs of the block run before
     steps = _Steps(marker) if marker else None
     instructions = cycles = 0
+    expired, out = [], []
+    timer = threading.Timer(timeout, lambda: (expired.append(True), proc.kill()))
+    timer.start()
+    # what it prints, read beside the trace: a full pipe would stop it
+    reader = threading.Thread(target=lambda: out.append(proc.stdout.read()))
+    reader.start()
     try:
         for line in proc.stderr:
             if line.startswith("0x"):
@@ -183,12 +191,11 @@ def estimate(command, cycles_table, timeout=1800, marker=None):
                 steps.add(fields[4].strip() if len(fields) > 4 else "", costs[0],
                           costs[1] + taken)
             last = costs
-        out = proc.stdout.read()
-        proc.wait(timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        raise OnnxccError(f"the traced run did not finish in {timeout} s",
-                          where=command[-1]) from None
-    if proc.returncode != 0 or not instructions:
-        raise OnnxccError(f"the traced run failed (exit {proc.returncode})", where=command[-1])
-    return Traced(instructions, cycles, out, steps.result() if steps else [])
+        reader.join()
+        proc.wait()
+    finally:
+        timer.cancel()
+    if expired:
+        raise subprocess.TimeoutExpired(command, timeout)
+    return Traced(subprocess.CompletedProcess(command, proc.returncode, "".join(out), ""),
+                  instructions, cycles, steps.result() if steps else [])

@@ -106,13 +106,10 @@ def measure(target, elf, graph_path, plan_path, tactics_path, name, timeout=1800
     schedule = plan["schedule"]
     cmd = target.run_command(elf)
     cmd = cmd[:1] + list(s["runner_args"]) + cmd[1:]
-    traced = None
-    try:
-        if target.cycles:  # traced: each step's cycles too (verbs/cycles.py)
-            traced = cycles.estimate(cmd, target.cycles, timeout, marker=f"{bench.MARK.lower()}_step")
-            proc = subprocess.CompletedProcess(cmd, 0, traced.stdout, "")
-        else:
-            proc = run_captured(cmd, timeout)
+    try:  # traced where the core's timings are known: each step's cycles too
+        traced = cycles.estimate(cmd, target.cycles, timeout, marker=f"{bench.MARK.lower()}_step") \
+            if target.cycles else None
+        proc = traced.process if traced else run_captured(cmd, timeout)
     except subprocess.TimeoutExpired:
         raise OnnxccError(f"the profile program did not finish in {timeout} s on {target.name}",
                           where=elf) from None
