@@ -18,7 +18,7 @@ from onnxcc.build.options import OPTIONS, VERBS
 from onnxcc.core.ctext import model_c_name
 from onnxcc.core.errors import OnnxccError
 from onnxcc.core.paths import PACKAGE_DIR
-from onnxcc.target import canonical_target, catalog, load_board, load_target
+from onnxcc.target import build_target, catalog, load_target
 from onnxcc.verbs import export
 
 SCONSTRUCT = os.path.join(PACKAGE_DIR, "build", "SConstruct")
@@ -128,8 +128,8 @@ def main(argv=None):
         print(f"onnxcc: error: {e}", file=sys.stderr)
         return 2
     scons_targets = [] if args.verb in EXTRA_VERBS else [args.verb]
-    command = [sys.executable, "-m", "SCons", "-Q", "-f", SCONSTRUCT,
-               *_scons_arguments(args), *scons_targets]
+    arguments = _scons_arguments(args)
+    command = [sys.executable, "-m", "SCons", "-Q", "-f", SCONSTRUCT, *arguments, *scons_targets]
     # the SConstruct imports this package: from where it is, installed or in a checkout
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [os.path.dirname(PACKAGE_DIR)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
@@ -137,7 +137,8 @@ def main(argv=None):
     if status != 0:
         return status
     name = model_c_name(args.name or os.path.splitext(os.path.basename(args.model))[0])  # as OnnxModel
-    target = load_board(args.board).target if args.board else canonical_target(args.target)
+    given = dict(a.split("=", 1) for a in arguments)  # what the build was told, as it resolves it
+    target = build_target(given.get("target"), given.get("board", ""))[0].name
     folder = os.path.join(args.build_dir, target, name)
     if args.verb in ("report", "quantize"):
         found = "report.html" if args.verb == "report" else "quantized.onnx"
