@@ -84,17 +84,13 @@ def instruction_cost(mnemonic, operands, after_memory, c):
 def _block_costs(lines, c):
     """(instructions, cycles when its branch is not taken, extra cycles when taken, the
     address after the block) of one translation block's disassembly."""
-    cycles, after_memory, end = 0, False, 0
-    extra = 0
+    cycles, after_memory, end, extra = 0, False, 0, 0
     for address, size, mnemonic, operands in lines:
         kind = _branch(mnemonic, operands)
-        if kind == "pc":
-            cycles += instruction_cost(mnemonic, operands, after_memory, c)
-            extra = c["refill"]
-        else:
-            cycles += c["alu"] if kind == "b" else instruction_cost(mnemonic, operands,
-                                                                   after_memory, c)
-            extra = c["refill"] if kind == "b" else 0
+        # a branch's own cycle; a load of the PC costs its load; either refills when taken
+        cycles += c["alu"] if kind == "b" else instruction_cost(mnemonic, operands,
+                                                               after_memory, c)
+        extra = c["refill"] if kind else 0
         m = mnemonic.split(".")[0]
         after_memory = m.startswith(("ldr", "str")) and kind is None
         end = address + size
