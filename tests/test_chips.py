@@ -33,6 +33,28 @@ def test_verify_on_the_new_cores(scons, target, model):
     assert f"on {target}:" in r.stdout and "warning" not in r.stdout + r.stderr
 
 
+#: what a compiler calls for float arithmetic it has no instruction for (Arm's run-time
+#: ABI __aeabi_f*/__aeabi_d* and conversions, libgcc's __addsf3 class) and libm's float math
+SOFT_FLOAT = re.compile(r"^__aeabi_([fd]|[iu]?[il]2[fd])|^__\w*[sd]f|^(fma|exp|log|round|lrint)f?$")
+
+
+@pytest.mark.emulated
+@pytest.mark.parametrize("target, model", [("cortex-m0plus", "kws_qdq"),
+                                           ("cortex-m0plus", "resnet8_qdq"),
+                                           ("riscv32imac", "kws_qop")])
+def test_int8_models_are_integer_only_without_a_float_unit(scons, target, model):
+    """With int8 inputs and outputs (io_dtype=int8) nothing of the library calls the
+    compiler's soft-float or libm's float functions: Softmax's and the residual Adds' float32
+    steps run in integers, and the outputs still match onnxruntime's exactly."""
+    r = scons(f"target={target}", f"model=models/int8/{model}.onnx", "io_dtype=int8", "verify")
+    assert r.returncode == 0 and "max abs error 0," in r.stdout, r.stdout + r.stderr
+    tools = "arm-none-eabi-" if target.startswith("cortex") else "riscv64-unknown-elf-"
+    undefined = subprocess.run([tools + "nm", "-u", str(scons.build_dir / target / model /
+                                                        f"lib{model}.a")],
+                               capture_output=True, text=True, check=True).stdout.split()
+    assert "memset" in undefined and not [s for s in undefined if SOFT_FLOAT.search(s)]
+
+
 @pytest.mark.unit
 def test_every_board_names_a_target_and_its_memory():
     from onnxcc.target import known_boards, known_targets, load_board

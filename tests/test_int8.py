@@ -188,7 +188,7 @@ def test_relu_becomes_the_integer_range_and_max_pool_runs_on_the_integers(tmp_pa
     assert g.nodes[2].attrs["onnxcc_clamp"] == [40, 255]  # Relu: nothing below the zero point
 
 
-@pytest.mark.parametrize("target", ["x86_64", *in_qemu("armv7")])
+@pytest.mark.parametrize("target", ["x86_64", *in_qemu("armv7"), *in_qemu("cortex-m0plus")])
 @pytest.mark.slow
 def test_every_integer_kernel_matches_onnxruntime_exactly(scons, tmp_path, target):
     for elem, name in ((I8, "zoo_s8"), (U8, "zoo_u8")):

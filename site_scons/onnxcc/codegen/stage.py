@@ -132,14 +132,16 @@ def _exact_float(call):
     return call.template in EXACT_FLOAT_TEMPLATES or bool(call.params.get("residual"))
 
 
-def kernel_sources(graph, plan, name, source):
-    """``<name>_kernels.c`` and ``.h``: one specialized function per distinct kernel."""
+def kernel_sources(graph, plan, name, source, float_unit=True):
+    """``<name>_kernels.c`` and ``.h``: one specialized function per distinct kernel
+    (``float_unit``: the core's, Cpu.float_unit: without one, the int8 kernels compute
+    their float32 steps in integers)."""
     _, kernels = lower_graph(graph, name, source, plan)
     bodies = []
     for k in kernels:
         signature = k.signature(graph)
         code = render(f"kernels/{k.call.template}.c.mako", signature=signature,
-                      p=k.call.params, model=name)
+                      p=k.call.params, model=name, float_unit=float_unit)
         unread = unread_parameters(signature, code)
         if unread:
             raise OnnxccError(f"internal kernel bug: template {k.call.template} does not read "
@@ -281,7 +283,7 @@ def run_model(graph_path, plan_path, tactics_path, h_path, c_path, name, source)
 def run_kernels(graph_path, plan_path, tactics_path, c_path, h_path, name, source):
     plan = _load_plan(plan_path)
     graph = planned_graph(graph_path, tactics_path, plan)
-    files = kernel_sources(graph, plan, name, source)
+    files = kernel_sources(graph, plan, name, source, tactics.load(tactics_path).cpu.float_unit)
     write_texts({c_path: files["c"], h_path: files["h"]})
     return len(lower_graph(graph, name, source, plan)[1])
 

@@ -6,6 +6,7 @@ A quantized tensor carries ``TensorInfo.quant = {'scale': [...], 'zero_point': [
 """
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -119,6 +120,33 @@ def qlinear_add_constants(qa, qb, qc):
     ra, rb = F32(F32(qa[0]) / F32(qc[0])), F32(F32(qb[0]) / F32(qc[0]))
     offset = F32(F32(qc[1]) - _fma(ra, F32(qa[1]), F32(rb * F32(qb[1]))))
     return ra, rb, offset
+
+
+#: fixed-point sums the integer QLinearAdd keeps below (int64, with a bit to spare)
+_FIXED_LIMIT = 2 ** 62
+
+
+def qlinear_add_fixed(ra, rb, offset, signed):
+    """QLinearAdd's constants (qlinear_add_constants) as its integer steps hold them
+    (templates/kernels/lib/float32_int.mako): every value an integer times 2^-f, f the
+    least that holds the ratios and the offset exactly; each ratio as m * 2^(s - f) with
+    m odd (< 2^24); c the constant that makes a code unsigned (``signed``: int8 codes,
+    read 128 up) times the ratio. None where a sum could reach 2^62 (a ratio or the offset
+    over 40 bits finer than the largest)."""
+    values = [Fraction(float(v)) for v in (ra, rb, offset)]
+    f = max(1, *(v.denominator.bit_length() - 1 for v in values))
+    ra_f, rb_f, off_f = (int(v * 2 ** f) for v in values)
+    if 384 * (ra_f + rb_f) + abs(off_f) >= _FIXED_LIMIT:
+        return None
+
+    def split(n):  # n = m * 2^s, m odd
+        s = (n & -n).bit_length() - 1 if n else 0
+        return n >> s, s
+
+    bias = 128 if signed else 0
+    (ma, sa), (mb, sb) = split(ra_f), split(rb_f)
+    return {"f": f, "ma": ma, "sa": sa, "ca": -bias * ra_f, "mb": mb, "sb": sb,
+            "cb": -bias * rb_f, "offset": off_f, "bias": bias}
 
 
 # --- QLinearMul: onnxruntime's x86 kernel (SSE2: a float32 multiply, then an add) ---

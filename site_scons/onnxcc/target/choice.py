@@ -33,7 +33,8 @@ def _with_float_abi(tgt, abi):
                   if not (abi == "soft" and f.startswith("-mfpu="))]
     if abi == "soft":
         tgt.fma = False
-        tgt.cpu = dataclasses.replace(tgt.cpu, fma=False, registers=SOFT_FLOAT_REGISTERS)
+        tgt.cpu = dataclasses.replace(tgt.cpu, fma=False, registers=SOFT_FLOAT_REGISTERS,
+                                      float_unit=False)
     return tgt
 
 

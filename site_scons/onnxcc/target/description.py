@@ -42,6 +42,9 @@ class Cpu:
     # the level-2 cache: what the cost model reads re-read operands from at cache speed,
     # and what a row band of an interior block should fit (plan/bands.py); 0: none
     l2_bytes: int = 0
+    # float arithmetic in hardware; false: the compiler's soft-float calls, which the int8
+    # kernels' float32 steps then avoid (templates/kernels/lib/float32_int.mako)
+    float_unit: bool = True
 
     def lanes(self, itemsize=4):
         """Elements of ``itemsize`` bytes per vector (1: scalar code)."""
@@ -51,7 +54,7 @@ class Cpu:
         return {"simd_bytes": self.simd_bytes, "registers": self.registers, "fma": self.fma,
                 "l1d_bytes": self.l1d_bytes, "features": list(self.features),
                 "fma_bytes": self.fma_bytes, "shuffle_ports": self.shuffle_ports,
-                "l2_bytes": self.l2_bytes}
+                "l2_bytes": self.l2_bytes, "float_unit": self.float_unit}
 
     @classmethod
     def from_dict(cls, d):

@@ -46,7 +46,7 @@ TARGET_FIELDS = {
     "exit_status": _one_of(EXIT_STATUSES),
     "cpu": {"simd_bytes": (lambda v: _whole(v, 0) and v & (v - 1) == 0, "0 or a power of two"),
             "registers": COUNT, "l1d_bytes": BYTES, "l2_bytes": BYTES, "features": TEXTS,
-            "fma_bytes": BYTES, "shuffle_ports": COUNT},
+            "fma_bytes": BYTES, "shuffle_ports": COUNT, "float_unit": FLAG},
     "bench": {"clock": _one_of(list(CLOCKS)), "runner_args": TEXTS,
               "instructions_per_tick": COUNT, "runs": COUNT, "warmup": BYTES},
     "cycles": {**{f: COUNT for f in CYCLE_COUNTS}, "pipelined_loads": FLAG},
@@ -202,7 +202,7 @@ def load_target(name):
                   Cpu(int(cpu.get("simd_bytes", 0)), int(cpu.get("registers", 16)), fma,
                       int(cpu.get("l1d_bytes", 0)), tuple(cpu.get("features", ())),
                       int(cpu.get("fma_bytes", 0)), int(cpu.get("shuffle_ports", 1)),
-                      int(cpu.get("l2_bytes", 0))),
+                      int(cpu.get("l2_bytes", 0)), bool(cpu.get("float_unit", True))),
                   t.get("bench", {}), exit_status=exit_status, cycles=t.get("cycles", {}),
                   footprint_sources=[os.path.join(PACKAGE_DIR, s) for s in t["footprint_sources"]]
                   if "footprint_sources" in t else None,

@@ -21,7 +21,8 @@ import numpy as np
 from onnxcc.core.cgen import c_type
 from onnxcc.core.quant import (F32, fixed_point, hard_sigmoid, hard_swish, int_range, leaky_relu,
                                logistic, lookup_table, output_scales, qlinear_add_constants,
-                               qlinear_mul_ratio, scalar, softmax_exp_table, tanh)
+                               qlinear_add_fixed, qlinear_mul_ratio, scalar, softmax_exp_table,
+                               tanh)
 from onnxcc.ops import KernelCall, unsupported
 from onnxcc.ops.common.broadcast import broadcast_strides, merge_dims
 from onnxcc.ops.common.spatial import window_2d, window_tag
@@ -99,7 +100,14 @@ def _residual_add(graph, node, conv_out, r, y):
     ra, rb, offset = qlinear_add_constants(*operands, _shifted(_per_tensor(graph, node, y), code))
     _, lo, hi = _output(graph, node, y)
     return {"conv_first": operands[0] is first, "ra": float(ra), "rb": float(rb),
-            "offset": float(offset), "lo": lo + code, "hi": hi + code, "code": code}
+            "offset": float(offset), "lo": lo + code, "hi": hi + code, "code": code,
+            "fixed": _add_fixed(graph, y, code, ra, rb, offset)}
+
+
+def _add_fixed(graph, y, code, ra, rb, offset):
+    """A QLinearAdd's integer constants (quant.qlinear_add_fixed) for output ``y``'s codes,
+    read ``code`` up (signed: int8 codes not moved to uint8's)."""
+    return qlinear_add_fixed(ra, rb, offset, graph.info(y).dtype == "int8" and not code)
 
 
 #: what onnxruntime's x86 QDQS8ToU8 transform adds to an int8 code and zero point
@@ -284,7 +292,8 @@ def lower_qbinary(node, graph):
                  sb=float(qb[0]), zb=qb[1], sy=float(qy[0]), zy=qy[1])
     elif node.op == "QLinearAdd":
         ra, rb, offset = qlinear_add_constants(qa, qb, qy)
-        p.update(op="add", ra=float(ra), rb=float(rb), offset=float(offset))
+        p.update(op="add", ra=float(ra), rb=float(rb), offset=float(offset),
+                 fixed=_add_fixed(graph, y, code, ra, rb, offset))
     else:
         ratio = qlinear_mul_ratio(qa[0], qb[0], qy[0])
         if not 65536.0 * abs(float(ratio)) + abs(qy[1]) < 2.0 ** 30:

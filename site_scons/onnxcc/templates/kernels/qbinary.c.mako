@@ -8,8 +8,11 @@
   rounded to float32: DequantizeLinear (a - za) * sa, the add or multiply, then
   QuantizeLinear: round(v / sy) + zy, saturated. code: what onnxruntime's x86 kernels add
   to int8 codes and zero points before they compute (128: they fuse the group on uint8).
+  On a core without a float unit the add's float32 steps run in integers, exactly
+  (lib/float32_int.mako).
 </%doc>\
 <%namespace name="qh" file="/kernels/lib/qhelpers.mako"/>\
+<%namespace name="fi" file="/kernels/lib/float32_int.mako"/>\
 <%
     shape, sa, sb = p['shape'], p['a_strides'], p['b_strides']
     rank = len(shape)
@@ -20,8 +23,23 @@
     lo, hi, code = p['lo'], p['hi'], p['code']
     def ld(t, index):
         return f"((int32_t){t}[{index}] + {code})" if code else f"(int32_t){t}[{index}]"
+    fx = p.get('fixed') if not (float_unit or mul or steps) else None
+    if fx:
+        def unsigned(t, index):  # the code made unsigned, and its ratio's m and s
+            u = f"{ld(t, index)} + {fx['bias']}" if fx['bias'] else ld(t, index)
+            m, s = (fx['ma'], fx['sa']) if t == 'a' else (fx['mb'], fx['sb'])
+            return f"(uint32_t)({u}), {m}u, {s}"
+        def term(t, index, c):  # float32(code * ratio + c)
+            return f"{model}_qadd_term({unsigned(t, index)}, {c_literal(c, 'int64')})"
+        def code_of(t, index, c, t_expr):  # the outer step, with the other operand's term
+            return (f"{model}_qadd_code({unsigned(t, index)}, {c_literal(c, 'int64')}, {t_expr}, "
+                    f"{fx['f']}, {lo}, {hi})")
 %>\
+% if fx:
+${fi.qlinear_add(model)}
+% else:
 ${qh.round_even(model)}
+% endif
 ${signature}
 {
 % for d in range(rank - 1):
@@ -47,6 +65,25 @@ ${ind}for (size_t i = 0; i < ${shape[inner]}u; ++i) {
 ${ind}    const int32_t product = (${ld('a', f"a0 + i * {sa[inner]}u")} - ${p['za']}) * (${ld('b', f"b0 + i * {sb[inner]}u")} - ${p['zb']});
 ${ind}    float v = (float)product * ${c_float(p['ratio'])};
 ${ind}    v = v + ${c_float(p['zy'])};
+% elif fx:
+<%
+    ea, eb = f"a0 + i * {sa[inner]}u", f"b0 + i * {sb[inner]}u"
+%>\
+% if sb[inner] == 0:
+${ind}const int64_t fixed = ${model}_rn32(${c_literal(fx['offset'], 'int64')} + ${term('b', 'b0', fx['cb'])});
+% elif sa[inner] == 0:
+${ind}const int64_t fixed = ${model}_rn32(${c_literal(fx['offset'], 'int64')} + ${term('a', 'a0', fx['ca'])});
+% endif
+${ind}for (size_t i = 0; i < ${shape[inner]}u; ++i) {
+% if sb[inner] == 0:
+${ind}    const int32_t v = ${code_of('a', ea, fx['ca'], 'fixed')};
+% elif sa[inner] == 0:
+${ind}    const int32_t v = ${code_of('b', eb, fx['cb'], 'fixed')};
+% else:
+${ind}    const int32_t v = ${code_of('a', ea, fx['ca'], term('b', eb, fx['cb'] + fx['offset']))};
+% endif
+${ind}    y[y0 + i * ${p['out_strides'][inner]}u] = v${f" - {code}" if code else ""};
+${ind}}
 % else:
 % if sb[inner] == 0:
 ${ind}const float fixed = ${off} + (float)${ld('b', 'b0')} * ${rb};
@@ -62,7 +99,7 @@ ${ind}    float v = fmaf((float)${ld('b', f"b0 + i * {sb[inner]}u")}, ${rb}, fix
 ${ind}    float v = fmaf((float)${ld('a', f"a0 + i * {sa[inner]}u")}, ${ra}, fmaf((float)${ld('b', f"b0 + i * {sb[inner]}u")}, ${rb}, ${off}));
 % endif
 % endif
-% if not steps:
+% if not steps and not fx:
 ${ind}    v = v < ${c_float(lo)} ? ${c_float(lo)} : v > ${c_float(hi)} ? ${c_float(hi)} : v;
 ${ind}    y[y0 + i * ${p['out_strides'][inner]}u] = ${model}_round_even(v)${f" - {code}" if code else ""};
 ${ind}}

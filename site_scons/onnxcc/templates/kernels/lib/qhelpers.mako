@@ -2,6 +2,7 @@
   Helpers of the integer kernels, defined once per generated file (hence the guards),
   and the expression of one convolution output (qconv2d and its in-place variants).
 </%doc>\
+<%namespace name="fi" file="/kernels/lib/float32_int.mako"/>\
 <%!
     def folded(p):
         """Whether a kernel keeps each channel's constants of the folded requantization in
@@ -12,22 +13,16 @@
         """Whether a kernel may hand conv_output its sums times 256 (``scaled``): folded
         and every sum below 2^23 (passes/accumulator_bits.py), so that the product fits."""
         return folded(p) and not p['wide']
+
+    def int_add(q, float_unit):
+        """A fused QLinearAdd's integer steps (lib/float32_int.mako), where the core has no
+        float unit and quant.qlinear_add_fixed found them (else its float32 steps)."""
+        return None if float_unit else q.get('fixed')
 %>\
 <%def name="requantize(model)">\
+${fi.round_shift(model)}
 #ifndef ${model.upper()}_REQUANTIZE_DEFINED
 #define ${model.upper()}_REQUANTIZE_DEFINED
-/* u rounded to 24 significant bits, ties to even: what storing it in a float32 does */
-static inline uint64_t ${model}_round24(uint64_t u)
-{
-    if (u < (UINT64_C(1) << 24))
-        return u;
-    const int r = 40 - __builtin_clzll(u); /* bits below the 24 kept */
-    const uint64_t half = UINT64_C(1) << (r - 1), rem = u & ((half << 1) - 1u);
-    uint64_t q = u >> r;
-    q += rem > half || (rem == half && (q & 1u));
-    return q << r;
-}
-
 /* zero_point + clamp(round_half_even(float32(float32(acc) * scale))), with
  * scale = mult * 2^-shift: onnxruntime's float32 requantization, in integers only. */
 static inline int32_t ${model}_requantize(int32_t acc, uint32_t mult, int shift, int32_t zero_point,
@@ -35,9 +30,7 @@ static inline int32_t ${model}_requantize(int32_t acc, uint32_t mult, int shift,
 {
     const uint64_t u = ${model}_round24(${model}_round24(acc < 0 ? (uint64_t)0 - (uint64_t)(int64_t)acc
                                                               : (uint64_t)acc) * mult);
-    const uint64_t half = UINT64_C(1) << (shift - 1), rem = u & ((half << 1) - 1u);
-    uint64_t q = u >> shift;
-    q += rem > half || (rem == half && (q & 1u));
+    const uint64_t q = ${model}_round_shift(u, shift);
     const int64_t v = (acc < 0 ? -(int64_t)q : (int64_t)q) + zero_point;
     return v < lo ? lo : v > hi ? hi : (int32_t)v;
 }
@@ -287,7 +280,9 @@ ${requantize(model)}
 % if p.get('q15', False):
 ${q15(model)}
 % endif
-% if p.get('residual'):
+% if p.get('residual') and int_add(p['residual'], float_unit):
+${fi.qlinear_add(model)}
+% elif p.get('residual'):
 ${qlinear_add(model)}
 % endif
 </%def>\
@@ -323,12 +318,23 @@ ${qlinear_add(model)}
     q = p.get('residual')
     if q:
         code = q.get('code', 0)  # onnxruntime's uint8 codes of an int8 group (lowering.U8_OFFSET)
-        a, b = (f"(float)({e} + {code})", f"(float)(r[{r_index}] + {code})") if code \
-            else (f"(float){e}", f"(float)r[{r_index}]")
+        fx = int_add(q, float_unit)
+        if fx:  # the codes made unsigned (fx['bias']): their products fit 32 bits
+            a, b = (f"(uint32_t)({v} + {code + fx['bias']})" for v in (e, f"r[{r_index}]"))
+        elif code:
+            a, b = f"(float)({e} + {code})", f"(float)(r[{r_index}] + {code})"
+        else:
+            a, b = f"(float){e}", f"(float)r[{r_index}]"
         if not q['conv_first']:
             a, b = b, a
-        e = (f"{model}_qlinear_add({a}, {b}, {c_float(q['ra'])}, {c_float(q['rb'])}, "
-             f"{c_float(q['offset'])}, {c_float(q['lo'])}, {c_float(q['hi'])})")
+        if fx:
+            t = (f"{model}_qadd_term({b}, {fx['mb']}u, {fx['sb']}, "
+                 f"{c_literal(fx['cb'] + fx['offset'], 'int64')})")
+            e = (f"{model}_qadd_code({a}, {fx['ma']}u, {fx['sa']}, {c_literal(fx['ca'], 'int64')}, {t}, "
+                 f"{fx['f']}, {q['lo']}, {q['hi']})")
+        else:
+            e = (f"{model}_qlinear_add({a}, {b}, {c_float(q['ra'])}, {c_float(q['rb'])}, "
+                 f"{c_float(q['offset'])}, {c_float(q['lo'])}, {c_float(q['hi'])})")
         e = f"({e} - {code})" if code else e
 %>\
 ${e}\
