@@ -33,6 +33,8 @@ TEXTS = (_texts, "a list of strings")
 FLAG = (lambda v: isinstance(v, bool), "true or false")
 BYTES = (lambda v: _whole(v, 0), "a non-negative integer")
 COUNT = (lambda v: _whole(v, 1), "a positive integer")
+POSITIVE = (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0,
+            "a positive number")
 
 TOOLCHAIN_FIELDS = {"description": TEXT, "prefix": TEXT, "packages": TEXTS, "cflags": TEXTS,
                     "linkflags": TEXTS, "libs": TEXTS}
@@ -48,7 +50,7 @@ TARGET_FIELDS = {
             "registers": COUNT, "l1d_bytes": BYTES, "l2_bytes": BYTES, "features": TEXTS,
             "fma_bytes": BYTES, "shuffle_ports": COUNT, "float_unit": FLAG},
     "bench": {"clock": _one_of(list(CLOCKS)), "runner_args": TEXTS,
-              "instructions_per_tick": COUNT, "runs": COUNT, "warmup": BYTES},
+              "instructions_per_tick": POSITIVE, "runs": COUNT, "warmup": BYTES},
     "cycles": {**{f: COUNT for f in CYCLE_COUNTS}, "pipelined_loads": FLAG},
     "native": {"vendor": TEXT, "families": (lambda v: isinstance(v, list) and all(
         _whole(f, 0) for f in v), "a list of CPU family numbers")},

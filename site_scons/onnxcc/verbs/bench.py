@@ -105,7 +105,7 @@ def run(target, elf, report_path, name, timeout=1800):
                           f"{tail[0]}", where=elf)
     estimate = traced.cycles / traced.instructions if traced else None
     unit = CLOCKS[b["clock"]]
-    costs = [c * b["instructions_per_tick"] for c in costs] if b["clock"] == "systick" else costs
+    costs = [round(c * b["instructions_per_tick"]) for c in costs] if b["clock"] == "systick" else costs
     median = statistics.median(costs)
     report = {"model": name, "target": target.name, "unit": unit, "runs": len(costs),
               "median": median, "min": min(costs), "max": max(costs)}
