@@ -37,6 +37,12 @@ def test_missing_model(scons):
     assert_one_clear_line(r, "no/such.onnx", "no such model file")
 
 
+def test_a_build_dir_that_is_a_file(tmp_path):
+    (tmp_path / "out").write_text("notes")
+    r = run_scons(f"build_dir={tmp_path / 'out'}", "model=models/tiny_cnn.onnx")
+    assert_one_clear_line(r, "out", "build_dir= names a file, not a folder")
+
+
 def test_not_onnx(scons, tmp_path):
     bad = tmp_path / "junk.onnx"
     bad.write_bytes(b"this is not a protobuf \xff\xfe")

@@ -546,9 +546,10 @@ int main(void)
 """)
     exe = tmp_path / "rq"
     import subprocess
-    subprocess.run(["cc", "-O2", "-std=c99", "-Wall", "-Wextra", "-Werror", str(src), "-o", str(exe)],
-                   check=True)
-    assert subprocess.run([str(exe)], capture_output=True, text=True).stdout.strip() == "0"
+    for flags in ([], ["-D__ARM_ARCH_6M__"]):  # and the Cortex-M0's 16x16-bit multiplies
+        subprocess.run(["cc", "-O2", "-std=c99", "-Wall", "-Wextra", "-Werror", *flags, str(src),
+                        "-o", str(exe)], check=True)
+        assert subprocess.run([str(exe)], capture_output=True, text=True).stdout.strip() == "0"
 
 
 def q15_zoo(tmp_path, elem, name):
@@ -587,11 +588,12 @@ def q15_zoo(tmp_path, elem, name):
                 [helper.make_tensor_value_info("y", F, [1, 7, 3, 4])], inits, name)
 
 
-@pytest.mark.parametrize("target", ["x86_64", *in_qemu("armv7", "riscv32")])
+@pytest.mark.parametrize("target", ["x86_64", *in_qemu("armv7", "riscv32", "cortex-m0plus")])
 @pytest.mark.slow
 def test_q15_convolutions_match_onnxruntime_exactly(scons, tmp_path, target):
     """The DSP kernels on armv7 (inline assembly and ACLE), their C form on x86_64 and
-    riscv32: chosen by the cost model, exactly onnxruntime's outputs."""
+    riscv32, ARMv6-M's assembly on cortex-m0plus: chosen by the cost model, exactly
+    onnxruntime's outputs."""
     for elem, name in ((I8, "q15_s8"), (U8, "q15_u8")):
         r = scons(f"target={target}", f"model={q15_zoo(tmp_path, elem, name)}", "verify")
         assert r.returncode == 0, r.stdout + r.stderr

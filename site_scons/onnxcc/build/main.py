@@ -91,6 +91,9 @@ def main():
             raise OnnxccError(f"size_floor={env['size_floor']} is not a whole number of bytes")
         if gates == {"size-check"}:
             size_gate.read_baseline(env["baseline"])  # a missing baseline fails before the build
+        if os.path.exists(env["build_dir"]) and not os.path.isdir(env["build_dir"]):
+            raise OnnxccError("build_dir= names a file, not a folder", where=env["build_dir"],
+                              hint="pass a folder (a new one is made)")
         env.SConsignFile(os.path.join(env.Dir(env["build_dir"]).abspath, ".sconsign"))
         # SCons hashes every file it builds or reads, and a big model's weights pass through
         # eight files of 50-100 MB (the model, the imported and optimized weights, the binary

@@ -38,6 +38,44 @@
 %>\
                         ${_asm(body, k4, outputs)}
                     }
+#elif defined(__ARM_ARCH_6M__)
+                    {   /* ARMv6-M: eight low registers (the weights, a column word, a
+                         * product, the pointers), the sums in high ones; a weight word's
+                         * bytes sign-extended by shifts, a column's int16 pairs by SXTH
+                         * and ASRS, and MULS 32x32: 16 multiply-accumulates in 67 */
+                        const int8_t *const wend = wp + ${k4 // 4 * 8}u;
+                        int32_t u0, u1, u2, u3, xv, t;
+                        __asm__(".syntax unified\n"  /* gcc hands Thumb-1 asm the divided syntax */
+                            "1:\n\t"
+                            "ldr %[u3], [%[wp]]\n\t"
+                            "sxtb %[u0], %[u3]\n\t"
+                            "lsls %[u1], %[u3], #8\n\t"
+                            "asrs %[u1], %[u1], #24\n\t"
+                            "lsls %[u2], %[u3], #16\n\t"
+                            "asrs %[u2], %[u2], #24\n\t"
+                            "asrs %[u3], %[u3], #24\n\t"
+% for col in range(4):
+% for half, (ua, ub) in enumerate((("u0", "u1"), ("u2", "u3"))):
+                            "ldr %[xv], [%[cp], #${8 * col + 4 * half}]\n\t"
+                            "sxth %[t], %[xv]\n\t"
+                            "muls %[t], %[${ua}], %[t]\n\t"
+                            "add %[a${col}], %[t]\n\t"
+                            "asrs %[xv], %[xv], #16\n\t"
+                            "muls %[xv], %[${ub}], %[xv]\n\t"
+                            "add %[a${col}], %[xv]\n\t"
+% endfor
+% endfor
+                            "adds %[wp], #8\n\t"
+                            "adds %[cp], #32\n\t"
+                            "cmp %[wp], %[wend]\n\t"
+                            "bne 1b\n\t"
+                            ".syntax divided\n\t"
+                            : [a0] "+h"(a0), [a1] "+h"(a1), [a2] "+h"(a2), [a3] "+h"(a3), [wp] "+l"(wp),
+                              [cp] "+l"(cp), [u0] "=&l"(u0), [u1] "=&l"(u1), [u2] "=&l"(u2),
+                              [u3] "=&l"(u3), [xv] "=&l"(xv), [t] "=&l"(t)
+                            : [wend] "h"(wend)
+                            : "cc", "memory");
+                    }
 #else
                     for (int t = 0; t < ${k4 // 4}; ++t, wp += 8, cp += 16) {
                         /* the packed order: wp[1] is tap 2, wp[2] tap 1 */

@@ -61,6 +61,13 @@ static inline int32_t ${model}_mulhi_add(int32_t a, int32_t b, int32_t c)
     int32_t r;
     __asm__("smmla %0, %1, %2, %3" : "=r"(r) : "r"(a), "r"(b), "r"(c));
     return r;
+#elif defined(__ARM_ARCH_6M__)
+    /* no 32x32->64 multiply: four of 16x16 bits (Hacker's Delight's mulhs), not a call */
+    const int32_t ah = a >> 16, bh = b >> 16;
+    const uint32_t al = (uint32_t)a & 0xFFFFu, bl = (uint32_t)b & 0xFFFFu;
+    const int32_t t = ah * (int32_t)bl + (int32_t)((al * bl) >> 16);
+    const int32_t w = (t & 0xFFFF) + (int32_t)al * bh;
+    return ah * bh + (t >> 16) + (w >> 16) + c;
 #else
     return (int32_t)(((int64_t)a * b) >> 32) + c;
 #endif
