@@ -88,3 +88,46 @@ def test_a_traced_run_that_never_ends_is_stopped_at_its_timeout(tmp_path):
     spin = _program(tmp_path, "spin", "int main(void) { for (volatile int i = 0;; ++i) {} }\n", t)
     with pytest.raises(subprocess.TimeoutExpired):
         cycles.estimate(spin, t.cycles, timeout=3)
+
+
+# 400,000 instructions between two reads of SysTick's counter (its reload the largest)
+TICKS = r"""
+#include <stdint.h>
+#include <stdio.h>
+#define SYST ((volatile uint32_t *)0xE000E010u) /* CSR, RVR, CVR */
+int main(void)
+{
+    SYST[1] = 0xFFFFFFu;
+    SYST[2] = 0u;
+    SYST[0] = 5u; /* the processor clock, enabled */
+    const uint32_t t0 = SYST[2];
+    uint32_t n = 200000u;
+#if defined(__ARM_ARCH_6M__) /* gcc hands Thumb-1 asm the divided syntax */
+    __asm__ volatile(".syntax unified\n1: subs %0, %0, #1\n\tbne 1b\n.syntax divided" : "+l"(n));
+#else
+    __asm__ volatile("1: subs %0, %0, #1\n\tbne 1b" : "+l"(n));
+#endif
+    const uint32_t t1 = SYST[2];
+    printf("ticks %lu\n", (unsigned long)((t0 - t1) & 0xFFFFFFu));
+    return 0;
+}
+"""
+
+
+@pytest.mark.emulated
+@pytest.mark.parametrize("name", ["cortex-m0", "cortex-m0plus", "cortex-m3", "armv7", "cortex-m7",
+                                  "cortex-m33", "cortex-m55"])
+def test_systick_counts_the_instructions_per_tick_the_target_says(tmp_path, name):
+    """bench multiplies SysTick's ticks by [bench] instructions_per_tick: each board's
+    clock, read against a loop of known length under -icount shift=0."""
+    t = load_target(name)
+    assert t.bench["clock"] == "systick"
+    (tmp_path / "ticks.c").write_text(TICKS)
+    elf = str(tmp_path / "ticks.elf")
+    subprocess.run(["arm-none-eabi-gcc", *t.cflags, "-O2", str(tmp_path / "ticks.c"),
+                    *t.harness_sources, *t.linkflags, "-o", elf], check=True)
+    cmd = t.run_command(elf)
+    r = subprocess.run(cmd[:1] + t.bench["runner_args"] + cmd[1:], capture_output=True,
+                       text=True, timeout=60, stdin=subprocess.DEVNULL)
+    ticks = int(r.stdout.split("ticks ")[1].split()[0])
+    assert abs(ticks * t.bench["instructions_per_tick"] - 400000) <= t.bench["instructions_per_tick"] + 8
