@@ -1,8 +1,10 @@
 """Import stage: a user's .onnx file -> a validated, shape-inferred graph.
 
 Checks what the user gave (an ONNX file, static input shapes, supported ops), fixes input
-shapes the user names with ``input_shape=``, lifts Constant nodes into initializers and
-runs ONNX shape inference, so that every later stage sees plain numbers.
+shapes the user names with ``input_shape=``, lifts Constant nodes into initializers, takes
+the branch of an If whose condition is a constant (``constant_if``), casts float16 weights
+at compile time (``constant_casts``) and runs ONNX shape inference, so that every later
+stage sees plain numbers.
 
 The file is untrusted: before any of it is believed, ``limits`` bounds its sizes,
 ``wellformed`` checks its text, versions and names, ``external_data`` reads side files only
@@ -28,6 +30,8 @@ from onnxcc.passes.fold_constants import SHAPE_OPS, compile_time_nodes
 from onnxcc.passes.qdq_to_qlinear import annotate_quantization
 
 from . import attributes, ceil_pools, wellformed
+from .constant_casts import fold_constant_casts
+from .constant_if import fold_constant_ifs
 from .external_data import load_external_data
 from .functions import expand_functions
 from .qoperator import mark_qoperator, qoperator_to_qdq
@@ -178,6 +182,9 @@ def import_model(path, input_shapes=None):
         raise OnnxccError(f"invalid ONNX model: {first}", where=path) from None
     _fix_input_shapes(model, input_shapes or {}, path)
     _lift_constant_nodes(model, path)
+    while fold_constant_ifs(model, path):
+        _lift_constant_nodes(model, path)  # the branches' Constant nodes: a nested If's condition
+    fold_constant_casts(model)
     from_qoperator = qoperator_to_qdq(model, path)
     wellformed.check_required_inputs(model, path)  # again: QOperator nodes became QDQ ones
     model = _infer_shapes(model, path)
