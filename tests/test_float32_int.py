@@ -77,6 +77,51 @@ int main(void)
     assert out == f"0 of {160 * 65536 * 2}"
 
 
+def test_integer_qlinear_mul_matches_the_float32_steps_on_every_pair_of_codes(tmp_path):
+    """qbinary's mul: float(product of the codes' differences) * ratio, then + the zero
+    point, clamped and rounded; int8 and uint8 codes, ratios from 2^-14 to 2^2."""
+    rows = []
+    for i in range(120):
+        signed = bool(i % 2)
+        lo_t, hi_t = (-128, 127) if signed else (0, 255)
+        za, zb, zy = (int(RNG.integers(lo_t, hi_t + 1)) for _ in range(3))
+        ratio = quant.qlinear_mul_ratio(_scale(), _scale(), _scale())
+        if not 2.0 ** -14 < float(ratio) < 4.0:
+            continue
+        fx = quant.qlinear_mul_fixed(ratio, zy)
+        assert fx is not None
+        rows.append(f"{{{float(ratio)!r}f, {za}, {zb}, {zy}, {lo_t}, {hi_t}, {fx['m']}u, {fx['s']}, "
+                    f"INT64_C({fx['z']}), {fx['f']}}}")
+    assert len(rows) > 80
+    helpers = (render_def("kernels/lib/qhelpers.mako", "round_even", model="f")
+               + render_def("kernels/lib/float32_int.mako", "qlinear_mul", model="i"))
+    out = _run(tmp_path, "#include <stdint.h>\n#include <stdio.h>\n" + helpers + r"""
+struct k { float ratio; int32_t za, zb, zy, lo, hi; uint32_t m; int s; int64_t z; int f; };
+static const struct k cases[] = {
+""" + ",\n".join(rows) + r"""
+};
+int main(void)
+{
+    long bad = 0, checked = 0;
+    for (size_t n = 0; n < sizeof cases / sizeof cases[0]; ++n) {
+        const struct k c = cases[n];
+        for (int32_t a = c.lo; a <= c.hi; ++a)
+            for (int32_t b = c.lo; b <= c.hi; ++b) {
+                const int32_t product = (a - c.za) * (b - c.zb);
+                float v = (float)product * c.ratio;
+                v = v + (float)c.zy;
+                v = v < (float)c.lo ? (float)c.lo : v > (float)c.hi ? (float)c.hi : v;
+                bad += f_round_even(v) != i_qmul_code(product, c.m, c.s, c.z, c.f, c.lo, c.hi);
+                ++checked;
+            }
+    }
+    printf("%ld of %ld\n", bad, checked);
+    return 0;
+}
+""")
+    assert out.startswith("0 of ")
+
+
 def test_integer_qsoftmax_matches_the_float32_steps(tmp_path):
     """The qsoftmax kernel both ways over random rows: input scales from tables whose
     entries are all normal to ones that run into subnormals and zeros, 1 to 40 classes,

@@ -126,6 +126,19 @@ def qlinear_add_constants(qa, qb, qc):
 _FIXED_LIMIT = 2 ** 62
 
 
+def _fixed(values):
+    """(f, the values times 2^f): f the least that makes each an integer (float32s: exact)."""
+    values = [Fraction(float(v)) for v in values]
+    f = max(1, *(v.denominator.bit_length() - 1 for v in values))
+    return f, [int(v * 2 ** f) for v in values]
+
+
+def _split(n):
+    """(m, s) with n = m * 2^s, m odd (0: (0, 0))."""
+    s = (n & -n).bit_length() - 1 if n else 0
+    return n >> s, s
+
+
 def qlinear_add_fixed(ra, rb, offset, signed):
     """QLinearAdd's constants (qlinear_add_constants) as its integer steps hold them
     (templates/kernels/lib/float32_int.mako): every value an integer times 2^-f, f the
@@ -133,18 +146,11 @@ def qlinear_add_fixed(ra, rb, offset, signed):
     m odd (< 2^24); c the constant that makes a code unsigned (``signed``: int8 codes,
     read 128 up) times the ratio. None where a sum could reach 2^62 (a ratio or the offset
     over 40 bits finer than the largest)."""
-    values = [Fraction(float(v)) for v in (ra, rb, offset)]
-    f = max(1, *(v.denominator.bit_length() - 1 for v in values))
-    ra_f, rb_f, off_f = (int(v * 2 ** f) for v in values)
+    f, (ra_f, rb_f, off_f) = _fixed((ra, rb, offset))
     if 384 * (ra_f + rb_f) + abs(off_f) >= _FIXED_LIMIT:
         return None
-
-    def split(n):  # n = m * 2^s, m odd
-        s = (n & -n).bit_length() - 1 if n else 0
-        return n >> s, s
-
     bias = 128 if signed else 0
-    (ma, sa), (mb, sb) = split(ra_f), split(rb_f)
+    (ma, sa), (mb, sb) = _split(ra_f), _split(rb_f)
     return {"f": f, "ma": ma, "sa": sa, "ca": -bias * ra_f, "mb": mb, "sb": sb,
             "cb": -bias * rb_f, "offset": off_f, "bias": bias}
 
@@ -155,6 +161,17 @@ def qlinear_mul_ratio(a_scale, b_scale, c_scale):
     """The float32 factor of the int32 product of the two codes: a_scale * b_scale /
     c_scale, rounded after each operation; y = round(float(pa * pb) * ratio + zc)."""
     return F32(F32(F32(a_scale) * F32(b_scale)) / F32(c_scale))
+
+
+def qlinear_mul_fixed(ratio, zc):
+    """QLinearMul's constants as its integer steps hold them (float32_int.mako): the ratio
+    m * 2^(s - f), the zero point z * 2^-f, for products of two codes' differences (below
+    2^18 in magnitude: float32 holds them exactly). None where a sum could reach 2^62."""
+    f, (r, z) = _fixed((ratio, zc))
+    if 2 ** 18 * r + abs(z) >= _FIXED_LIMIT:
+        return None
+    m, s = _split(r)
+    return {"f": f, "m": m, "s": s, "z": z}
 
 
 # --- QLinearSoftmax: onnxruntime's exp lookup table ---

@@ -21,7 +21,7 @@ import numpy as np
 from onnxcc.core.cgen import c_type
 from onnxcc.core.quant import (F32, fixed_point, hard_sigmoid, hard_swish, int_range, leaky_relu,
                                logistic, lookup_table, output_scales, qlinear_add_constants,
-                               qlinear_add_fixed, qlinear_mul_ratio, scalar, softmax_exp_table,
+                               qlinear_add_fixed, qlinear_mul_fixed, qlinear_mul_ratio, scalar, softmax_exp_table,
                                tanh)
 from onnxcc.ops import KernelCall, unsupported
 from onnxcc.ops.common.broadcast import broadcast_strides, merge_dims
@@ -299,7 +299,8 @@ def lower_qbinary(node, graph):
         if not 65536.0 * abs(float(ratio)) + abs(qy[1]) < 2.0 ** 30:
             raise unsupported(node, f"a product scale ratio of {float(ratio):g}",
                               "requantize its inputs or output to scales within 2^14 of each other")
-        p.update(op="mul", ratio=float(ratio), za=qa[1], zb=qb[1], zy=qy[1])
+        p.update(op="mul", ratio=float(ratio), za=qa[1], zb=qb[1], zy=qy[1],
+                 fixed=qlinear_mul_fixed(ratio, qy[1]))
     dims = "x".join(map(str, shape))
     tag = (f"{p['op']}{'_f32' if p.get('steps') else ''}{'_u8' if code else ''}"
            f"_{SHORT[graph.info(y).dtype]}_{dims}"

@@ -8,8 +8,8 @@
   rounded to float32: DequantizeLinear (a - za) * sa, the add or multiply, then
   QuantizeLinear: round(v / sy) + zy, saturated. code: what onnxruntime's x86 kernels add
   to int8 codes and zero points before they compute (128: they fuse the group on uint8).
-  On a core without a float unit the add's float32 steps run in integers, exactly
-  (lib/float32_int.mako).
+  On a core without a float unit the add's and the mul's float32 steps run in integers,
+  exactly (lib/float32_int.mako).
 </%doc>\
 <%namespace name="qh" file="/kernels/lib/qhelpers.mako"/>\
 <%namespace name="fi" file="/kernels/lib/float32_int.mako"/>\
@@ -23,8 +23,8 @@
     lo, hi, code = p['lo'], p['hi'], p['code']
     def ld(t, index):
         return f"((int32_t){t}[{index}] + {code})" if code else f"(int32_t){t}[{index}]"
-    fx = p.get('fixed') if not (float_unit or mul or steps) else None
-    if fx:
+    fx = p.get('fixed') if not (float_unit or steps) else None
+    if fx and not mul:
         def unsigned(t, index):  # the code made unsigned, and its ratio's m and s
             u = f"{ld(t, index)} + {fx['bias']}" if fx['bias'] else ld(t, index)
             m, s = (fx['ma'], fx['sa']) if t == 'a' else (fx['mb'], fx['sb'])
@@ -35,7 +35,9 @@
             return (f"{model}_qadd_code({unsigned(t, index)}, {c_literal(c, 'int64')}, {t_expr}, "
                     f"{fx['f']}, {lo}, {hi})")
 %>\
-% if fx:
+% if fx and mul:
+${fi.qlinear_mul(model)}
+% elif fx:
 ${fi.qlinear_add(model)}
 % else:
 ${qh.round_even(model)}
@@ -63,8 +65,14 @@ ${ind}}
 % elif mul:
 ${ind}for (size_t i = 0; i < ${shape[inner]}u; ++i) {
 ${ind}    const int32_t product = (${ld('a', f"a0 + i * {sa[inner]}u")} - ${p['za']}) * (${ld('b', f"b0 + i * {sb[inner]}u")} - ${p['zb']});
+% if fx:
+${ind}    const int32_t v = ${model}_qmul_code(product, ${fx['m']}u, ${fx['s']}, ${c_literal(fx['z'], 'int64')}, ${fx['f']}, ${lo}, ${hi});
+${ind}    y[y0 + i * ${p['out_strides'][inner]}u] = v${f" - {code}" if code else ""};
+${ind}}
+% else:
 ${ind}    float v = (float)product * ${c_float(p['ratio'])};
 ${ind}    v = v + ${c_float(p['zy'])};
+% endif
 % elif fx:
 <%
     ea, eb = f"a0 + i * {sa[inner]}u", f"b0 + i * {sb[inner]}u"

@@ -1,7 +1,7 @@
 <%doc>
   float32 rounding in integers: onnxruntime's float32 steps of the int8 kernels, computed
   exactly with integer instructions. The requantization uses them on every core; the
-  QLinearAdd and QLinearSoftmax steps use them on cores without a float unit
+  QLinearAdd, QLinearMul and QLinearSoftmax steps use them on cores without a float unit
   (Cpu.float_unit false: Cortex-M0+/M3, RV32IMAC), so that an int8 model there makes no
   soft-float call and its codes stay bit-identical to onnxruntime's (docs/int8.md,
   "Cores without a float unit").
@@ -47,15 +47,35 @@ static inline int64_t ${model}_qadd_term(uint32_t u, uint32_t m, int s, int64_t 
     return ${model}_rn32((int64_t)((uint64_t)(u * m) << s) + c);
 }
 
-/* clamp(round_half_even(float32(u * ratio + c + t) * 2^-f)): the outer fmaf, its clamp
- * (lo, hi integers) and rounding */
-static inline int32_t ${model}_qadd_code(uint32_t u, uint32_t m, int s, int64_t c, int64_t t, int f,
-                                         int32_t lo, int32_t hi)
+/* clamp(round_half_even(float32(v) * 2^-f)) (lo, hi integers) */
+static inline int32_t ${model}_fixed_code(int64_t v, int f, int32_t lo, int32_t hi)
 {
-    const int64_t v = ${model}_rn32((int64_t)((uint64_t)(u * m) << s) + c + t);
+    v = ${model}_rn32(v);
     const uint64_t q = ${model}_round_shift(v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, f);
     const int64_t r = v < 0 ? -(int64_t)q : (int64_t)q;
     return r < lo ? lo : r > hi ? hi : (int32_t)r;
+}
+
+/* the outer fmaf, float32(u * ratio + c + t), its clamp and rounding */
+static inline int32_t ${model}_qadd_code(uint32_t u, uint32_t m, int s, int64_t c, int64_t t, int f,
+                                         int32_t lo, int32_t hi)
+{
+    return ${model}_fixed_code((int64_t)((uint64_t)(u * m) << s) + c + t, f, lo, hi);
+}
+#endif
+</%def>\
+<%def name="qlinear_mul(model)">\
+${qlinear_add(model)}
+#ifndef ${model.upper()}_QLINEAR_MUL_INT_DEFINED
+#define ${model.upper()}_QLINEAR_MUL_INT_DEFINED
+/* QLinearMul's float32 steps (qbinary's mul) in fixed point, as qlinear_add's: the
+ * product of the codes' differences (exact in a float32) times the ratio m * 2^(s - f),
+ * rounded to float32, plus the zero point z * 2^-f, rounded, clamped and rounded */
+static inline int32_t ${model}_qmul_code(int32_t product, uint32_t m, int s, int64_t z, int f,
+                                         int32_t lo, int32_t hi)
+{
+    const int64_t p = (int64_t)((uint64_t)((int64_t)product * m) << s);
+    return ${model}_fixed_code(${model}_rn32(p) + z, f, lo, hi);
 }
 #endif
 </%def>\
