@@ -28,7 +28,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from onnxcc import ops as onnxcc_ops  # noqa: E402 (the tactics to force come from the compiler)
 from onnxcc.ops.common import winograd  # noqa: E402
-from onnxcc.ops.common.spatial import is_depthwise, is_unit_window, window_2d, window_count  # noqa: E402
+from onnxcc.ops.common.spatial import is_depthwise, is_pointwise, is_unit_window, window_2d, window_count  # noqa: E402
 from onnxcc.target import Cpu  # noqa: E402
 
 OPSET = 20
@@ -547,6 +547,8 @@ def tactics_for(anchors, op):
             return is_depthwise(g)
         if tactic == "gemm_q15":
             return g["group"] == 1
+        if tactic == "gemm_mve":
+            return is_pointwise(g)
         if tactic == "winograd":
             return winograd.applies(g, SIMD_CPU)
         return tactic != "gemm1x1" or is_unit_window(g)
