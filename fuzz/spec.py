@@ -28,7 +28,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from onnxcc import ops as onnxcc_ops  # noqa: E402 (the tactics to force come from the compiler)
 from onnxcc.ops.common import winograd  # noqa: E402
-from onnxcc.ops.common.spatial import is_depthwise, is_pointwise, is_unit_window, window_2d, window_count  # noqa: E402
+from onnxcc.ops.common.spatial import is_depthwise, is_unit_window, window_2d, window_count  # noqa: E402
 from onnxcc.target import Cpu  # noqa: E402
 
 OPSET = 20
@@ -107,8 +107,12 @@ BINARY = ["Add", "Sub", "Mul", "Div", "Max", "Min"]
 COST_ONLY = {"Transpose", "ReduceMean", "ReduceSum", "ReduceMax"}
 #: a CPU with vectors, for the structural rules of tactics that need one (winograd)
 SIMD_CPU = Cpu(simd_bytes=16)
-TACTICS = {op: [t.name for t in tactics] for op, tactics in sorted(onnxcc_ops.TACTICS.items())
-           if len(tactics) > 1 and op not in COST_ONLY}
+#: tactics of one CPU extension that the cost model takes wherever they apply on its
+#: targets (Helium's gemm_mve: the int8 networks campaign on cortex-m55 reaches it): not
+#: forced, so that the draws of every other target stay theirs, no build refused for them
+EXTENSION_ONLY = {"gemm_mve"}
+TACTICS = {op: [t.name for t in tactics if t.name not in EXTENSION_ONLY]
+           for op, tactics in sorted(onnxcc_ops.TACTICS.items()) if len(tactics) > 1 and op not in COST_ONLY}
 
 #: the sizes of a first stage's input: "small" (tails everywhere), "wide" (a few rows of 17
 #: to 70 pixels, a convolution (stride 2 or 4 along them) or pooling: rows of several
@@ -547,8 +551,6 @@ def tactics_for(anchors, op):
             return is_depthwise(g)
         if tactic == "gemm_q15":
             return g["group"] == 1
-        if tactic == "gemm_mve":
-            return is_pointwise(g)
         if tactic == "winograd":
             return winograd.applies(g, SIMD_CPU)
         return tactic != "gemm1x1" or is_unit_window(g)

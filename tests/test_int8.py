@@ -497,6 +497,19 @@ def test_pairs_packing_puts_two_rows_of_four_taps_side_by_side():
     assert list(words[1, 1, 0]) == [25, 27, 26, 28]
 
 
+@pytest.mark.unit
+def test_lanes_packing_puts_a_run_of_each_row_of_a_block_in_turn():
+    from onnxcc.ops.common import packing
+    w = np.arange(1, 5 * 18 + 1).astype(np.int8).reshape(5, 18)  # 5 rows of 18 taps
+    spec = packing.lanes_spec(5, 18, 4, 16)
+    packed = packing.pack(w, spec)
+    assert packed.size == packing.packed_size(spec) == 8 * 32 and packed.dtype == np.int8
+    runs = packed.reshape(2, 2, 4, 16)  # [block][run][row][lane]
+    assert list(runs[0, 0, 1]) == list(w[1, :16]) and list(runs[1, 0, 0]) == list(w[4, :16])
+    assert list(runs[0, 1, 3]) == list(w[3, 16:]) + [0] * 14  # the depth padded with 0
+    assert not runs[1, :, 1:].any()  # the rows that make the last block whole
+
+
 def test_fast_requantization_gives_the_exact_results(tmp_path):
     """requantize_fast against the exact emulation, with quant.fast_requant_window's window
     (log2) for each shift it takes: random sums, sums within a few units of a tie, |acc| >= 2^23,
@@ -607,7 +620,8 @@ def mve_zoo(tmp_path, elem, name):
     """The shapes awkward for qconv2d_mve: 1x1 convolutions of 21 inputs (not a multiple of
     16) and 13 (fewer) to 13 and 7 outputs (not multiples of 4) over 63 pixels (two blocks
     of 32 and 31: an odd last pixel), one with the QLinearAdd of another fused after it;
-    then a QGemm of 7 rows of 37 to 11 columns. Nonzero zero points."""
+    then a QGemm of 7 rows of 37 to 11 columns, sums beyond 2^23 in two. Nonzero zero
+    points."""
     lo, hi = (-128, 127) if elem == I8 else (0, 255)
     zp = lambda: int(RNG.integers(lo + 20, hi - 20))  # noqa: E731
 
@@ -622,6 +636,9 @@ def mve_zoo(tmp_path, elem, name):
              + weights("w1", (13, 21, 1, 1)) + weights("w2", (7, 13, 1, 1))
              + weights("w3", (7, 21, 1, 1)) + weights("w4", (11, 37))
              + [_init("shape", np.array([7, 63], np.int64))])
+    # two of the QGemm's sums beyond 2^23 (the range test's exact path)
+    inits[-2] = _init("w4_b", np.array([1 << 23, -(1 << 23)] + [int(v) for v in RNG.integers(-2000, 2000, 9)],
+                                       np.int32))
 
     def conv(x, xq, w, y):
         return helper.make_node("QLinearConv", [x, f"{xq}_s", f"{xq}_z", w, f"{w}_s", f"{w}_z",

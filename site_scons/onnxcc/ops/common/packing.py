@@ -137,7 +137,8 @@ def packed_size(spec):
     if spec["kind"] == "pairs":
         return (spec["rows"] + spec["rows"] % 2) * pairs_depth(spec["depth"])
     if spec["kind"] == "lanes":
-        return _panel_count(spec["rows"], spec["width"]) * spec["width"] * lanes_depth(spec["depth"], spec["lanes"])
+        rows = _panel_count(spec["rows"], spec["width"]) * spec["width"]
+        return rows * lanes_depth(spec["depth"], spec["lanes"])
     if spec["kind"] == "winograd":
         return (spec["m"] + 2) ** 2 * packed_size(_winograd_panels(spec))
     if spec["kind"] == "panels":

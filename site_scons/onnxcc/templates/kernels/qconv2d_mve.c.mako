@@ -7,8 +7,10 @@
   copied into scratch as int8, pixel-major, a pair of pixels' runs of 16 channels side
   by side ([pair][k16 / 16][2][16]; the padding channels meet weights of 0); then 4
   output channels (packed weights, ops/common/packing.py "lanes") by 2 pixels per step,
-  one VMLADAVA.S8 per channel and pixel; each sum requantized as the reference does
-  (qhelpers.mako conv_output, with a fused QLinearAdd's residual).
+  one VMLADAVA.S8 per channel and pixel; each sum requantized as the reference does:
+  a pixel's 4 channels at once (qhelpers.mako requantize_folded_x4, a lane near a tie
+  by the exact path) where the requantization is folded, else one by one (conv_output,
+  with a fused QLinearAdd's residual).
   ``in_place`` (1x1 only): y may be x, as in qconv2d_q15.
 </%doc>\
 <%namespace name="qh" file="/kernels/lib/qhelpers.mako"/>\
@@ -25,8 +27,15 @@
     col_bytes = -(-block // 2) * 2 * k16
     # pixel i of 8 from an even one: its byte in the pairs' layout
     pair_offsets = ", ".join(str(i // 2 * 2 * k16 + i % 2 * 16) for i in range(8))
+    # a pixel's 4 channels requantized in the lanes of a vector
+    lanes = qh.attr.folded(p) and not p['residual']
+    ysign = 'u' if p['y_type'] == 'uint8_t' else 's'
+    even = ['r0', 'r2', 'r4', 'r6', 'r8', 'r10', 'r12', 'lr']  # the registers VMLADAVA sums in
 %>\
 ${qh.conv_helpers(model, p)}
+% if lanes:
+${qh.requantize_folded_x4(model)}
+% endif
 #include <arm_mve.h>
 <%def name="y_index(oc, j)">(size_t)yb + (size_t)(${oc}) * ${ychannel}u + (size_t)(p0 + ${j}) * ${ystep}u</%def>\
 <%def name="tile(rows, count)">\
@@ -34,6 +43,35 @@ ${qh.conv_helpers(model, p)}
   the k16 / 16 runs, then requantized. </%doc>\
                 {
                     const int8_t *wp = wb, *xp = col + (size_t)j * ${k16}u;
+% if rows == 4 and count == 2:
+                    int32_t ${', '.join(f'a{r}{i}' for r in range(4) for i in range(2))};
+                    {   /* VMLADAVA sums in an even register: the 8 sums in the 8 there are
+                         * (with lr), where gcc shuffles them between steps of C; register
+                         * variables only for the asm (a call, the exact path, may clobber them) */
+% for r in range(4):
+                        register int32_t e${r}0 __asm__("${even[2 * r]}") = s${r}, e${r}1 __asm__("${even[2 * r + 1]}") = s${r};
+% endfor
+                        uint32_t t = ${steps}u;
+                        __asm__("1:\n\t"
+                                "vldrb.8 q0, [%[xp]], #16\n\t"
+                                "vldrb.8 q1, [%[xp]], #16\n\t"
+% for r in range(4):
+                                "vldrb.8 q2, [%[wp]], #16\n\t"
+                                "vmladava.s8 %[e${r}0], q2, q0\n\t"
+                                "vmladava.s8 %[e${r}1], q2, q1\n\t"
+% endfor
+                                "subs %[t], %[t], #1\n\t"
+                                "bne 1b\n\t"
+                                : ${', '.join(f'[e{r}{i}] "+r"(e{r}{i})' for r in range(4) for i in range(2))},
+                                  [wp] "+r"(wp), [xp] "+r"(xp), [t] "+r"(t)
+                                :
+                                : "q0", "q1", "q2", "cc", "memory");
+% for r in range(4):
+                        a${r}0 = e${r}0;
+                        a${r}1 = e${r}1;
+% endfor
+                    }
+% else:
 % for r in range(rows):
                     int32_t ${', '.join(f'a{r}{i} = s{r}' for i in range(count))};
 % endfor
@@ -46,6 +84,28 @@ ${qh.conv_helpers(model, p)}
 % endfor
 % endfor
                     }
+% endif
+% if lanes:
+<%
+    full = (1 << 4 * rows) - 1  # the predicate bits of the rows' lanes
+    store = f"vstrbq_scatter_offset_{'' if rows == 4 else 'p_'}{ysign}32"
+%>\
+% for i in range(count):
+                    {
+                        mve_pred16_t fine;
+                        const int32x4_t q = ${model}_requantize_folded_x4((int32x4_t){${', '.join([f'a{r}{i}' for r in range(rows)] + ['0'] * (4 - rows))}},
+                            m7v, cv, fv, ${p['fast']}, ${int(p['wide'])}, ${p['lo']}, ${p['hi']}, &fine);
+                        ${p['y_type']} *const yp = y + ${y_index('oc', f'j + {i}')};
+                        if ((fine & ${full}u) == ${full}u)
+                            ${store}(yp, ystep, ${'q' if ysign == 's' else 'vreinterpretq_u32_s32(q)'}${'' if rows == 4 else f', vctp32q({rows}u)'});
+                        else {  /* near a tie: the exact path */
+% for r in range(rows):
+                            yp[${r * ychannel}] = (${p['y_type']})${model}_requantize_slow(a${r}${i}, (uint32_t)mult[oc + ${r}], shift[oc + ${r}], ${p['y_zp']}, ${p['lo']}, ${p['hi']});
+% endfor
+                        }
+                    }
+% endfor
+% else:
 % for r in range(rows):
 % for i in range(count):
                     {
@@ -54,6 +114,7 @@ ${qh.conv_helpers(model, p)}
                     }
 % endfor
 % endfor
+% endif
                 }
 </%def>\
 <%def name="channels(rows, count)">\
@@ -63,6 +124,12 @@ ${qh.conv_helpers(model, p)}
 ${qh.fold_locals(model, p, f'oc + {r}', r)}\
                 const int32_t s${r} = start[oc + ${r}];
 % endfor
+% if lanes:
+<% pad = ['0'] * (4 - rows) %>\
+                const int32x4_t m7v = {${', '.join([f'm7{r}' for r in range(rows)] + pad)}};
+                const int32x4_t cv = {${', '.join([f'c{r}' for r in range(rows)] + pad)}};
+                const int32x4_t fv = {${', '.join([f'f{r}' for r in range(rows)] + pad)}};
+% endif
                 for (int j = 0; j < ${count - count % 2}; j += 2)
 ${tile(rows, 2)}\
 % if count % 2:
@@ -126,6 +193,10 @@ ${signature}
     int8_t *const col = (int8_t *)scratch + ${4 * m}u;
 % if not matrix:
     const uint16x8_t offsets = {${pair_offsets}};
+% endif
+% if lanes:
+    /* a pixel's outputs of 4 channels */
+    const uint32x4_t ystep = {0, ${ychannel}, ${2 * ychannel}, ${3 * ychannel}};
 % endif
     /* the channels past C (weights 0) and an odd last pixel's partner: defined values */
     memset(col, 0, ${col_bytes}u);
