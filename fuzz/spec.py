@@ -107,8 +107,12 @@ BINARY = ["Add", "Sub", "Mul", "Div", "Max", "Min"]
 COST_ONLY = {"Transpose", "ReduceMean", "ReduceSum", "ReduceMax"}
 #: a CPU with vectors, for the structural rules of tactics that need one (winograd)
 SIMD_CPU = Cpu(simd_bytes=16)
-TACTICS = {op: [t.name for t in tactics] for op, tactics in sorted(onnxcc_ops.TACTICS.items())
-           if len(tactics) > 1 and op not in COST_ONLY}
+#: tactics of one CPU extension that the cost model takes wherever they apply on its
+#: targets (Helium's gemm_mve: the int8 networks campaign on cortex-m55 reaches it): not
+#: forced, so that the draws of every other target stay theirs, no build refused for them
+EXTENSION_ONLY = {"gemm_mve"}
+TACTICS = {op: [t.name for t in tactics if t.name not in EXTENSION_ONLY]
+           for op, tactics in sorted(onnxcc_ops.TACTICS.items()) if len(tactics) > 1 and op not in COST_ONLY}
 
 #: the sizes of a first stage's input: "small" (tails everywhere), "wide" (a few rows of 17
 #: to 70 pixels, a convolution (stride 2 or 4 along them) or pooling: rows of several

@@ -497,6 +497,19 @@ def test_pairs_packing_puts_two_rows_of_four_taps_side_by_side():
     assert list(words[1, 1, 0]) == [25, 27, 26, 28]
 
 
+@pytest.mark.unit
+def test_lanes_packing_puts_a_run_of_each_row_of_a_block_in_turn():
+    from onnxcc.ops.common import packing
+    w = np.arange(1, 5 * 18 + 1).astype(np.int8).reshape(5, 18)  # 5 rows of 18 taps
+    spec = packing.lanes_spec(5, 18, 4, 16)
+    packed = packing.pack(w, spec)
+    assert packed.size == packing.packed_size(spec) == 8 * 32 and packed.dtype == np.int8
+    runs = packed.reshape(2, 2, 4, 16)  # [block][run][row][lane]
+    assert list(runs[0, 0, 1]) == list(w[1, :16]) and list(runs[1, 0, 0]) == list(w[4, :16])
+    assert list(runs[0, 1, 3]) == list(w[3, 16:]) + [0] * 14  # the depth padded with 0
+    assert not runs[1, :, 1:].any()  # the rows that make the last block whole
+
+
 def test_fast_requantization_gives_the_exact_results(tmp_path):
     """requantize_fast against the exact emulation, with quant.fast_requant_window's window
     (log2) for each shift it takes: random sums, sums within a few units of a tie, |acc| >= 2^23,
@@ -601,6 +614,66 @@ def test_q15_convolutions_match_onnxruntime_exactly(scons, tmp_path, target):
         chosen = json.loads((scons.build_dir / target / name / "tactics.json").read_text())
         convs = [n["tactic"] for n in chosen["nodes"] if n["op"] == "QLinearConv"]
         assert convs == ["gemm_q15", "depthwise_q15", "gemm_q15", "depthwise_q15"], convs
+
+
+def mve_zoo(tmp_path, elem, name):
+    """The shapes awkward for qconv2d_mve: 1x1 convolutions of 21 inputs (not a multiple of
+    16) and 13 (fewer) to 13 and 7 outputs (not multiples of 4) over 63 pixels (two blocks
+    of 32 and 31: an odd last pixel), one with the QLinearAdd of another fused after it;
+    then a QGemm of 7 rows of 37 to 11 columns, sums beyond 2^23 in two. Nonzero zero
+    points."""
+    lo, hi = (-128, 127) if elem == I8 else (0, 255)
+    zp = lambda: int(RNG.integers(lo + 20, hi - 20))  # noqa: E731
+
+    def weights(prefix, shape):
+        return [_init(prefix, RNG.integers(-127, 128, shape).astype(np.int8)),
+                _init(f"{prefix}_s", RNG.uniform(0.002, 0.01, shape[0]).astype(np.float32)),
+                _init(f"{prefix}_z", np.zeros(shape[0], np.int8)),
+                _init(f"{prefix}_b", RNG.integers(-2000, 2000, shape[0]).astype(np.int32))]
+    inits = (qparams("x", 0.02, zp(), elem) + qparams("c", 0.05, zp(), elem)
+             + qparams("d", 0.04, zp(), elem) + qparams("p", 0.05, zp(), elem)
+             + qparams("a", 0.07, zp(), elem) + qparams("g", 0.3, zp(), elem)
+             + weights("w1", (13, 21, 1, 1)) + weights("w2", (7, 13, 1, 1))
+             + weights("w3", (7, 21, 1, 1)) + weights("w4", (11, 37))
+             + [_init("shape", np.array([7, 63], np.int64))])
+    # two of the QGemm's sums beyond 2^23 (the range test's exact path)
+    inits[-2] = _init("w4_b", np.array([1 << 23, -(1 << 23)] + [int(v) for v in RNG.integers(-2000, 2000, 9)],
+                                       np.int32))
+
+    def conv(x, xq, w, y):
+        return helper.make_node("QLinearConv", [x, f"{xq}_s", f"{xq}_z", w, f"{w}_s", f"{w}_z",
+                                                f"{y}_s", f"{y}_z", f"{w}_b"], [y], name=y)
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "x_s", "x_z"], ["xq"]),
+        conv("xq", "x", "w1", "c"),
+        conv("c", "c", "w2", "p"),
+        conv("xq", "x", "w3", "d"),
+        helper.make_node("QLinearAdd", ["p", "p_s", "p_z", "d", "d_s", "d_z", "a_s", "a_z"], ["a"],
+                         name="a", domain="com.microsoft"),
+        helper.make_node("Reshape", ["a", "shape"], ["r"]),
+        helper.make_node("Slice", ["r", "s0", "s1", "s2"], ["rs"]),
+        helper.make_node("QGemm", ["rs", "a_s", "a_z", "w4", "w4_s", "w4_z", "w4_b", "g_s", "g_z"],
+                         ["g"], name="g", domain="com.microsoft", transB=1),
+        helper.make_node("DequantizeLinear", ["g", "g_s", "g_z"], ["y"]),
+    ]
+    inits += [_init("s0", np.array([0], np.int64)), _init("s1", np.array([37], np.int64)),
+              _init("s2", np.array([1], np.int64))]
+    return save(tmp_path, nodes, [helper.make_tensor_value_info("x", F, [1, 21, 7, 9])],
+                [helper.make_tensor_value_info("y", F, [7, 11])], inits, name)
+
+
+@pytest.mark.parametrize("target", in_qemu("cortex-m55"))
+@pytest.mark.slow
+def test_mve_convolutions_match_onnxruntime_exactly(scons, tmp_path, target):
+    """The Helium kernel (ops/qlinear/mve.py), chosen by the cost model for every 1x1
+    convolution and the QGemm: exactly onnxruntime's outputs, without a warning."""
+    for elem, name in ((I8, "mve_s8"), (U8, "mve_u8")):
+        r = scons(f"target={target}", f"model={mve_zoo(tmp_path, elem, name)}", "verify")
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "max abs error 0," in r.stdout and "warning" not in r.stdout + r.stderr
+        chosen = json.loads((scons.build_dir / target / name / "tactics.json").read_text())
+        tactics = [n["tactic"] for n in chosen["nodes"] if n["op"] in ("QLinearConv", "QGemm")]
+        assert tactics == ["gemm_mve"] * 4, tactics
 
 
 @pytest.mark.unit

@@ -202,12 +202,12 @@ from .conv import tactics as conv_tactics  # noqa: E402
 from .conv import transpose as conv_transpose  # noqa: E402
 from .qlinear import in_place as qlinear_in_place  # noqa: E402
 from .qlinear import lowering as qlinear_lowering  # noqa: E402
-from .qlinear import q15 as qlinear_q15  # noqa: E402
+from .qlinear import tactics as qlinear_tactics  # noqa: E402
 
 FAMILIES = (binary, col2im, conv_tactics, conv_in_place, conv_transpose, det, dft, dropout,
             einsum, elementwise, elementwise_vector, gather, gemm, grid_sample, layout,
             normalize, pad, patch, pool, pool_lp, qlinear_lowering, qlinear_in_place,
-            qlinear_q15, recurrent, reduce, resize, scan, transpose, unary)
+            qlinear_tactics, recurrent, reduce, resize, scan, transpose, unary)
 
 
 def _register(table, entries, family):

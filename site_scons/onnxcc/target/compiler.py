@@ -24,7 +24,7 @@ UNUSED_ERRORS = ("-Werror=unused-parameter", "-Werror=unused-variable",
 #: the macro by which a C compiler says it generates code for a ``[cpu]`` feature
 FEATURE_MACROS = {"avx2": "__AVX2__", "fma": "__FMA__", "avx512f": "__AVX512F__",
                   "avx512vl": "__AVX512VL__", "avx512dq": "__AVX512DQ__", "sse2": "__SSE2__",
-                  "neon": "__ARM_NEON", "dsp": "__ARM_FEATURE_DSP"}
+                  "neon": "__ARM_NEON", "dsp": "__ARM_FEATURE_DSP", "mve": "__ARM_FEATURE_MVE"}
 
 
 def _shown(compiler):

@@ -14,6 +14,10 @@ declare the packed array from the graph's structure alone.
   winograd 3x3 kernels [rows][depth][3][3] transformed for Winograd F(m x m, 3 x 3)
            (ops/common/winograd.py): (m+2)^2 matrices [rows][depth], each cut into panels
            of ``width`` rows as above.
+  lanes    a matrix [rows][depth] in blocks of ``width`` rows, each a run of ``lanes``
+           taps of every row of the block in turn ([block][depth / lanes][width][lanes]),
+           the rows padded to whole blocks and the depth to whole runs with 0: a kernel
+           of ``width`` rows then reads one vector of each per step from one pointer.
   gates    a recurrent cell's weights ([directions][gates * hidden][depth]) with the rows
            of a block of hidden units side by side for every gate of a group (a GRU's
            z and r, then h), the units padded to whole blocks; then cut in panels as
@@ -39,6 +43,15 @@ def winograd_spec(rows, depth, width, m):
 
 def pairs_spec(rows, depth):
     return {"kind": "pairs", "rows": rows, "depth": depth}
+
+
+def lanes_spec(rows, depth, width, lanes):
+    return {"kind": "lanes", "rows": rows, "depth": depth, "width": width, "lanes": lanes}
+
+
+def lanes_depth(depth, lanes):
+    """A row's length in the ``lanes`` layout: the depth rounded up to whole runs."""
+    return -(-depth // lanes) * lanes
 
 
 def gates_spec(directions, gates, hidden, block, groups, depth, width=0):
@@ -123,6 +136,9 @@ def packed_size(spec):
     """Elements of the packed array."""
     if spec["kind"] == "pairs":
         return (spec["rows"] + spec["rows"] % 2) * pairs_depth(spec["depth"])
+    if spec["kind"] == "lanes":
+        rows = _panel_count(spec["rows"], spec["width"]) * spec["width"]
+        return rows * lanes_depth(spec["depth"], spec["lanes"])
     if spec["kind"] == "winograd":
         return (spec["m"] + 2) ** 2 * packed_size(_winograd_panels(spec))
     if spec["kind"] == "panels":
@@ -140,6 +156,8 @@ def pack(values, spec):
     """``values`` (a constant) laid out as ``spec`` says: a flat C-order array."""
     if spec["kind"] == "pairs":
         return _pack_pairs(np.asarray(values), spec)
+    if spec["kind"] == "lanes":
+        return _pack_lanes(np.asarray(values), spec)
     if spec["kind"] == "winograd":
         return _pack_winograd(np.asarray(values), spec)
     if spec["kind"] in ("gates", "gate_bias"):
@@ -185,6 +203,14 @@ def _pack_pairs(values, spec):
     return words.transpose(0, 2, 1, 3).reshape(-1)  # [row pair][word][row][4]
 
 
+def _pack_lanes(values, spec):
+    rows, depth, width, lanes = spec["rows"], spec["depth"], spec["width"], spec["lanes"]
+    block = np.zeros((_panel_count(rows, width) * width, lanes_depth(depth, lanes)), values.dtype)
+    block[:rows, :depth] = values.reshape(rows, depth)
+    # [block][row][run][lane] -> [block][run][row][lane]
+    return block.reshape(-1, width, block.shape[1] // lanes, lanes).transpose(0, 2, 1, 3).reshape(-1)
+
+
 def alignment(spec):
     """Bytes the packed array must be aligned to (1: its element type's)."""
     return 4 if spec["kind"] == "pairs" else 1
@@ -194,6 +220,8 @@ def tag(spec):
     """A short readable name of the layout, for the packed array's C symbol."""
     if spec["kind"] == "pairs":
         return "q15"
+    if spec["kind"] == "lanes":
+        return f"l{spec['width']}x{spec['lanes']}"
     if spec["kind"] == "winograd":
         return f"wino{spec['m']}p{spec['width']}"
     if spec["kind"] == "gates":

@@ -25,7 +25,7 @@ from dataclasses import replace
 
 from onnxcc.core.cgen import c_type
 from onnxcc.core.quant import fast_requant_window
-from onnxcc.ops import Tactic, in_place
+from onnxcc.ops import in_place
 from onnxcc.ops.common import packing
 from onnxcc.ops.common.conv_geometry import macs
 from onnxcc.ops.common.spatial import (channel_fits_over_x, is_depthwise, is_pointwise,
@@ -195,15 +195,3 @@ def cost_qgemm_q15(node, graph, cpu):
     per_mac = (1.5 if _dsp(cpu) else 2.5) if q["m"] == 1 else (1.1 if _dsp(cpu) else 2.5)
     return q["m"] * q["n"] * (q["k"] * per_mac + 22.0) + q["m"] * q["k"] * 3.0
 
-
-TACTICS = {
-    "QLinearConv": [
-        # its kernels that write over an input: qlinear_inplace.INPLACE
-        Tactic("reference", lambda n, g, cpu: lower_qconv(n, g), cost=cost_reference),
-        Tactic("gemm_q15", lower_gemm, _gemm_applies, cost_gemm, _gemm_in_place),
-        Tactic("depthwise_q15", lower_depthwise, _depthwise_applies, cost_depthwise,
-               _depthwise_in_place)],
-    "QGemm": [
-        Tactic("reference", lambda n, g, cpu: lower_qgemm(n, g), cost=cost_qgemm_reference),
-        Tactic("gemm_q15", lower_qgemm_q15, _qgemm_applies, cost_qgemm_q15)],
-}

@@ -151,6 +151,28 @@ static inline int32_t ${model}_requantize_fast(int32_t acc, uint32_t mult, int s
 }
 #endif
 </%def>\
+<%def name="requantize_folded_x4(model)">\
+${requantize_fast(model)}
+#ifndef ${model.upper()}_REQUANTIZE_FOLDED_X4_DEFINED
+#define ${model.upper()}_REQUANTIZE_FOLDED_X4_DEFINED
+#include <arm_mve.h>
+/* ${model}_requantize_folded of 4 sums on Helium, each lane its own channel's m7, c and
+ * f (fold_locals): VMULH is SMMLA's multiply. *fine has a lane's predicate bits clear
+ * where that lane is within the tie window (or |acc| >= 2^23, wide): the caller takes
+ * the exact path for those. */
+static inline int32x4_t ${model}_requantize_folded_x4(int32x4_t acc, int32x4_t m7, int32x4_t c, int32x4_t f,
+                                                      int k, int wide, int32_t lo, int32_t hi,
+                                                      mve_pred16_t *fine)
+{
+    const int32x4_t t = vaddq_s32(vmulhq_s32(vshlq_n_s32(acc, 8), m7), c);
+    const uint32x4_t u = vshlq_u32(vreinterpretq_u32_s32(t), vsubq_s32(vdupq_n_s32(32), f));
+    *fine = vcmphiq_n_u32(u, (UINT32_C(2) << k) - 1u);
+    if (wide)
+        *fine &= vcmpltq_n_s32(vqabsq_s32(acc), INT32_C(1) << 23);
+    return vminq_s32(vmaxq_s32(vshlq_s32(t, vnegq_s32(f)), vdupq_n_s32(lo)), vdupq_n_s32(hi));
+}
+#endif
+</%def>\
 <%def name="q15(model)">\
 #ifndef ${model.upper()}_Q15_DEFINED
 #define ${model.upper()}_Q15_DEFINED
