@@ -565,6 +565,20 @@ int main(void)
         assert subprocess.run([str(exe)], capture_output=True, text=True).stdout.strip() == "0"
 
 
+def _weights(prefix, shape):
+    """A QLinearConv's or QGemm's int8 weights (zero points 0), per-row scales and biases."""
+    return [_init(prefix, RNG.integers(-127, 128, shape).astype(np.int8)),
+            _init(f"{prefix}_s", RNG.uniform(0.002, 0.01, shape[0]).astype(np.float32)),
+            _init(f"{prefix}_z", np.zeros(shape[0], np.int8)),
+            _init(f"{prefix}_b", RNG.integers(-2000, 2000, shape[0]).astype(np.int32))]
+
+
+def _qconv(x, xq, w, y, **attrs):
+    """QLinearConv y of x (quantized as ``xq``) with _weights ``w``."""
+    return helper.make_node("QLinearConv", [x, f"{xq}_s", f"{xq}_z", w, f"{w}_s", f"{w}_z",
+                                            f"{y}_s", f"{y}_z", f"{w}_b"], [y], name=y, **attrs)
+
+
 def q15_zoo(tmp_path, elem, name):
     """QLinearConvs with every awkward shape the q15 kernels have: 5 input channels (taps
     not a multiple of 4), 7 output channels (odd), 49 pixels (odd), pads, strides, a
@@ -572,29 +586,19 @@ def q15_zoo(tmp_path, elem, name):
     first conv's output fused after it; a depthwise 2x5 window (odd and even rows)."""
     lo, hi = (-128, 127) if elem == I8 else (0, 255)
     zp = lambda: int(RNG.integers(lo + 20, hi - 20))  # noqa: E731
-
-    def weights(prefix, shape):
-        return [_init(prefix, RNG.integers(-127, 128, shape).astype(np.int8)),
-                _init(f"{prefix}_s", RNG.uniform(0.002, 0.01, shape[0]).astype(np.float32)),
-                _init(f"{prefix}_z", np.zeros(shape[0], np.int8)),
-                _init(f"{prefix}_b", RNG.integers(-2000, 2000, shape[0]).astype(np.int32))]
     inits = (qparams("x", 0.02, zp(), elem) + qparams("c", 0.05, zp(), elem)
              + qparams("d", 0.04, zp(), elem) + qparams("p", 0.05, zp(), elem)
              + qparams("a", 0.07, zp(), elem) + qparams("e", 0.03, zp(), elem)
-             + weights("w1", (7, 5, 3, 3)) + weights("w2", (7, 1, 3, 3))
-             + weights("w3", (7, 7, 1, 1)) + weights("w4", (7, 1, 2, 5)))
-
-    def conv(x, xq, w, y, **attrs):
-        return helper.make_node("QLinearConv", [x, f"{xq}_s", f"{xq}_z", w, f"{w}_s", f"{w}_z",
-                                                f"{y}_s", f"{y}_z", f"{w}_b"], [y], name=y, **attrs)
+             + _weights("w1", (7, 5, 3, 3)) + _weights("w2", (7, 1, 3, 3))
+             + _weights("w3", (7, 7, 1, 1)) + _weights("w4", (7, 1, 2, 5)))
     nodes = [
         helper.make_node("QuantizeLinear", ["x", "x_s", "x_z"], ["xq"]),
-        conv("xq", "x", "w1", "c", pads=[1, 1, 1, 1], strides=[1, 2], dilations=[2, 1]),
-        conv("c", "c", "w2", "d", pads=[1, 1, 1, 1], group=7),
-        conv("d", "d", "w3", "p"),
+        _qconv("xq", "x", "w1", "c", pads=[1, 1, 1, 1], strides=[1, 2], dilations=[2, 1]),
+        _qconv("c", "c", "w2", "d", pads=[1, 1, 1, 1], group=7),
+        _qconv("d", "d", "w3", "p"),
         helper.make_node("QLinearAdd", ["p", "p_s", "p_z", "c", "c_s", "c_z", "a_s", "a_z"], ["a"],
                          name="a", domain="com.microsoft"),
-        conv("a", "a", "w4", "e", pads=[0, 2, 0, 2], strides=[2, 2], group=7),
+        _qconv("a", "a", "w4", "e", pads=[0, 2, 0, 2], strides=[2, 2], group=7),
         helper.make_node("DequantizeLinear", ["e", "e_s", "e_z"], ["y"]),
     ]
     return save(tmp_path, nodes, [helper.make_tensor_value_info("x", F, [1, 5, 9, 13])],
@@ -624,30 +628,21 @@ def mve_zoo(tmp_path, elem, name):
     points."""
     lo, hi = (-128, 127) if elem == I8 else (0, 255)
     zp = lambda: int(RNG.integers(lo + 20, hi - 20))  # noqa: E731
-
-    def weights(prefix, shape):
-        return [_init(prefix, RNG.integers(-127, 128, shape).astype(np.int8)),
-                _init(f"{prefix}_s", RNG.uniform(0.002, 0.01, shape[0]).astype(np.float32)),
-                _init(f"{prefix}_z", np.zeros(shape[0], np.int8)),
-                _init(f"{prefix}_b", RNG.integers(-2000, 2000, shape[0]).astype(np.int32))]
     inits = (qparams("x", 0.02, zp(), elem) + qparams("c", 0.05, zp(), elem)
              + qparams("d", 0.04, zp(), elem) + qparams("p", 0.05, zp(), elem)
              + qparams("a", 0.07, zp(), elem) + qparams("g", 0.3, zp(), elem)
-             + weights("w1", (13, 21, 1, 1)) + weights("w2", (7, 13, 1, 1))
-             + weights("w3", (7, 21, 1, 1)) + weights("w4", (11, 37))
+             + _weights("w1", (13, 21, 1, 1)) + _weights("w2", (7, 13, 1, 1))
+             + _weights("w3", (7, 21, 1, 1)) + _weights("w4", (11, 37))
              + [_init("shape", np.array([7, 63], np.int64))])
     # two of the QGemm's sums beyond 2^23 (the range test's exact path)
     inits[-2] = _init("w4_b", np.array([1 << 23, -(1 << 23)] + [int(v) for v in RNG.integers(-2000, 2000, 9)],
                                        np.int32))
 
-    def conv(x, xq, w, y):
-        return helper.make_node("QLinearConv", [x, f"{xq}_s", f"{xq}_z", w, f"{w}_s", f"{w}_z",
-                                                f"{y}_s", f"{y}_z", f"{w}_b"], [y], name=y)
     nodes = [
         helper.make_node("QuantizeLinear", ["x", "x_s", "x_z"], ["xq"]),
-        conv("xq", "x", "w1", "c"),
-        conv("c", "c", "w2", "p"),
-        conv("xq", "x", "w3", "d"),
+        _qconv("xq", "x", "w1", "c"),
+        _qconv("c", "c", "w2", "p"),
+        _qconv("xq", "x", "w3", "d"),
         helper.make_node("QLinearAdd", ["p", "p_s", "p_z", "d", "d_s", "d_z", "a_s", "a_z"], ["a"],
                          name="a", domain="com.microsoft"),
         helper.make_node("Reshape", ["a", "shape"], ["r"]),
