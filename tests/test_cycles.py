@@ -2,11 +2,9 @@
 weighted by the core's instruction timings (the target file's [cycles])."""
 
 import json
-import os
 import subprocess
 
 import pytest
-from conftest import REPO
 
 from onnxcc.target import load_target
 from onnxcc.verbs import cycles
@@ -47,14 +45,13 @@ def test_instruction_costs_follow_the_cortex_m4_table(mnemonic, operands, after_
 
 
 def _program(tmp_path, name, source, target):
-    boards = os.path.join(REPO, "site_scons", "onnxcc", "toolchains", "arm-none-eabi")
+    """``source`` built as the target's verify programs are (its startup and board); the
+    command that runs it."""
     (tmp_path / f"{name}.c").write_text(source)
-    elf = tmp_path / f"{name}.elf"
+    elf = str(tmp_path / f"{name}.elf")
     subprocess.run(["arm-none-eabi-gcc", *target.cflags, "-O2", str(tmp_path / f"{name}.c"),
-                    os.path.join(boards, "startup_cortexm.c"), "-nostartfiles",
-                    "--specs=rdimon.specs", "-T", os.path.join(boards, "mps2.ld"), "-T",
-                    os.path.join(boards, "cortexm_sections.ld"), "-o", str(elf)], check=True)
-    return target.run_command(str(elf))
+                    *target.harness_sources, *target.linkflags, "-o", elf], check=True)
+    return target.run_command(elf)
 
 
 @pytest.mark.emulated
@@ -122,11 +119,7 @@ def test_systick_counts_the_instructions_per_tick_the_target_says(tmp_path, name
     clock, read against a loop of known length under -icount shift=0."""
     t = load_target(name)
     assert t.bench["clock"] == "systick"
-    (tmp_path / "ticks.c").write_text(TICKS)
-    elf = str(tmp_path / "ticks.elf")
-    subprocess.run(["arm-none-eabi-gcc", *t.cflags, "-O2", str(tmp_path / "ticks.c"),
-                    *t.harness_sources, *t.linkflags, "-o", elf], check=True)
-    cmd = t.run_command(elf)
+    cmd = _program(tmp_path, "ticks", TICKS, t)
     r = subprocess.run(cmd[:1] + t.bench["runner_args"] + cmd[1:], capture_output=True,
                        text=True, timeout=60, stdin=subprocess.DEVNULL)
     ticks = int(r.stdout.split("ticks ")[1].split()[0])
