@@ -21,8 +21,8 @@ import numpy as np
 from onnxcc.core.cgen import c_type
 from onnxcc.core.quant import (F32, fixed_point, hard_sigmoid, hard_swish, int_range, leaky_relu,
                                logistic, lookup_table, output_scales, qlinear_add_constants,
-                               qlinear_add_fixed, qlinear_mul_fixed, qlinear_mul_ratio, scalar, softmax_exp_table,
-                               tanh)
+                               qlinear_add_fixed, qlinear_mul_fixed, qlinear_mul_ratio, scalar,
+                               softmax_exp_table, tanh)
 from onnxcc.ops import KernelCall, unsupported
 from onnxcc.ops.common.broadcast import broadcast_strides, merge_dims
 from onnxcc.ops.common.spatial import window_2d, window_tag
